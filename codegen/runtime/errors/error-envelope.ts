@@ -1,0 +1,29 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { codeToHttpStatus, errorToJson } from "@connectrpc/connect/protocol-connect";
+
+/**
+ * The one error model of the RPC planes: a ConnectError, written as the Connect error JSON
+ * `{code, message, details}` with the standard code-to-HTTP-status table. Connect, gRPC-web and
+ * the HTTP routes all render the same error the same way.
+ */
+export interface ErrorEnvelope {
+  readonly status: number;
+  readonly body: JsonObject;
+  /** Headers the error carries (for example `retry-after`). */
+  readonly headers: Headers;
+}
+
+export function errorEnvelope(error: unknown): ErrorEnvelope {
+  const connectError = ConnectError.from(error);
+  return {
+    status: codeToHttpStatus(connectError.code),
+    body: errorToJson(connectError, undefined),
+    headers: new Headers(connectError.metadata),
+  };
+}
+
+/** The body of a routing failure (404, 405, 413, 415), in the same envelope. */
+export function routingErrorBody(code: Code, message: string): JsonObject {
+  return errorToJson(new ConnectError(message, code), undefined);
+}

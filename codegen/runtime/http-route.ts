@@ -1,0 +1,50 @@
+import type { DescService } from "@bufbuild/protobuf";
+import type { PathTemplate } from "./path-template/path-template.js";
+
+/** How a server stream is framed on its HTTP route. */
+export type StreamFraming = "sse" | "ndjson";
+
+/**
+ * One google.api.http binding of one RPC, as data. The generator writes a table of these per
+ * service; the server compiles every table into one matcher, and the SDK and the OpenAPI
+ * documents read the same entries, so the three cannot drift apart.
+ */
+export interface HttpRoute {
+  /** The method's local name in the generated service descriptor (`createThread`). */
+  readonly rpc: string;
+  /** HTTP method: GET, POST, PUT, PATCH, DELETE, or a custom verb's method. */
+  readonly httpMethod: string;
+  /** The parsed path template. */
+  readonly template: PathTemplate;
+  /**
+   * Where the request message comes from: `""` (no body: every field not in the path comes from
+   * the query), `"*"` (the body is the request message, minus path fields), or the proto name of
+   * one top-level field that the body fills (the rest from the query).
+   */
+  readonly body: string;
+  /** Proto name of the response field sent as the body, or `""` for the whole response. */
+  readonly responseBody: string;
+  /**
+   * Proto names of the top-level request fields that may come from the query string. Nested
+   * fields of a message field are addressed with dots (`filter.status`).
+   */
+  readonly queryFields: readonly string[];
+  /** Framing of a server stream; absent for unary methods. */
+  readonly streamFraming?: StreamFraming;
+  /** True for an entry from `additional_bindings`. */
+  readonly additionalBinding: boolean;
+}
+
+/** Every HTTP route of one service. */
+export interface ServiceHttpRoutes<S extends DescService = DescService> {
+  readonly service: S;
+  readonly routes: readonly HttpRoute[];
+}
+
+/** Who may call the methods of a service, from our `platform.api.v1` options. */
+export interface ServiceAccess {
+  /** Every authenticated method also needs the `x-organization-name` header. */
+  readonly organizationHeader: boolean;
+  /** Local names of the methods that need no credentials. */
+  readonly publicMethods: readonly string[];
+}

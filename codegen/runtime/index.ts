@@ -1,0 +1,14 @@
+// The runtime that generated code calls: used by the server for inbound requests and by the
+// SDK for outbound ones. Browser-safe except ./server/*, which needs Node.
+export type { HttpRoute, ServiceAccess, ServiceHttpRoutes, StreamFraming } from "./http-route.js";
+export type { ServiceBinding, ServiceRegistrar } from "./service-registrar.js";
+export type { ClientMethodFacts } from "./client/client-method-facts.js";
+export { createServiceClient, type ServiceClientOptions } from "./client/create-service-client.js";
+export { defaultRetryPolicy, retryDelayMs, type RetryPolicy } from "./client/retry-policy.js";
+export * from "./path-template/index.js";
+export { decodeRequest, type HttpRequestParts } from "./transcode/decode-request.js";
+export { encodeResponse } from "./transcode/encode-response.js";
+export { queryToJson } from "./transcode/query-to-json.js";
+export { errorEnvelope, routingErrorBody, type ErrorEnvelope } from "./errors/error-envelope.js";
+export { sseError, sseHeartbeat, sseMediaType, sseMessage, parseSse, type SseEvent } from "./stream-framing/sse.js";
+export { ndjsonError, ndjsonMediaType, ndjsonMessage, parseNdjson } from "./stream-framing/ndjson.js";

@@ -1,0 +1,155 @@
+import type { DescMessage, JsonValue } from "@bufbuild/protobuf";
+import { Code, ConnectError, createHandlerContext, type ContextValues, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
+import {
+  createAsyncIterable,
+  invokeUnaryImplementation,
+  readAllBytes,
+  transformInvokeImplementation,
+  type UniversalHandlerFn,
+  type UniversalServerRequest,
+  type UniversalServerResponse,
+} from "@connectrpc/connect/protocol";
+import { errorEnvelope, routingErrorBody } from "../errors/error-envelope.js";
+import type { HttpRoute } from "../http-route.js";
+import { createPathMatcher } from "../path-template/index.js";
+import { ndjsonError, ndjsonMediaType, ndjsonMessage } from "../stream-framing/ndjson.js";
+import { sseError, sseMediaType, sseMessage } from "../stream-framing/sse.js";
+import { decodeRequest } from "../transcode/decode-request.js";
+import { encodeResponse } from "../transcode/encode-response.js";
+
+/** One HTTP route and the implementation it reaches. */
+export interface RestRouteTarget {
+  readonly route: HttpRoute;
+  readonly spec: MethodImplSpec;
+}
+
+export interface RestHandlerOptions {
+  /** The same interceptors the Connect handlers run, so auth and logging see every protocol. */
+  readonly interceptors?: Interceptor[];
+  /** Largest request body accepted; beyond it the answer is 413. */
+  readonly readMaxBytes?: number;
+  /** Aborted when the server shuts down: streams end cleanly. */
+  readonly shutdownSignal?: AbortSignal;
+  readonly contextValues?: (request: UniversalServerRequest) => ContextValues;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The transcoding side of the transport: matches a request against every registered HTTP route,
+ * builds the request message, calls the implementation directly (through the interceptors, with
+ * no re-encoding or second dispatch) and writes JSON, SSE or NDJSON. Unknown paths are 404, known
+ * paths with another method 405 with `Allow`, malformed input 400 naming the field.
+ */
+export function createRestHandler(targets: readonly RestRouteTarget[], options: RestHandlerOptions = {}): UniversalHandlerFn {
+  const matcher = createPathMatcher(targets.map((target) => ({ httpMethod: target.route.httpMethod, template: target.route.template, target })));
+  const interceptors = options.interceptors ?? [];
+  const readMaxBytes = options.readMaxBytes ?? 16 * 1024 * 1024;
+
+  return async (request) => {
+    const url = new URL(request.url, "http://localhost");
+    const match = matcher.match(request.method, url.pathname);
+    switch (match.kind) {
+      case "not-found":
+        return jsonResponse(404, routingErrorBody(Code.NotFound, `no route for ${request.method} ${url.pathname}`));
+      case "method-not-allowed":
+        return jsonResponse(405, routingErrorBody(Code.Unimplemented, `${request.method} is not allowed on ${url.pathname}; allowed: ${match.allowedMethods.join(", ")}`), {
+          allow: match.allowedMethods.join(", "),
+        });
+      case "bad-path":
+        return jsonResponse(400, routingErrorBody(Code.InvalidArgument, match.reason));
+    }
+    const { route, spec } = match.target;
+    const context = createHandlerContext({
+      service: spec.method.parent,
+      method: spec.method,
+      protocolName: "http",
+      requestMethod: request.method,
+      url: request.url,
+      requestSignal: request.signal,
+      ...(options.shutdownSignal ? { shutdownSignal: options.shutdownSignal } : {}),
+      requestHeader: request.header,
+      ...(options.contextValues ? { contextValues: options.contextValues(request) } : {}),
+    });
+    let body: Uint8Array;
+    try {
+      body = await readBody(request, readMaxBytes);
+    } catch (error) {
+      const tooLarge = ConnectError.from(error).code === Code.ResourceExhausted;
+      if (!tooLarge) throw error;
+      return jsonResponse(413, routingErrorBody(Code.ResourceExhausted, `request body exceeds ${readMaxBytes} bytes`));
+    }
+    try {
+      if (body.byteLength > 0 && route.body !== "" && !isJson(request.header.get("content-type"))) {
+        return jsonResponse(415, routingErrorBody(Code.InvalidArgument, `unsupported content type "${request.header.get("content-type") ?? ""}": send application/json`));
+      }
+      const input = decodeRequest(spec.method.input, route, { captures: match.captures, query: url.searchParams, body });
+      if (spec.kind === "unary") {
+        const output = await invokeUnaryImplementation(spec, context, input, interceptors);
+        const header = new Headers(context.responseHeader);
+        context.responseTrailer.forEach((value, key) => header.append(key, value));
+        return jsonResponse(200, encodeResponse(spec.method.output, route, output), header);
+      }
+      if (spec.kind === "server_streaming") {
+        const outputs = transformInvokeImplementation(spec, context, interceptors)(createAsyncIterable([input]));
+        // Wait for the first message (or failure) so that an error before any output still gets
+        // its own HTTP status rather than a 200 with an error frame.
+        const iterator = outputs[Symbol.asyncIterator]();
+        const first = await iterator.next();
+        return streamResponse(route, spec.method.output, first, iterator, context.responseHeader);
+      }
+      throw new ConnectError(`${spec.kind} methods have no HTTP routes`, Code.Unimplemented);
+    } catch (error) {
+      const envelope = errorEnvelope(error);
+      return jsonResponse(envelope.status, envelope.body, envelope.headers);
+    }
+  };
+}
+
+async function readBody(request: UniversalServerRequest, readMaxBytes: number): Promise<Uint8Array> {
+  if (!(Symbol.asyncIterator in Object(request.body))) {
+    // A framework already parsed the JSON body.
+    return encoder.encode(JSON.stringify(request.body));
+  }
+  const length = Number(request.header.get("content-length") ?? Number.NaN);
+  return readAllBytes(request.body as AsyncIterable<Uint8Array>, readMaxBytes, Number.isFinite(length) ? length : null);
+}
+
+function isJson(contentType: string | null): boolean {
+  const mediaType = contentType?.split(";")[0]?.trim().toLowerCase();
+  return mediaType === "application/json" || (mediaType?.endsWith("+json") ?? false);
+}
+
+function jsonResponse(status: number, json: JsonValue, headers?: HeadersInit): UniversalServerResponse {
+  const header = new Headers(headers);
+  header.set("content-type", "application/json");
+  return { status, header, body: createAsyncIterable([encoder.encode(JSON.stringify(json))]) };
+}
+
+function streamResponse(
+  route: HttpRoute,
+  output: DescMessage,
+  first: IteratorResult<unknown>,
+  rest: AsyncIterator<unknown>,
+  responseHeader: Headers,
+): UniversalServerResponse {
+  const sse = route.streamFraming === "sse";
+  const header = new Headers(responseHeader);
+  header.set("content-type", sse ? sseMediaType : ndjsonMediaType);
+  header.set("cache-control", "no-cache");
+  // Proxies such as nginx would otherwise buffer the stream and deliver it all at the end.
+  header.set("x-accel-buffering", "no");
+  async function* frames(): AsyncGenerator<Uint8Array> {
+    try {
+      for (let next = first; !next.done; next = await rest.next()) {
+        const json = encodeResponse(output, route, next.value as never);
+        yield encoder.encode(sse ? sseMessage(json) : ndjsonMessage(json));
+      }
+    } catch (error) {
+      // The status line is already sent: the failure becomes the stream's last frame.
+      const { body } = errorEnvelope(error);
+      yield encoder.encode(sse ? sseError(body) : ndjsonError(body));
+    }
+  }
+  return { status: 200, header, body: frames() };
+}

@@ -1,0 +1,32 @@
+import type { JsonValue } from "@bufbuild/protobuf";
+
+/**
+ * Newline-delimited JSON framing of a server stream: one message per line, and a final
+ * `{"error": {...}}` line when the stream fails, so a stream always ends in a structured way.
+ */
+export const ndjsonMediaType = "application/x-ndjson";
+
+export function ndjsonMessage(json: JsonValue): string {
+  return `${JSON.stringify(json)}\n`;
+}
+
+export function ndjsonError(errorJson: JsonValue): string {
+  return `${JSON.stringify({ error: errorJson })}\n`;
+}
+
+/** Splits an NDJSON byte stream into parsed lines; blank lines are skipped. */
+export async function* parseNdjson(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<JsonValue> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of chunks) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf("\n")) !== -1) {
+      const line = buffer.slice(0, end).trim();
+      buffer = buffer.slice(end + 1);
+      if (line !== "") yield JSON.parse(line) as JsonValue;
+    }
+  }
+  const rest = (buffer + decoder.decode()).trim();
+  if (rest !== "") yield JSON.parse(rest) as JsonValue;
+}

@@ -1,0 +1,177 @@
+import { ScalarType, type DescEnum, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import type { ReferenceObject, SchemaObject } from "openapi3-ts/oas31";
+import { commentOf } from "../binding-model.js";
+import { FieldBehavior, type OptionReader } from "../options.js";
+
+/**
+ * Turns messages and enums into JSON Schemas that follow proto3 JSON exactly as the server writes
+ * it: camelCase names, 64-bit integers as strings, enums as names, bytes as base64 and the
+ * well-known types in their JSON forms. Messages and enums become named components (their full
+ * proto name); well-known types are inlined, since they are JSON scalars on the wire.
+ */
+export interface SchemaCollector {
+  /** A schema or `$ref` for a message or enum, registering the component on first use. */
+  typeSchema(desc: DescMessage | DescEnum): SchemaObject | ReferenceObject;
+  /** The schema of one field as it appears in JSON. */
+  fieldSchema(field: DescField): SchemaObject | ReferenceObject;
+  /** A message schema without some top-level fields (those a path template binds). */
+  messageSchemaWithout(message: DescMessage, omit: ReadonlySet<string>): SchemaObject;
+  /** Every component registered so far, by name, sorted. */
+  components(): [string, SchemaObject][];
+}
+
+export function createSchemaCollector(options: OptionReader): SchemaCollector {
+  const components = new Map<string, SchemaObject>();
+
+  const typeSchema = (desc: DescMessage | DescEnum): SchemaObject | ReferenceObject => {
+    const wkt = desc.kind === "message" ? wellKnownSchema(desc) : desc.typeName === "google.protobuf.NullValue" ? { type: "null" as const } : undefined;
+    if (wkt) return wkt;
+    if (!components.has(desc.typeName)) {
+      components.set(desc.typeName, {}); // placeholder first: messages may refer to themselves
+      components.set(desc.typeName, desc.kind === "enum" ? enumSchema(desc) : messageSchema(desc, new Set()));
+    }
+    return { $ref: `#/components/schemas/${desc.typeName}` };
+  };
+
+  const singularSchema = (field: DescField): SchemaObject | ReferenceObject => {
+    if (field.fieldKind === "scalar") return scalarSchema(field.scalar);
+    if (field.fieldKind === "enum") return typeSchema(field.enum);
+    if (field.fieldKind === "message") return typeSchema(field.message);
+    throw new Error(`unexpected field kind ${field.fieldKind}`);
+  };
+
+  const fieldSchema = (field: DescField): SchemaObject | ReferenceObject => {
+    let schema: SchemaObject | ReferenceObject;
+    switch (field.fieldKind) {
+      case "list": {
+        const items =
+          field.listKind === "scalar" ? scalarSchema(field.scalar) : field.listKind === "enum" ? typeSchema(field.enum) : typeSchema(field.message);
+        schema = { type: "array", items };
+        break;
+      }
+      case "map": {
+        const values =
+          field.mapKind === "scalar" ? scalarSchema(field.scalar) : field.mapKind === "enum" ? typeSchema(field.enum) : typeSchema(field.message);
+        schema = { type: "object", additionalProperties: values };
+        break;
+      }
+      default:
+        schema = singularSchema(field);
+    }
+    const annotated: SchemaObject = { ...schema };
+    const description = commentOf(field);
+    if (description !== "") annotated.description = description;
+    const behaviors = options.fieldBehaviors(field);
+    if (behaviors.includes(FieldBehavior.OUTPUT_ONLY)) annotated.readOnly = true;
+    if (behaviors.includes(FieldBehavior.INPUT_ONLY)) annotated.writeOnly = true;
+    return annotated;
+  };
+
+  const messageSchema = (message: DescMessage, omit: ReadonlySet<string>): SchemaObject => {
+    const properties: Record<string, SchemaObject | ReferenceObject> = {};
+    const required: string[] = [];
+    for (const field of message.fields) {
+      if (omit.has(field.name)) continue;
+      properties[field.jsonName] = fieldSchema(field);
+      if (options.fieldBehaviors(field).includes(FieldBehavior.REQUIRED)) required.push(field.jsonName);
+    }
+    const schema: SchemaObject = { type: "object" };
+    const description = commentOf(message);
+    if (description !== "") schema.description = description;
+    schema.properties = properties;
+    if (required.length > 0) schema.required = required;
+    // A oneof allows at most one member: each guard says "exactly this member, or none of them".
+    const guards = message.oneofs
+      .map((oneof) => oneof.fields.filter((f) => !omit.has(f.name)).map((f) => ({ required: [f.jsonName] })))
+      .filter((members) => members.length > 1)
+      .map((members): SchemaObject => ({ oneOf: [...members, { not: { anyOf: members } }] }));
+    if (guards.length === 1) Object.assign(schema, guards[0]);
+    if (guards.length > 1) schema.allOf = guards;
+    return schema;
+  };
+
+  return {
+    typeSchema,
+    fieldSchema,
+    messageSchemaWithout: messageSchema,
+    components: () => [...components.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  };
+}
+
+function enumSchema(desc: DescEnum): SchemaObject {
+  const lines = [commentOf(desc)];
+  for (const value of desc.values) {
+    const doc = commentOf(value);
+    lines.push(`- \`${value.name}\`${doc === "" ? "" : `: ${doc.replace(/\n/g, " ")}`}`);
+  }
+  lines.push("", "Written as the value's name; the number is accepted on input.");
+  return { type: "string", enum: desc.values.map((v) => v.name), description: lines.join("\n").trim() };
+}
+
+/** Proto3 JSON of each scalar type. */
+export function scalarSchema(scalar: ScalarType): SchemaObject {
+  switch (scalar) {
+    case ScalarType.STRING:
+      return { type: "string" };
+    case ScalarType.BOOL:
+      return { type: "boolean" };
+    case ScalarType.BYTES:
+      return { type: "string", format: "byte", contentEncoding: "base64" };
+    case ScalarType.DOUBLE:
+      return { type: "number", format: "double" };
+    case ScalarType.FLOAT:
+      return { type: "number", format: "float" };
+    case ScalarType.INT32:
+    case ScalarType.SINT32:
+    case ScalarType.SFIXED32:
+      return { type: "integer", format: "int32" };
+    case ScalarType.UINT32:
+    case ScalarType.FIXED32:
+      return { type: "integer", format: "int64", minimum: 0, maximum: 4294967295 };
+    case ScalarType.INT64:
+    case ScalarType.SINT64:
+    case ScalarType.SFIXED64:
+      return { type: "string", format: "int64", pattern: "^-?[0-9]+$" };
+    case ScalarType.UINT64:
+    case ScalarType.FIXED64:
+      return { type: "string", format: "uint64", pattern: "^[0-9]+$" };
+  }
+}
+
+const wrapperScalars: Record<string, ScalarType> = {
+  "google.protobuf.DoubleValue": ScalarType.DOUBLE,
+  "google.protobuf.FloatValue": ScalarType.FLOAT,
+  "google.protobuf.Int64Value": ScalarType.INT64,
+  "google.protobuf.UInt64Value": ScalarType.UINT64,
+  "google.protobuf.Int32Value": ScalarType.INT32,
+  "google.protobuf.UInt32Value": ScalarType.UINT32,
+  "google.protobuf.BoolValue": ScalarType.BOOL,
+  "google.protobuf.StringValue": ScalarType.STRING,
+  "google.protobuf.BytesValue": ScalarType.BYTES,
+};
+
+/** The JSON form of a well-known type, or undefined for an ordinary message. */
+export function wellKnownSchema(message: DescMessage): SchemaObject | undefined {
+  const wrapped = wrapperScalars[message.typeName];
+  if (wrapped !== undefined) return scalarSchema(wrapped);
+  switch (message.typeName) {
+    case "google.protobuf.Timestamp":
+      return { type: "string", format: "date-time" };
+    case "google.protobuf.Duration":
+      return { type: "string", pattern: "^-?[0-9]+(\\.[0-9]{1,9})?s$", examples: ["30s", "1.5s"] };
+    case "google.protobuf.FieldMask":
+      return { type: "string", description: "Comma-separated field paths in camelCase." };
+    case "google.protobuf.Struct":
+      return { type: "object", additionalProperties: true };
+    case "google.protobuf.Value":
+      return { description: "Any JSON value." };
+    case "google.protobuf.ListValue":
+      return { type: "array", items: {} };
+    case "google.protobuf.Empty":
+      return { type: "object" };
+    case "google.protobuf.Any":
+      return { type: "object", properties: { "@type": { type: "string" } }, required: ["@type"], additionalProperties: true };
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,135 @@
+import type { DescField, DescMessage } from "@bufbuild/protobuf";
+import type { OperationObject, ParameterObject, ReferenceObject, SchemaObject } from "openapi3-ts/oas31";
+import type { HttpRoute } from "../../../runtime/http-route.js";
+import { toOpenApiPath } from "../../../runtime/path-template/index.js";
+import { commentOf, resolveFieldPath, type MethodModel, type ServiceModel } from "../binding-model.js";
+import { FieldBehavior, type OptionReader } from "../options.js";
+import { scalarSchema, wellKnownSchema, type SchemaCollector } from "./message-schemas.js";
+
+/** Media types of server streams on HTTP routes. */
+export const streamMediaTypes = { sse: "text/event-stream", ndjson: "application/x-ndjson" } as const;
+
+/** Nesting depth of message fields expanded into dotted query parameters (recursive messages stop here). */
+const MAX_QUERY_DEPTH = 3;
+
+export interface OpenApiOperation {
+  readonly path: string;
+  readonly httpMethod: string;
+  readonly operation: OperationObject;
+}
+
+/** The OpenAPI operation of one HTTP route of one RPC. */
+export function buildOperation(
+  service: ServiceModel,
+  method: MethodModel,
+  route: HttpRoute,
+  routeIndex: number,
+  schemas: SchemaCollector,
+  options: OptionReader,
+): OpenApiOperation {
+  const desc = method.method;
+  const { path, parameters: pathParams } = toOpenApiPath(route.template);
+  const parameters: ParameterObject[] = pathParams.map((p) => {
+    const field = resolveFieldPath(desc.input, p.fieldPath);
+    const base = field ? schemas.fieldSchema(field) : { type: "string" as const };
+    const description = [field ? commentOf(field) : "", p.pattern ? `Has the form \`${p.pattern}\`.` : ""].filter(Boolean).join(" ");
+    return { name: p.name, in: "path", required: true, schema: stripDocs(base), ...(description ? { description } : {}) };
+  });
+  for (const name of route.queryFields) {
+    const field = desc.input.fields.find((f) => f.name === name);
+    if (field) parameters.push(...queryParameters(field, "", 1, schemas, options));
+  }
+
+  const doc = commentOf(desc);
+  const operation: OperationObject = {
+    operationId: `${service.service.name}_${desc.name}${routeIndex > 0 ? `_${routeIndex}` : ""}`,
+    tags: [service.service.name],
+    summary: desc.name,
+    ...(doc !== "" ? { description: doc } : {}),
+  };
+  if (parameters.length > 0) operation.parameters = parameters;
+
+  const requestSchema = requestBodySchema(desc.input, route, schemas);
+  if (requestSchema) {
+    operation.requestBody = { required: true, content: { "application/json": { schema: requestSchema } } };
+  }
+
+  const responseField = route.responseBody === "" ? undefined : desc.output.fields.find((f) => f.name === route.responseBody);
+  const responseSchema = responseField ? schemas.fieldSchema(responseField) : schemas.typeSchema(desc.output);
+  const framing = route.streamFraming;
+  operation.responses = {
+    "200": framing
+      ? {
+          description: `A stream: each ${framing === "sse" ? "event's data" : "line"} is one ${desc.output.name} in JSON; a failure ends the stream with an error ${framing === "sse" ? "event" : "line"}.`,
+          content: { [streamMediaTypes[framing]]: { schema: responseSchema } },
+        }
+      : { description: `The ${desc.output.name}.`, content: { "application/json": { schema: responseSchema } } },
+    ...errorResponses(method),
+  };
+  operation.security = method.isPublic
+    ? []
+    : [service.organizationHeader ? { bearerAuth: [], organizationName: [] } : { bearerAuth: [] }];
+  if (method.idempotency !== "unknown") operation["x-idempotency"] = method.idempotency;
+  return { path, httpMethod: route.httpMethod.toLowerCase(), operation };
+}
+
+function requestBodySchema(input: DescMessage, route: HttpRoute, schemas: SchemaCollector): SchemaObject | ReferenceObject | undefined {
+  if (route.body === "") return undefined;
+  if (route.body !== "*") {
+    const field = input.fields.find((f) => f.name === route.body);
+    return field ? schemas.fieldSchema(field) : undefined;
+  }
+  // Path variables win over the body, so they are left out of the body's schema.
+  const pathFields = new Set(route.template.variables.map((v) => v.fieldPath).filter((p) => !p.includes(".")));
+  return pathFields.size === 0 ? schemas.typeSchema(input) : schemas.messageSchemaWithout(input, pathFields);
+}
+
+/** Query parameters for one request field: scalars directly, messages by dotted sub-fields, maps as `field[key]`. */
+function queryParameters(field: DescField, prefix: string, depth: number, schemas: SchemaCollector, options: OptionReader): ParameterObject[] {
+  const name = `${prefix}${field.jsonName}`;
+  const description = commentOf(field);
+  const required = options.fieldBehaviors(field).includes(FieldBehavior.REQUIRED);
+  const param = (schema: SchemaObject | ReferenceObject, extra: Partial<ParameterObject> = {}): ParameterObject => ({
+    name,
+    in: "query",
+    schema: stripDocs(schema),
+    ...(description !== "" ? { description } : {}),
+    ...(required ? { required: true } : {}),
+    ...extra,
+  });
+  switch (field.fieldKind) {
+    case "scalar":
+      return [param(scalarSchema(field.scalar))];
+    case "enum":
+      return [param(schemas.typeSchema(field.enum))];
+    case "list":
+      if (field.listKind === "message") return []; // repeated messages cannot be written in a query string
+      return [param(schemas.fieldSchema(field), { style: "form", explode: true })];
+    case "map":
+      if (field.mapKind === "message") return [];
+      return [param(schemas.fieldSchema(field), { style: "deepObject", explode: true })];
+    case "message": {
+      const wkt = wellKnownSchema(field.message);
+      if (wkt) return wkt.type === "object" || wkt.type === "array" || wkt.type === undefined ? [] : [param(wkt)];
+      if (depth >= MAX_QUERY_DEPTH) return [];
+      return field.message.fields.flatMap((sub) => queryParameters(sub, `${name}.`, depth + 1, schemas, options));
+    }
+  }
+}
+
+function errorResponses(method: MethodModel): OperationObject["responses"] {
+  const ref = (name: string) => ({ $ref: `#/components/responses/${name}` });
+  return {
+    "400": ref("BadRequest"),
+    ...(method.isPublic ? {} : { "401": ref("Unauthenticated"), "403": ref("PermissionDenied") }),
+    "404": ref("NotFound"),
+    default: ref("Error"),
+  };
+}
+
+/** A parameter carries its own description; keep only the type part of a field schema. */
+function stripDocs(schema: SchemaObject | ReferenceObject): SchemaObject | ReferenceObject {
+  if ("$ref" in schema) return { $ref: schema.$ref };
+  const { description: _description, readOnly: _readOnly, writeOnly: _writeOnly, ...rest } = schema;
+  return rest;
+}

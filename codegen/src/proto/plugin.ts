@@ -1,0 +1,69 @@
+import type { DescFile } from "@bufbuild/protobuf";
+import { createEcmaScriptPlugin, type Schema } from "@bufbuild/protoplugin";
+import { findAmbiguousRoutes, formatPathTemplate } from "../../runtime/path-template/index.js";
+import { buildServiceModel, type ServiceModel } from "./binding-model.js";
+import { emitClient } from "./emit-client.js";
+import { emitRoutes } from "./emit-routes.js";
+import { emitServer } from "./emit-server.js";
+import { GenerationError } from "./generation-error.js";
+import { emitOpenApiDocuments } from "./openapi/emit-openapi.js";
+import { createOptionReader } from "./options.js";
+
+/**
+ * protoc-gen-platform: for every proto file with services, writes `<file>_http.ts` (route table),
+ * `<file>_server.ts` (service glue) and `<file>_client.ts` (SDK client) beside protoc-gen-es's
+ * `<file>_pb.ts`, and OpenAPI 3.1 documents under `openapi/`.
+ */
+export const platformPlugin = createEcmaScriptPlugin({
+  name: "protoc-gen-platform",
+  version: "v1",
+  generateTs,
+});
+
+function generateTs(schema: Schema): void {
+  const options = createOptionReader(schema.allFiles);
+  const models: ServiceModel[] = [];
+  for (const file of schema.files) {
+    if (file.services.length === 0) continue;
+    const fileModels = file.services.map((service) => buildServiceModel(service, options));
+    models.push(...fileModels);
+    emitFile(schema, file, "_http", (f) => fileModels.forEach((m) => emitRoutes(f, m)));
+    const routesFile = `./${file.name}_http.js`;
+    emitFile(schema, file, "_server", (f) => fileModels.forEach((m) => emitServer(f, m, routesFile)));
+    emitFile(schema, file, "_client", (f) => fileModels.forEach((m) => emitClient(f, m)));
+  }
+  rejectAmbiguousRoutes(models);
+  for (const { name, content } of emitOpenApiDocuments(models, options)) {
+    schema.generateFile(name).print(content);
+  }
+}
+
+function emitFile(schema: Schema, file: DescFile, suffix: string, emit: (f: ReturnType<Schema["generateFile"]>) => void) {
+  const f = schema.generateFile(`${file.name}${suffix}.ts`);
+  f.preamble(file);
+  emit(f);
+}
+
+/**
+ * Two routes with the same HTTP method that match the same paths, and that the literal-first rule
+ * cannot order, would make a request's target depend on registration order: refuse them here.
+ */
+function rejectAmbiguousRoutes(models: readonly ServiceModel[]): void {
+  const routes = models.flatMap((model) =>
+    model.methods.flatMap((m) =>
+      m.routes.map((route) => ({
+        httpMethod: route.httpMethod,
+        template: route.template,
+        target: `${model.service.typeName}.${m.method.name}`,
+      })),
+    ),
+  );
+  const pairs = findAmbiguousRoutes(routes);
+  if (pairs.length > 0) {
+    const lines = pairs.map(
+      ([a, b]) =>
+        `${a.httpMethod} ${formatPathTemplate(a.template)} (${a.target}) and ${b.httpMethod} ${formatPathTemplate(b.template)} (${b.target})`,
+    );
+    throw new GenerationError(`ambiguous HTTP routes:\n  ${lines.join("\n  ")}`);
+  }
+}
