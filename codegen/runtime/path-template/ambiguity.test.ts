@@ -80,3 +80,14 @@ describe("createPathMatcher with ambiguous routes", () => {
     expect(() => createPathMatcher([route("GET", "/v1/healthz"), route("GET", "/v1/{id}")])).not.toThrow();
   });
 });
+
+describe("findAmbiguousRoutes and verbs", () => {
+  it("tells a verb from a literal containing the same colon", () => {
+    // `/x/a:b` is literal `a` plus verb `b`; `{n=x/a:b}` is the literal `a:b`. The verb reading wins.
+    const withVerb = route("GET", "/x/a:b");
+    const withColonLiteral = route("GET", "/{n=x/a:b}");
+    expect(findAmbiguousRoutes([withVerb, withColonLiteral])).toStrictEqual([]);
+    const matcher = createPathMatcher([withVerb, withColonLiteral]);
+    expect(matcher.match("GET", "/x/a:b")).toMatchObject({ kind: "matched", target: "GET /x/a:b" });
+  });
+});

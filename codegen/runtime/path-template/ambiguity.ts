@@ -22,8 +22,9 @@ export function findAmbiguousRoutes<T>(
   const byKey = new Map<string, PathRoute<T>[]>();
   const pairs: [PathRoute<T>, PathRoute<T>][] = [];
   for (const route of routes) {
-    // The method goes first and cannot contain a space (it is an HTTP token), so keys cannot collide.
-    const key = `${route.httpMethod} ${formatPathPattern(route.template)}`;
+    // Method and verb cannot contain a space. The verb is repeated on its own because the pattern
+    // alone cannot tell `/x/a:b` (literal `a`, verb `b`) from `{n=x/a:b}` (literal `a:b`, no verb).
+    const key = `${route.httpMethod} ${route.template.verb ?? ""} ${formatPathPattern(route.template)}`;
     const earlier = byKey.get(key);
     if (earlier === undefined) {
       byKey.set(key, [route]);

@@ -1,6 +1,10 @@
 import { PathTemplateError } from "./path-template-error.js";
-import type { PathSegment, PathTemplate, PathVariable } from "./path-template.js";
-import { isMultiSegmentVariable } from "./path-template.js";
+import {
+  type PathSegment,
+  type PathTemplate,
+  type PathVariable,
+  isMultiSegmentVariable,
+} from "./path-template.js";
 import { encodePathSegment } from "./percent-encoding.js";
 
 /**

@@ -30,7 +30,7 @@ describe("toOpenApiPath", () => {
     { source: "/v1/things", path: "/v1/things", parameters: [] },
     {
       source: "/v1/{name=shelves/*}/books",
-      path: "/v1/{name}/books",
+      path: "/v1/shelves/{name}/books",
       parameters: [{ name: "name", fieldPath: "name", pattern: "shelves/*" }],
     },
     {
@@ -40,9 +40,10 @@ describe("toOpenApiPath", () => {
     },
     {
       source: "/v1/{book.name=shelves/*/books/*}/{page=**}",
-      path: "/v1/{book.name}/{page}",
+      path: "/v1/shelves/{book.name_1}/books/{book.name_2}/{page}",
       parameters: [
-        { name: "book.name", fieldPath: "book.name", pattern: "shelves/*/books/*" },
+        { name: "book.name_1", fieldPath: "book.name", pattern: "shelves/*/books/*" },
+        { name: "book.name_2", fieldPath: "book.name", pattern: "shelves/*/books/*" },
         { name: "page", fieldPath: "page", pattern: "**" },
       ],
     },

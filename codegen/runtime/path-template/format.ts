@@ -18,23 +18,25 @@ export function formatPathTemplate(template: PathTemplate): string {
 /**
  * The template with variables erased: `/v1/{name=shelves/*}:list` becomes `/v1/shelves/*:list`.
  *
- * Two templates with the same pattern match exactly the same request paths, because template literals
- * cannot contain `/`, `*` or `%`; the ambiguity check relies on that.
+ * Two templates with the same pattern and the same verb match exactly the same request paths, because
+ * template literals cannot contain `/`, `*` or `%`; the ambiguity check relies on that.
  */
 export function formatPathPattern(template: PathTemplate): string {
   return joinPath(template.segments.map(formatSegment), template.verb);
 }
 
-/** One path parameter of an OpenAPI operation, from one template variable. */
+/** One path parameter of an OpenAPI operation: one wildcard of one template variable. */
 export interface OpenApiPathParameter {
-  /** The name inside `{}` in the OpenAPI path: the field path, dots kept (`book.name`). */
+  /**
+   * The name inside `{}` in the OpenAPI path: the field path (dots kept, `book.name`), with a
+   * `_1`, `_2`... suffix when the variable has several wildcards.
+   */
   readonly name: string;
-  /** The request field the parameter fills, in proto field names. */
+  /** The request field the parameter helps fill, in proto field names. */
   readonly fieldPath: string;
   /**
-   * The fixed part of a multi-segment variable (`shelves/*`, `**`), for the parameter's description.
-   * OpenAPI has no way to say "this parameter contains slashes"; the generator writes this down so
-   * readers know `{name}` means `shelves/<shelf>`. Absent for plain `{field}`.
+   * The whole pattern of a multi-segment variable (`shelves/*`, `**`), for the description: the
+   * field's value is the matched path text, literals included. Absent for plain `{field}`.
    */
   readonly pattern?: string;
 }
@@ -46,9 +48,12 @@ export interface OpenApiPath {
 }
 
 /**
- * Turns a template into an OpenAPI path: `/v1/{name=shelves/*}/books` becomes `/v1/{name}/books` with
- * the parameter `name` described by the pattern `shelves/*`; `/v1/things/{thing_id}:cancel` stays as is,
- * since OpenAPI 3.1 allows `:` in path keys.
+ * Turns a template into an OpenAPI path. The literals of a variable's pattern become literals of
+ * the path and each wildcard a parameter, so the documented URL has the real shape:
+ * `/v1/{name=shelves/*}/books` becomes `/v1/shelves/{name}/books`; a variable with several
+ * wildcards gets one parameter each, suffixed `_1`, `_2`... (OpenAPI parameters cannot hold `/`,
+ * and two templates differing only in names would collide).
+ * `/v1/things/{thing_id}:cancel` stays as is, since OpenAPI 3.1 allows `:` in path keys.
  *
  * @throws PathTemplateError for a `*` or `**` outside any variable: it binds no field, so no parameter
  *   can describe it, and writing it literally would document a URL that does not work. Bind it to a
@@ -67,8 +72,18 @@ export function toOpenApiPath(template: PathTemplate): OpenApiPath {
     },
     (variable, pattern) => {
       const { fieldPath } = variable;
-      parameters.push(pattern === "*" ? { name: fieldPath, fieldPath } : { name: fieldPath, fieldPath, pattern });
-      return `{${fieldPath}}`;
+      const segments = template.segments.slice(variable.start, variable.end);
+      const wildcards = segments.filter((segment) => segment.kind !== "literal").length;
+      let count = 0;
+      return segments
+        .map((segment) => {
+          if (segment.kind === "literal") return segment.value;
+          count++;
+          const name = wildcards > 1 ? `${fieldPath}_${count}` : fieldPath;
+          parameters.push(pattern === "*" ? { name, fieldPath } : { name, fieldPath, pattern });
+          return `{${name}}`;
+        })
+        .join("/");
     },
   );
   return { path: joinPath(parts, template.verb), parameters };

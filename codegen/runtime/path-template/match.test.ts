@@ -123,6 +123,9 @@ const cases: [method: string, path: string, expected: MatchResult<string>][] = [
   ["GET", "", notFound],
   ["GET", "v1/vectordb/healthz", notFound],
   ["GET", "/nothing", notFound],
+  // Dot segments are routed as received, never resolved.
+  ["GET", "/raw/..", matched("raw", { x: ".." })],
+  ["GET", "/a/../d", matched("axd", { x: ".." })],
   // Field names that are also Object.prototype keys.
   ["GET", "/proto/a/b", matched("protoNames", { ["__proto__"]: "a", constructor: "b" })],
 ];

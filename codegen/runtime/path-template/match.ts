@@ -17,7 +17,7 @@ export type MatchResult<T> =
   | {
       readonly kind: "matched";
       readonly target: T;
-      /** Field path to decoded value, for every variable of the matched template. */
+      /** Field path to decoded value, for every variable of the matched template; `""` when `**` matched nothing. */
       readonly captures: Record<string, string>;
     }
   | { readonly kind: "method-not-allowed"; readonly allowedMethods: string[] }
@@ -50,6 +50,8 @@ const NOT_FOUND = Object.freeze({ kind: "not-found" as const });
  *   other escapes never equal a literal.
  * - A trailing slash or an empty segment (`/v1/things/`, `/v1//things`) matches nothing: the spec's
  *   grammar has no empty segments, and guessing a redirect is the transport's business.
+ * - Dot segments (`/a/../b`) are not resolved: the path is routed as received, and `..` is then just
+ *   a value, never a way to reach another route.
  *
  * @throws PathTemplateError listing every pair of routes that only their order could separate.
  */

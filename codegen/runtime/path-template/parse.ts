@@ -25,8 +25,10 @@ export function parsePathTemplate(source: string): PathTemplate {
 const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
 /** Characters allowed in literals and verbs, see the JSDoc of `parsePathTemplate`. */
+const LITERAL_CHAR = /^[A-Za-z0-9\-._~!$&'()+,;:@]$/;
+
 function isLiteralChar(c: string): boolean {
-  return /^[A-Za-z0-9\-._~!$&'()+,;:@]$/.test(c);
+  return LITERAL_CHAR.test(c);
 }
 
 class TemplateParser {

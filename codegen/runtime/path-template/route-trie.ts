@@ -1,5 +1,4 @@
-import type { PathRoute, PathTemplate } from "./path-template.js";
-import { isMultiSegmentVariable } from "./path-template.js";
+import { type PathRoute, type PathTemplate, isMultiSegmentVariable } from "./path-template.js";
 
 /**
  * The compiled form of a route table: a trie over template segments, built once when the server

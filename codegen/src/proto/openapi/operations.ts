@@ -32,7 +32,7 @@ export function buildOperation(
   const parameters: ParameterObject[] = pathParams.map((p) => {
     const field = resolveFieldPath(desc.input, p.fieldPath);
     const base = field ? schemas.fieldSchema(field) : { type: "string" as const };
-    const description = [field ? commentOf(field) : "", p.pattern ? `Has the form \`${p.pattern}\`.` : ""].filter(Boolean).join(" ");
+    const description = [field ? commentOf(field) : "", p.pattern ? `Fills \`${p.fieldPath}\`, whose value is the path text matching \`${p.pattern}\`.` : ""].filter(Boolean).join(" ");
     return { name: p.name, in: "path", required: true, schema: stripDocs(base), ...(description ? { description } : {}) };
   });
   for (const name of route.queryFields) {

@@ -20,7 +20,7 @@ export const IngestServiceMethods = {
   createRule: { kind: "unary", idempotency: "unknown" },
   getRule: { kind: "unary", idempotency: "no-side-effects" },
   listRules: { kind: "unary", idempotency: "no-side-effects", pagination: { pageToken: "pageToken", nextPageToken: "nextPageToken", items: "rules", pageSize: "pageSize" } },
-  updateRule: { kind: "unary", idempotency: "unknown" },
+  updateRule: { kind: "unary", idempotency: "idempotent" },
   deleteRule: { kind: "unary", idempotency: "idempotent" },
   triggerDiscovery: { kind: "unary", idempotency: "unknown" },
   triggerIngestion: { kind: "unary", idempotency: "unknown" },

@@ -24,7 +24,7 @@ export const PipelineServiceMethods = {
   createPipeline: { kind: "unary", idempotency: "unknown" },
   listPipelines: { kind: "unary", idempotency: "no-side-effects" },
   getPipeline: { kind: "unary", idempotency: "no-side-effects" },
-  updatePipeline: { kind: "unary", idempotency: "unknown" },
+  updatePipeline: { kind: "unary", idempotency: "idempotent" },
   deletePipeline: { kind: "unary", idempotency: "idempotent" },
   batchDeleteArtifacts: { kind: "unary", idempotency: "idempotent" },
   listTemplates: { kind: "unary", idempotency: "no-side-effects" },
@@ -94,8 +94,9 @@ export interface PipelineServiceClient {
   /**
    * Renames a pipeline or edits its destination in place (for example
    * `{"destination": {"description": "..."}}`). Only the fields present in the request change. The
-   * facet is immutable: a config of another facet is rejected (INVALID_ARGUMENT), as is a
-   * destination block on a free pipeline (FAILED_PRECONDITION).
+   * facet is immutable: a config of another facet is rejected, as is a destination block on a
+   * free pipeline (the codes are not shown in the specification; INVALID_ARGUMENT and
+   * FAILED_PRECONDITION respectively, per Google AIP-193).
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.UpdatePipeline
    */

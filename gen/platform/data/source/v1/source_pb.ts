@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file platform/data/source/v1/source.proto.
  */
 export const file_platform_data_source_v1_source: GenFile = /*@__PURE__*/
-  fileDesc("CiRwbGF0Zm9ybS9kYXRhL3NvdXJjZS92MS9zb3VyY2UucHJvdG8SF3BsYXRmb3JtLmRhdGEuc291cmNlLnYxIu4CCgZTb3VyY2USFgoJc291cmNlX2lkGAEgASgJQgPgQQMSEwoGYnVja2V0GAIgASgJQgPgQQMSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIzCghwcm92aWRlchgFIAEoDjIhLnBsYXRmb3JtLmRhdGEuc291cmNlLnYxLlByb3ZpZGVyEhUKDWNyZWRlbnRpYWxfaWQYBiABKAkSJwoGY29uZmlnGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIVCghpbnRlcm5hbBgIIAEoCEID4EEDEjoKBnN0YXR1cxgJIAEoDjIlLnBsYXRmb3JtLmRhdGEuc291cmNlLnYxLlNvdXJjZVN0YXR1c0ID4EEDEhoKDWVycm9yX21lc3NhZ2UYCiABKAlCA+BBAxIXCgpjcmVhdGVkX2F0GAsgASgDQgPgQQMSFwoKdXBkYXRlZF9hdBgMIAEoA0ID4EEDIpoCCgpDcmVkZW50aWFsEhoKDWNyZWRlbnRpYWxfaWQYASABKAlCA+BBAxIMCgRuYW1lGAIgASgJEjMKCHByb3ZpZGVyGAMgASgOMiEucGxhdGZvcm0uZGF0YS5zb3VyY2UudjEuUHJvdmlkZXISOgoEdHlwZRgEIAEoDjInLnBsYXRmb3JtLmRhdGEuc291cmNlLnYxLkNyZWRlbnRpYWxUeXBlQgPgQQMSEQoJc291cmNlX2lkGAUgASgJEhMKBnNjb3BlcxgGIAMoCUID4EEDEhcKCmV4cGlyZXNfYXQYByABKANCA+BBAxIXCgpjcmVhdGVkX2F0GAggASgDQgPgQQMSFwoKdXBkYXRlZF9hdBgJIAEoA0ID4EEDIiQKDEFwaUtleVNlY3JldBIUCgdhcGlfa2V5GAEgASgJQgPgQQIiIQoLVG9rZW5TZWNyZXQSEgoFdG9rZW4YASABKAlCA+BBAiJpCg9BY2Nlc3NLZXlTZWNyZXQSGgoNYWNjZXNzX2tleV9pZBgBIAEoCUID4EECEh4KEXNlY3JldF9hY2Nlc3Nfa2V5GAIgASgJQgPgQQISGgoNc2Vzc2lvbl90b2tlbhgDIAEoCUID4EEBKuQCCghQcm92aWRlchIYChRQUk9WSURFUl9VTlNQRUNJRklFRBAAEhUKEVBST1ZJREVSX0lOVEVSTkFMEAESFgoSUFJPVklERVJfQU1BWk9OX1MzEAISIQodUFJPVklERVJfR09PR0xFX0NMT1VEX1NUT1JBR0UQAxIfChtQUk9WSURFUl9BWlVSRV9CTE9CX1NUT1JBR0UQBBIZChVQUk9WSURFUl9HT09HTEVfRFJJVkUQBRIfChtQUk9WSURFUl9NSUNST1NPRlRfT05FRFJJVkUQBhIUChBQUk9WSURFUl9EUk9QQk9YEAcSEAoMUFJPVklERVJfQk9YEAgSEwoPUFJPVklERVJfTk9USU9OEAkSFwoTUFJPVklERVJfQ09ORkxVRU5DRRAKEhIKDlBST1ZJREVSX1NMQUNLEAsSEwoPUFJPVklERVJfR0lUSFVCEAwSEAoMUFJPVklERVJfV0VCEA0qYAoMU291cmNlU3RhdHVzEh0KGVNPVVJDRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIYChRTT1VSQ0VfU1RBVFVTX0FDVElWRRABEhcKE1NPVVJDRV9TVEFUVVNfRVJST1IQAiqkAQoOQ3JlZGVudGlhbFR5cGUSHwobQ1JFREVOVElBTF9UWVBFX1VOU1BFQ0lGSUVEEAASGQoVQ1JFREVOVElBTF9UWVBFX09BVVRIEAESGwoXQ1JFREVOVElBTF9UWVBFX0FQSV9LRVkQAhIZChVDUkVERU5USUFMX1RZUEVfVE9LRU4QAxIeChpDUkVERU5USUFMX1RZUEVfQUNDRVNTX0tFWRAEYgZwcm90bzM", [file_google_api_field_behavior, file_google_protobuf_struct]);
+  fileDesc("CiRwbGF0Zm9ybS9kYXRhL3NvdXJjZS92MS9zb3VyY2UucHJvdG8SF3BsYXRmb3JtLmRhdGEuc291cmNlLnYxIu4CCgZTb3VyY2USFgoJc291cmNlX2lkGAEgASgJQgPgQQMSEwoGYnVja2V0GAIgASgJQgPgQQMSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIzCghwcm92aWRlchgFIAEoDjIhLnBsYXRmb3JtLmRhdGEuc291cmNlLnYxLlByb3ZpZGVyEhUKDWNyZWRlbnRpYWxfaWQYBiABKAkSJwoGY29uZmlnGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIVCghpbnRlcm5hbBgIIAEoCEID4EEDEjoKBnN0YXR1cxgJIAEoDjIlLnBsYXRmb3JtLmRhdGEuc291cmNlLnYxLlNvdXJjZVN0YXR1c0ID4EEDEhoKDWVycm9yX21lc3NhZ2UYCiABKAlCA+BBAxIXCgpjcmVhdGVkX2F0GAsgASgDQgPgQQMSFwoKdXBkYXRlZF9hdBgMIAEoA0ID4EEDIpoCCgpDcmVkZW50aWFsEhoKDWNyZWRlbnRpYWxfaWQYASABKAlCA+BBAxIMCgRuYW1lGAIgASgJEjMKCHByb3ZpZGVyGAMgASgOMiEucGxhdGZvcm0uZGF0YS5zb3VyY2UudjEuUHJvdmlkZXISOgoEdHlwZRgEIAEoDjInLnBsYXRmb3JtLmRhdGEuc291cmNlLnYxLkNyZWRlbnRpYWxUeXBlQgPgQQMSEQoJc291cmNlX2lkGAUgASgJEhMKBnNjb3BlcxgGIAMoCUID4EEDEhcKCmV4cGlyZXNfYXQYByABKANCA+BBAxIXCgpjcmVhdGVkX2F0GAggASgDQgPgQQMSFwoKdXBkYXRlZF9hdBgJIAEoA0ID4EEDImkKD0FjY2Vzc0tleVNlY3JldBIaCg1hY2Nlc3Nfa2V5X2lkGAEgASgJQgPgQQISHgoRc2VjcmV0X2FjY2Vzc19rZXkYAiABKAlCA+BBAhIaCg1zZXNzaW9uX3Rva2VuGAMgASgJQgPgQQEq5AIKCFByb3ZpZGVyEhgKFFBST1ZJREVSX1VOU1BFQ0lGSUVEEAASFQoRUFJPVklERVJfSU5URVJOQUwQARIWChJQUk9WSURFUl9BTUFaT05fUzMQAhIhCh1QUk9WSURFUl9HT09HTEVfQ0xPVURfU1RPUkFHRRADEh8KG1BST1ZJREVSX0FaVVJFX0JMT0JfU1RPUkFHRRAEEhkKFVBST1ZJREVSX0dPT0dMRV9EUklWRRAFEh8KG1BST1ZJREVSX01JQ1JPU09GVF9PTkVEUklWRRAGEhQKEFBST1ZJREVSX0RST1BCT1gQBxIQCgxQUk9WSURFUl9CT1gQCBITCg9QUk9WSURFUl9OT1RJT04QCRIXChNQUk9WSURFUl9DT05GTFVFTkNFEAoSEgoOUFJPVklERVJfU0xBQ0sQCxITCg9QUk9WSURFUl9HSVRIVUIQDBIQCgxQUk9WSURFUl9XRUIQDSpgCgxTb3VyY2VTdGF0dXMSHQoZU09VUkNFX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFFNPVVJDRV9TVEFUVVNfQUNUSVZFEAESFwoTU09VUkNFX1NUQVRVU19FUlJPUhACKqQBCg5DcmVkZW50aWFsVHlwZRIfChtDUkVERU5USUFMX1RZUEVfVU5TUEVDSUZJRUQQABIZChVDUkVERU5USUFMX1RZUEVfT0FVVEgQARIbChdDUkVERU5USUFMX1RZUEVfQVBJX0tFWRACEhkKFUNSRURFTlRJQUxfVFlQRV9UT0tFThADEh4KGkNSRURFTlRJQUxfVFlQRV9BQ0NFU1NfS0VZEARiBnByb3RvMw", [file_google_api_field_behavior, file_google_protobuf_struct]);
 
 /**
  * Not shown in the specification (the fields); following Airbyte's source resource. An external
@@ -199,48 +199,6 @@ export const CredentialSchema: GenMessage<Credential> = /*@__PURE__*/
   messageDesc(file_platform_data_source_v1_source, 1);
 
 /**
- * A provider API key (write-only).
- *
- * @generated from message platform.data.source.v1.ApiKeySecret
- */
-export type ApiKeySecret = Message<"platform.data.source.v1.ApiKeySecret"> & {
-  /**
-   * The API key.
-   *
-   * @generated from field: string api_key = 1;
-   */
-  apiKey: string;
-};
-
-/**
- * Describes the message platform.data.source.v1.ApiKeySecret.
- * Use `create(ApiKeySecretSchema)` to create a new message.
- */
-export const ApiKeySecretSchema: GenMessage<ApiKeySecret> = /*@__PURE__*/
-  messageDesc(file_platform_data_source_v1_source, 2);
-
-/**
- * A bearer or personal access token (write-only).
- *
- * @generated from message platform.data.source.v1.TokenSecret
- */
-export type TokenSecret = Message<"platform.data.source.v1.TokenSecret"> & {
-  /**
-   * The token.
-   *
-   * @generated from field: string token = 1;
-   */
-  token: string;
-};
-
-/**
- * Describes the message platform.data.source.v1.TokenSecret.
- * Use `create(TokenSecretSchema)` to create a new message.
- */
-export const TokenSecretSchema: GenMessage<TokenSecret> = /*@__PURE__*/
-  messageDesc(file_platform_data_source_v1_source, 3);
-
-/**
  * An access key pair (write-only), as issued by object stores.
  *
  * @generated from message platform.data.source.v1.AccessKeySecret
@@ -273,7 +231,7 @@ export type AccessKeySecret = Message<"platform.data.source.v1.AccessKeySecret">
  * Use `create(AccessKeySecretSchema)` to create a new message.
  */
 export const AccessKeySecretSchema: GenMessage<AccessKeySecret> = /*@__PURE__*/
-  messageDesc(file_platform_data_source_v1_source, 4);
+  messageDesc(file_platform_data_source_v1_source, 2);
 
 /**
  * Not shown in the specification (the value list); a modest set following Airbyte's and Fivetran's

@@ -20,7 +20,7 @@ export const SourceServiceMethods = {
   createSource: { kind: "unary", idempotency: "unknown" },
   getSource: { kind: "unary", idempotency: "no-side-effects" },
   listSources: { kind: "unary", idempotency: "no-side-effects", pagination: { pageToken: "pageToken", nextPageToken: "nextPageToken", items: "sources", pageSize: "pageSize" } },
-  updateSource: { kind: "unary", idempotency: "unknown" },
+  updateSource: { kind: "unary", idempotency: "idempotent" },
   deleteSource: { kind: "unary", idempotency: "idempotent" },
   storeCredential: { kind: "unary", idempotency: "unknown" },
   listCredentials: { kind: "unary", idempotency: "no-side-effects" },

@@ -16,7 +16,7 @@ import type { Empty } from "@bufbuild/protobuf/wkt";
  * Facts about each RPC of platform.data.vector.v1.VectorService that the SDK acts on.
  */
 export const VectorServiceMethods = {
-  configureEngine: { kind: "unary", idempotency: "unknown" },
+  configureEngine: { kind: "unary", idempotency: "idempotent" },
   getEngine: { kind: "unary", idempotency: "no-side-effects" },
   deleteEngine: { kind: "unary", idempotency: "idempotent" },
   listVectorDbInstances: { kind: "unary", idempotency: "no-side-effects" },
@@ -36,7 +36,9 @@ export interface VectorServiceClient {
    * Configures the bucket's vector engine. Mode `auto` provisions a managed database (status
    * PENDING, then PROVISIONING, then ACTIVE, typically under a minute; ERROR with error_message on
    * failure); `external` connects to the given endpoint and `pick` to an instance from
-   * ListVectorDbInstances, both ACTIVE at once.
+   * ListVectorDbInstances, both ACTIVE at once. Configuring the same mode and values again changes
+   * nothing and returns the current engine (no second database is provisioned); other values
+   * reconfigure the engine.
    *
    * @generated from rpc platform.data.vector.v1.VectorService.ConfigureEngine
    */

@@ -1,0 +1,92 @@
+import type { Interceptor, Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
+import type { ServiceClientOptions } from "@platform/codegen/runtime";
+import { createBuildServiceClient, type BuildServiceClient } from "../../gen/platform/compute/v1/build_service_client.js";
+import { createComputeServiceClient, type ComputeServiceClient } from "../../gen/platform/compute/v1/compute_service_client.js";
+import { createSecretServiceClient, type SecretServiceClient } from "../../gen/platform/compute/v1/secret_service_client.js";
+import { createActionsServiceClient, type ActionsServiceClient } from "../../gen/platform/data/actions/v1/actions_service_client.js";
+import { createIngestServiceClient, type IngestServiceClient } from "../../gen/platform/data/ingest/v1/ingest_service_client.js";
+import { createPipelineServiceClient, type PipelineServiceClient } from "../../gen/platform/data/pipeline/v1/pipeline_service_client.js";
+import { createSourceServiceClient, type SourceServiceClient } from "../../gen/platform/data/source/v1/source_service_client.js";
+import { createVectorServiceClient, type VectorServiceClient } from "../../gen/platform/data/vector/v1/vector_service_client.js";
+import { createIamServiceClient, type IamServiceClient } from "../../gen/platform/iam/v1/iam_service_client.js";
+import { createScriptServiceClient, type ScriptServiceClient } from "../../gen/platform/script/v1/script_service_client.js";
+import { createVectorDbServiceClient, type VectorDbServiceClient } from "../../gen/platform/vectordb/v1/vectordb_service_client.js";
+
+export interface PlatformClientOptions {
+  /** Base URL of the API plane (script, compute, secrets, builds, vector databases, IAM). */
+  readonly apiUrl: string;
+  /** Base URL of the data plane (actions, pipelines, sources, ingest, vector engine and search); defaults to apiUrl. */
+  readonly dataUrl?: string;
+  /** An API key (`dk_...`) or access token, sent as `Authorization: Bearer`. */
+  readonly apiKey?: string;
+  /** The caller's organization, sent as `x-organization-name` where the contract asks for it. */
+  readonly organization?: string;
+  /** `connect` (default; JSON over HTTP/1.1 or HTTP/2) or `grpc-web`. Both work in browsers and Node. */
+  readonly protocol?: "connect" | "grpc-web";
+  /** Use the binary protobuf encoding instead of JSON. */
+  readonly binary?: boolean;
+  /** A custom fetch, for proxies, mTLS or tests. */
+  readonly fetch?: typeof globalThis.fetch;
+  /** Extra interceptors, run after the credentials are set (logging, tracing). */
+  readonly interceptors?: Interceptor[];
+  /** Retries of idempotent calls; `false` turns them off. */
+  readonly retry?: ServiceClientOptions["retry"];
+}
+
+/** One typed client per service of the platform. */
+export interface PlatformClient {
+  readonly script: ScriptServiceClient;
+  readonly actions: ActionsServiceClient;
+  readonly compute: ComputeServiceClient;
+  readonly secrets: SecretServiceClient;
+  readonly builds: BuildServiceClient;
+  readonly pipelines: PipelineServiceClient;
+  readonly sources: SourceServiceClient;
+  readonly ingest: IngestServiceClient;
+  readonly vector: VectorServiceClient;
+  readonly vectorDb: VectorDbServiceClient;
+  readonly iam: IamServiceClient;
+}
+
+/**
+ * The SDK's one factory: every service client over one transport per plane, with the credentials
+ * added to each call and retries on the methods the contract marks idempotent.
+ */
+export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
+  const api = createTransport(options.apiUrl, options);
+  const data = options.dataUrl === undefined ? api : createTransport(options.dataUrl, options);
+  const clientOptions: ServiceClientOptions = options.retry === undefined ? {} : { retry: options.retry };
+  return {
+    script: createScriptServiceClient(api, clientOptions),
+    actions: createActionsServiceClient(data, clientOptions),
+    compute: createComputeServiceClient(api, clientOptions),
+    secrets: createSecretServiceClient(api, clientOptions),
+    builds: createBuildServiceClient(api, clientOptions),
+    pipelines: createPipelineServiceClient(data, clientOptions),
+    sources: createSourceServiceClient(data, clientOptions),
+    ingest: createIngestServiceClient(data, clientOptions),
+    vector: createVectorServiceClient(data, clientOptions),
+    vectorDb: createVectorDbServiceClient(api, clientOptions),
+    iam: createIamServiceClient(api, clientOptions),
+  };
+}
+
+function createTransport(baseUrl: string, options: PlatformClientOptions): Transport {
+  const interceptors = [credentials(options), ...(options.interceptors ?? [])];
+  const common = {
+    baseUrl,
+    interceptors,
+    useBinaryFormat: options.binary ?? false,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  };
+  return options.protocol === "grpc-web" ? createGrpcWebTransport(common) : createConnectTransport(common);
+}
+
+function credentials(options: PlatformClientOptions): Interceptor {
+  return (next) => (request) => {
+    if (options.apiKey !== undefined) request.header.set("authorization", `Bearer ${options.apiKey}`);
+    if (options.organization !== undefined) request.header.set("x-organization-name", options.organization);
+    return next(request);
+  };
+}
