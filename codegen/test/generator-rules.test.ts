@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import { compileProtos, runPlugin } from "./compile-proto.js";
+
+// Contracts the generator must refuse, each with a message that names the element and the rule.
+const header = `syntax = "proto3";
+package rules.v1;
+import "google/api/annotations.proto";
+import "platform/api/v1/annotations.proto";
+message Req { string name = 1; repeated string tags = 2; int32 page_size = 3; string page_token = 4; Inner inner = 5; }
+message Inner { string id = 1; }
+message Res { string name = 1; }
+message Page { repeated Res a = 1; repeated Res b = 2; string next_page_token = 3; }
+`;
+
+const generate = async (service: string) => runPlugin(await compileProtos({ "rules/v1/rules.proto": `${header}\n${service}` }));
+
+const cases: [string, string, string][] = [
+  [
+    "a server stream with an HTTP route but no framing",
+    `service S { rpc W(Req) returns (stream Res) { option (google.api.http) = {get: "/v1/w"}; } }`,
+    "rpc rules.v1.S.W: a server stream with an HTTP binding needs (platform.api.v1.stream_framing)",
+  ],
+  [
+    "framing on a unary method",
+    `service S { rpc U(Req) returns (Res) { option (platform.api.v1.stream_framing) = STREAM_FRAMING_SSE; option (google.api.http) = {get: "/v1/u"}; } }`,
+    "rpc rules.v1.S.U: (platform.api.v1.stream_framing) is only for server streams",
+  ],
+  [
+    "an HTTP route on a client stream",
+    `service S { rpc C(stream Req) returns (Res) { option (google.api.http) = {post: "/v1/c" body: "*"}; } }`,
+    "rpc rules.v1.S.C: a client_streaming method cannot have an HTTP binding",
+  ],
+  [
+    "a body on GET",
+    `service S { rpc G(Req) returns (Res) { option (google.api.http) = {get: "/v1/g" body: "*"}; } }`,
+    "rpc rules.v1.S.G: a GET binding cannot have a body",
+  ],
+  [
+    "a path variable naming no field",
+    `service S { rpc G(Req) returns (Res) { option (google.api.http) = {get: "/v1/{missing}"}; } }`,
+    "rpc rules.v1.S.G: path variable {missing} names no field of rules.v1.Req",
+  ],
+  [
+    "a path variable on a repeated field",
+    `service S { rpc G(Req) returns (Res) { option (google.api.http) = {get: "/v1/{tags}"}; } }`,
+    "rpc rules.v1.S.G: path variable {tags} must be a singular scalar or enum field",
+  ],
+  [
+    "a path variable on a message field",
+    `service S { rpc G(Req) returns (Res) { option (google.api.http) = {get: "/v1/{inner}"}; } }`,
+    "rpc rules.v1.S.G: path variable {inner} must be a singular scalar or enum field",
+  ],
+  [
+    "a body naming no field",
+    `service S { rpc P(Req) returns (Res) { option (google.api.http) = {post: "/v1/p" body: "nope"}; } }`,
+    `rpc rules.v1.S.P: body "nope" names no top-level field of rules.v1.Req`,
+  ],
+  [
+    "a repeated body field",
+    `service S { rpc P(Req) returns (Res) { option (google.api.http) = {post: "/v1/p" body: "tags"}; } }`,
+    `rpc rules.v1.S.P: body "tags" must not be a repeated field`,
+  ],
+  [
+    "a response_body naming no field",
+    `service S { rpc P(Req) returns (Res) { option (google.api.http) = {post: "/v1/p" body: "*" response_body: "nope"}; } }`,
+    `rpc rules.v1.S.P: response_body "nope" names no top-level field of rules.v1.Res`,
+  ],
+  [
+    "a malformed template",
+    `service S { rpc G(Req) returns (Res) { option (google.api.http) = {get: "v1/no-slash"}; } }`,
+    "rpc rules.v1.S.G: path template",
+  ],
+  [
+    "nested additional bindings",
+    `service S { rpc G(Req) returns (Res) { option (google.api.http) = {get: "/v1/a" additional_bindings {get: "/v1/b" additional_bindings {get: "/v1/c"}}}; } }`,
+    "rpc rules.v1.S.G: additional_bindings must not nest",
+  ],
+  [
+    "a paginated response with two repeated message fields",
+    `service S { rpc L(Req) returns (Page) { option (google.api.http) = {get: "/v1/l"}; } }`,
+    "rpc rules.v1.S.L: a paginated response needs exactly one repeated message field, found 2",
+  ],
+  [
+    "two routes that match the same paths",
+    `service S {
+      rpc A(Req) returns (Res) { option (google.api.http) = {get: "/v1/things/{name}"}; }
+      rpc B(Req) returns (Res) { option (google.api.http) = {get: "/v1/things/{page_token}"}; }
+    }`,
+    "ambiguous HTTP routes:\n  GET /v1/things/{name} (rules.v1.S.A) and GET /v1/things/{page_token} (rules.v1.S.B)",
+  ],
+];
+
+describe("the generator refuses", () => {
+  it.each(cases)("%s", async (_name, service, message) => {
+    await expect(generate(service)).rejects.toThrow(message);
+  });
+});
+
+describe("the generator accepts", () => {
+  it("a literal beside a variable at the same place", async () => {
+    const files = await generate(`service S {
+      rpc A(Req) returns (Res) { option (google.api.http) = {get: "/v1/things/healthz"}; }
+      rpc B(Req) returns (Res) { option (google.api.http) = {get: "/v1/things/{name}"}; }
+    }`);
+    expect(files.has("rules/v1/rules_http.ts")).toBe(true);
+  });
+
+  it("a server stream without an HTTP route and without framing", async () => {
+    const files = await generate(`service S { rpc W(Req) returns (stream Res); }`);
+    expect(files.get("rules/v1/rules_client.ts")).toContain(`w: { kind: "server_streaming", idempotency: "unknown" }`);
+  });
+});

@@ -1,0 +1,94 @@
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import type { OpenAPIObject, OperationObject, ReferenceObject, SchemaObject } from "openapi3-ts/oas31";
+import { describe, expect, it } from "vitest";
+
+// The committed OpenAPI documents must be valid OpenAPI 3.1 (checked against the official JSON
+// Schema by a standard validator) and must say what the contract says.
+const genDir = join(dirname(fileURLToPath(import.meta.url)), "../../gen/openapi");
+const names = (await readdir(genDir)).filter((n) => n.endsWith(".json")).sort();
+const load = async (name: string) => JSON.parse(await readFile(join(genDir, name), "utf8")) as OpenAPIObject;
+
+describe.each(names)("%s", (name) => {
+  it("validates as OpenAPI 3.1", async () => {
+    const result = await new Validator().validate(await load(name));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it("resolves every $ref inside the document", async () => {
+    const doc = await load(name);
+    const text = JSON.stringify(doc);
+    const refs = [...text.matchAll(/"\$ref":"#\/components\/(\w+)\/([^"]+)"/g)].map((m) => [m[1]!, m[2]!] as const);
+    for (const [kind, key] of refs) {
+      expect((doc.components as Record<string, Record<string, unknown>>)[kind]?.[key], `${kind}/${key}`).toBeDefined();
+    }
+  });
+});
+
+describe("the merged document", async () => {
+  const doc = await load("platform.openapi.json");
+  const operations = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
+    Object.entries(item as Record<string, OperationObject>).map(([method, op]) => ({ path, method, op })),
+  );
+  const find = (id: string) => operations.find((o) => o.op.operationId === id)!;
+
+  it("has unique operation ids", () => {
+    const ids = operations.map((o) => o.op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("reproduces the specification's routes", () => {
+    expect(find("ScriptService_CreateThread")).toMatchObject({ path: "/v1/script/threads", method: "post" });
+    expect(find("ScriptService_WatchStep")).toMatchObject({ path: "/v1/script/threads/{thread_id}/steps/{step_path}/watch", method: "get" });
+    expect(find("ScriptService_UpdateScriptEnv")).toMatchObject({ path: "/v1/script/scripts/{name}/env", method: "patch" });
+    expect(find("ActionsService_RunAction")).toMatchObject({ path: "/actions/run", method: "post" });
+    expect(find("ComputeService_SaveDraft")).toMatchObject({ path: "/v1/compute/app/{organization_name}/{app_name}/draft", method: "post" });
+    expect(find("PipelineService_BatchDeleteArtifacts")).toMatchObject({ path: "/{bucket}/pipelines/_batch-delete", method: "post" });
+    expect(find("VectorDbService_HealthCheck")).toMatchObject({ path: "/v1/vectordb/healthz", method: "get" });
+    expect(find("VectorDbService_GetCluster")).toMatchObject({ path: "/v1/vectordb/{or}/clusters/{cluster_id}", method: "get" });
+  });
+
+  it("documents server streams with their framing", () => {
+    expect(Object.keys(find("ScriptService_WatchThread").op.responses!["200"].content)).toEqual(["text/event-stream"]);
+    expect(Object.keys(find("ActionsService_RunAction").op.responses!["200"].content)).toEqual(["application/x-ndjson"]);
+    expect(Object.keys(find("ActionsService_WatchActionRun").op.responses!["200"].content)).toEqual(["application/x-ndjson"]);
+  });
+
+  it("documents the security the specification asks for", () => {
+    expect(find("ScriptService_HealthCheck").op.security).toEqual([]);
+    expect(find("ScriptService_ListTemplates").op.security).toEqual([]);
+    expect(find("ScriptService_GetThread").op.security).toEqual([{ bearerAuth: [], organizationName: [] }]);
+    expect(find("SecretService_CreateSecret").op.security).toEqual([{ bearerAuth: [] }]);
+    expect(Object.keys(doc.components?.securitySchemes ?? {})).toEqual(["bearerAuth", "organizationName"]);
+  });
+
+  it("follows proto3 JSON: camelCase names, int64 as strings, enums as names", () => {
+    const thread = doc.components!.schemas!["platform.script.v1.Thread"] as SchemaObject;
+    const props = thread.properties as Record<string, SchemaObject | ReferenceObject>;
+    expect(props.createdAtMs).toMatchObject({ type: "string", format: "int64" });
+    expect(props.threadId).toMatchObject({ type: "string" });
+    expect(props.status).toMatchObject({ $ref: "#/components/schemas/platform.script.v1.ThreadStatus" });
+    const status = doc.components!.schemas!["platform.script.v1.ThreadStatus"] as SchemaObject;
+    expect(status.type).toBe("string");
+    expect(status.enum).toContain("THREAD_STATUS_PENDING");
+  });
+
+  it("leaves path parameters out of the body schema", () => {
+    const resume = find("ScriptService_ResumeThread").op;
+    const body = (resume.requestBody as { content: Record<string, { schema: SchemaObject }> }).content["application/json"]!.schema;
+    expect(Object.keys(body.properties ?? {})).not.toContain("threadId");
+    expect(Object.keys(body.properties ?? {})).toContain("stepInputOverrideJson");
+  });
+
+  it("describes a oneof as at most one member", () => {
+    const secret = doc.components!.schemas!["platform.compute.v1.SecretValue"] as SchemaObject;
+    expect(secret.oneOf).toEqual([
+      { required: ["gitSecret"] },
+      { required: ["registrySecret"] },
+      { not: { anyOf: [{ required: ["gitSecret"] }, { required: ["registrySecret"] }] } },
+    ]);
+  });
+});

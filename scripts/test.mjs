@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// `npm test`: every check the project makes, in order, and one closing line "N passed, N failed"
+// counting each check and each test. Steps: type-check, lint, generated-code drift, tests.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const results = [];
+
+function step(name, command, args) {
+  console.log(`\n=== ${name}: ${[command, ...args].join(" ")}`);
+  const started = Date.now();
+  const run = spawnSync(command, args, { stdio: "inherit" });
+  const ok = run.status === 0;
+  console.log(`=== ${name}: ${ok ? "ok" : "FAILED"} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  results.push({ name, passed: ok ? 1 : 0, failed: ok ? 0 : 1 });
+  return ok;
+}
+
+step("type-check", "npx", ["tsc", "-p", "tsconfig.json"]);
+step("lint", "npm", ["run", "-s", "lint"]);
+if (step("generate", "npm", ["run", "-s", "generate"])) {
+  // The committed gen/ must be exactly what the generator writes from the committed sources.
+  step("generated-code drift", "sh", ["-c", 'test -z "$(git status --porcelain -- gen)" || { git status --porcelain -- gen; git --no-pager diff --stat -- gen; exit 1; }']);
+}
+
+const reportDir = mkdtempSync(join(tmpdir(), "vitest-"));
+const report = join(reportDir, "report.json");
+console.log("\n=== tests: npx vitest run");
+const vitest = spawnSync("npx", ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`], { stdio: "inherit" });
+try {
+  const json = JSON.parse(readFileSync(report, "utf8"));
+  results.push({ name: "tests", passed: json.numPassedTests, failed: json.numFailedTests + (json.numTotalTestSuites > 0 && json.success === false && json.numFailedTests === 0 ? 1 : 0) });
+} catch {
+  results.push({ name: "tests", passed: 0, failed: 1 });
+}
+rmSync(reportDir, { recursive: true, force: true });
+if (vitest.status !== 0 && results.at(-1).failed === 0) results.at(-1).failed = 1;
+
+const passed = results.reduce((n, r) => n + r.passed, 0);
+const failed = results.reduce((n, r) => n + r.failed, 0);
+console.log("\nSummary:");
+for (const r of results) console.log(`  ${r.name}: ${r.passed} passed, ${r.failed} failed`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
