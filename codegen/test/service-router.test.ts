@@ -113,6 +113,20 @@ describe("the same implementation over its HTTP routes", () => {
     expect(JSON.parse(body)).toMatchObject({ status: "ok" });
   });
 
+  it("routes the path exactly as sent: no authority in //, no dot-segment resolution", async () => {
+    const { Socket } = await import("node:net");
+    const raw = (target: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = new Socket();
+        let data = "";
+        socket.connect(Number(new URL(http1Url).port), "127.0.0.1", () => socket.end(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+        socket.setEncoding("utf8").on("data", (chunk: string) => (data += chunk)).on("end", () => resolve(data.split("\r\n")[0]!)).on("error", reject);
+      });
+    expect(await raw("//evil/v1/script/health")).toBe("HTTP/1.1 404 Not Found");
+    expect(await raw("/v1/script/threads/../health")).toBe("HTTP/1.1 404 Not Found");
+    expect(await raw("/v1/script/health")).toBe("HTTP/1.1 200 OK");
+  });
+
   it("answers 404 for an unknown path and 405 with Allow for a wrong method", async () => {
     const missing = await request(`${http1Url}/v1/nowhere`);
     expect(missing.statusCode).toBe(404);

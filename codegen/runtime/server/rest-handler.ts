@@ -47,7 +47,7 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
   const readMaxBytes = options.readMaxBytes ?? 16 * 1024 * 1024;
 
   return async (request) => {
-    const url = new URL(request.url, "http://localhost");
+    const url = splitRequestTarget(request.url);
     const match = matcher.match(request.method, url.pathname);
     switch (match.kind) {
       case "not-found":
@@ -104,6 +104,19 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
       return jsonResponse(envelope.status, envelope.body, envelope.headers);
     }
   };
+}
+
+/**
+ * Path and query of a request target, taken as sent: `new URL` would resolve dot segments and
+ * read `//host/...` as an authority, routing a request to a path the client never asked for.
+ */
+function splitRequestTarget(target: string): { pathname: string; searchParams: URLSearchParams } {
+  const origin = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
+  const rest = origin ? target.slice(origin[0].length) || "/" : target;
+  const end = rest.search(/[?#]/);
+  const pathname = end === -1 ? rest : rest.slice(0, end);
+  const query = end !== -1 && rest[end] === "?" ? rest.slice(end + 1).split("#")[0]! : "";
+  return { pathname, searchParams: new URLSearchParams(query) };
 }
 
 async function readBody(request: UniversalServerRequest, readMaxBytes: number): Promise<Uint8Array> {

@@ -49,7 +49,9 @@ export function createServiceRouter(options: ServiceRouterOptions = {}): Service
         ...(options.readMaxBytes !== undefined ? { readMaxBytes: options.readMaxBytes } : {}),
         ...(options.shutdownSignal ? { shutdownSignal: options.shutdownSignal } : {}),
         fallback(request, response) {
-          const universal = universalRequestFromNodeRequest(request, response, undefined, undefined);
+          // The raw request target, not connect-node's parsed URL: the REST router must see the
+          // path exactly as sent (`//x/y` and dot segments are not rewritten).
+          const universal = { ...universalRequestFromNodeRequest(request, response, undefined, undefined), url: request.url ?? "/" };
           rest(universal)
             .then((answer) => universalResponseToNodeResponse(answer, response))
             .catch(() => {

@@ -22,7 +22,12 @@ export interface HttpRequestParts {
  */
 export function decodeRequest<Desc extends DescMessage>(schema: Desc, route: HttpRoute, parts: HttpRequestParts): MessageShape<Desc> {
   const json = bodyToJson(schema, route, parts);
-  const query = queryToJson(schema, parts.query, new Set(route.queryFields));
+  const query = queryToJson(
+    schema,
+    parts.query,
+    new Set(route.queryFields),
+    new Set(route.template.variables.map((variable) => variable.fieldPath)),
+  );
   mergeInto(json, query);
   for (const variable of route.template.variables) {
     const value = parts.captures[variable.fieldPath];
@@ -76,7 +81,7 @@ function setPathValue(schema: DescMessage, json: JsonObject, fieldPath: string, 
   let message: DescMessage = schema;
   let target = json;
   const names = fieldPath.split(".");
-  names.forEach((name, index) => {
+  for (const [index, name] of names.entries()) {
     const field = message.fields.find((f) => f.name === name)!;
     if (index === names.length - 1) {
       // The path wins: a body value for the same field is replaced (the specification relies on
@@ -86,11 +91,18 @@ function setPathValue(schema: DescMessage, json: JsonObject, fieldPath: string, 
       return;
     }
     if (field.fieldKind !== "message") return;
-    delete target[field.name];
+    // Descend into the body's (or query's) value, keeping its other sub-fields; a value given
+    // under the proto name moves to the JSON name so that the message has one key.
+    if (field.name !== field.jsonName && field.name in target) {
+      if (target[field.jsonName] === undefined) target[field.jsonName] = target[field.name]!;
+      delete target[field.name];
+    }
     const next = target[field.jsonName];
+    // Not a JSON object: left as sent, for the JSON parser to reject with its own message.
+    if (next !== undefined && next !== null && !isObject(next)) return;
     target = isObject(next) ? next : (target[field.jsonName] = {});
     message = field.message;
-  });
+  }
 }
 
 function isObject(value: JsonValue | undefined): value is JsonObject {

@@ -14,9 +14,16 @@ import { invalidArgument } from "./transcode-error.js";
  * - A parameter naming no field, a field the path or the body already binds, or a singular field
  *   given twice is rejected with the parameter's name.
  *
- * `allowed` lists the top-level proto field names the route lets the query set.
+ * `allowed` lists the top-level proto field names the route lets the query set; `pathBound` lists
+ * the dotted proto field paths the path template binds (`parent.name`), which the query must not
+ * set even when their top-level message field is allowed.
  */
-export function queryToJson(message: DescMessage, query: URLSearchParams, allowed: ReadonlySet<string>): JsonObject {
+export function queryToJson(
+  message: DescMessage,
+  query: URLSearchParams,
+  allowed: ReadonlySet<string>,
+  pathBound: ReadonlySet<string> = new Set(),
+): JsonObject {
   const json: JsonObject = {};
   const seen = new Set<string>();
   const positions = new Map<string, number>();
@@ -26,6 +33,10 @@ export function queryToJson(message: DescMessage, query: URLSearchParams, allowe
     const top = path[0]!;
     if (!allowed.has(top.name)) {
       throw invalidArgument(`query parameter "${name}" is not allowed here: field "${top.name}" comes from the path or the body`);
+    }
+    const fieldPath = path.map((f) => f.name).join(".");
+    if (pathBound.has(fieldPath)) {
+      throw invalidArgument(`query parameter "${name}" is not allowed here: field "${fieldPath}" comes from the path`);
     }
     setValue(json, path, parsed.mapKey, value, name, seen, positions);
   }
