@@ -1,4 +1,4 @@
-import type { DescMessage, JsonValue } from "@bufbuild/protobuf";
+import type { JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, createHandlerContext, type ContextValues, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
 import {
   createAsyncIterable,
@@ -12,10 +12,9 @@ import {
 import { errorEnvelope, routingErrorBody } from "../errors/error-envelope.js";
 import type { HttpRoute } from "../http-route.js";
 import { createPathMatcher } from "../path-template/index.js";
-import { ndjsonError, ndjsonMediaType, ndjsonMessage } from "../stream-framing/ndjson.js";
-import { sseError, sseMediaType, sseMessage } from "../stream-framing/sse.js";
 import { decodeRequest } from "../transcode/decode-request.js";
 import { encodeResponse } from "../transcode/encode-response.js";
+import { negotiateFraming, streamResponse } from "./stream-response.js";
 
 /** One HTTP route and the implementation it reaches. */
 export interface RestRouteTarget {
@@ -31,6 +30,8 @@ export interface RestHandlerOptions {
   /** Aborted when the server shuts down: streams end cleanly. */
   readonly shutdownSignal?: AbortSignal;
   readonly contextValues?: (request: UniversalServerRequest) => ContextValues;
+  /** Idle time after which an SSE stream sends a comment line to keep the connection; 0 disables. */
+  readonly heartbeatMs?: number;
 }
 
 const encoder = new TextEncoder();
@@ -45,6 +46,7 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
   const matcher = createPathMatcher(targets.map((target) => ({ httpMethod: target.route.httpMethod, template: target.route.template, target })));
   const interceptors = options.interceptors ?? [];
   const readMaxBytes = options.readMaxBytes ?? 16 * 1024 * 1024;
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
 
   return async (request) => {
     const url = splitRequestTarget(request.url);
@@ -96,7 +98,8 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
         // its own HTTP status rather than a 200 with an error frame.
         const iterator = outputs[Symbol.asyncIterator]();
         const first = await iterator.next();
-        return streamResponse(route, spec.method.output, first, iterator, context.responseHeader);
+        const framing = negotiateFraming(route.streamFraming ?? "ndjson", request.header.get("accept"));
+        return streamResponse(route, spec.method.output, framing, first, iterator, context.responseHeader, heartbeatMs);
       }
       throw new ConnectError(`${spec.kind} methods have no HTTP routes`, Code.Unimplemented);
     } catch (error) {
@@ -137,32 +140,4 @@ function jsonResponse(status: number, json: JsonValue, headers?: HeadersInit): U
   const header = new Headers(headers);
   header.set("content-type", "application/json");
   return { status, header, body: createAsyncIterable([encoder.encode(JSON.stringify(json))]) };
-}
-
-function streamResponse(
-  route: HttpRoute,
-  output: DescMessage,
-  first: IteratorResult<unknown>,
-  rest: AsyncIterator<unknown>,
-  responseHeader: Headers,
-): UniversalServerResponse {
-  const sse = route.streamFraming === "sse";
-  const header = new Headers(responseHeader);
-  header.set("content-type", sse ? sseMediaType : ndjsonMediaType);
-  header.set("cache-control", "no-cache");
-  // Proxies such as nginx would otherwise buffer the stream and deliver it all at the end.
-  header.set("x-accel-buffering", "no");
-  async function* frames(): AsyncGenerator<Uint8Array> {
-    try {
-      for (let next = first; !next.done; next = await rest.next()) {
-        const json = encodeResponse(output, route, next.value as never);
-        yield encoder.encode(sse ? sseMessage(json) : ndjsonMessage(json));
-      }
-    } catch (error) {
-      // The status line is already sent: the failure becomes the stream's last frame.
-      const { body } = errorEnvelope(error);
-      yield encoder.encode(sse ? sseError(body) : ndjsonError(body));
-    }
-  }
-  return { status: 200, header, body: frames() };
 }

@@ -26,15 +26,17 @@ export interface SseEvent {
 
 /**
  * Parses an SSE byte stream into events (for clients that read a stream through `fetch`, where
- * the browser's EventSource cannot send an Authorization header). Follows the WHATWG rules for
- * `event`, `data` (joined by newlines), comments and CR/LF line ends.
+ * the browser's EventSource cannot send an Authorization header). Follows the WHATWG rules:
+ * `event` and `data` fields (data lines joined by newlines), comments, CRLF, LF or CR line ends
+ * (a CR at a chunk's end waits for a possible LF), and an event cut off by the end of the stream
+ * is not dispatched.
  */
 export async function* parseSse(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   let buffer = "";
   let event = "";
   let data: string[] = [];
-  const flushLine = function* (line: string): Generator<SseEvent> {
+  function* takeLine(line: string): Generator<SseEvent> {
     if (line === "") {
       if (data.length > 0) yield { event: event === "" ? "message" : event, data: data.join("\n") };
       event = "";
@@ -47,17 +49,22 @@ export async function* parseSse(chunks: AsyncIterable<Uint8Array>): AsyncGenerat
     const value = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "");
     if (field === "event") event = value;
     else if (field === "data") data.push(value);
-  };
-  for await (const chunk of chunks) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.search(/\r\n|\r|\n/)) !== -1) {
+  }
+  function* takeLines(final: boolean): Generator<SseEvent> {
+    for (;;) {
+      const end = buffer.search(/[\r\n]/);
+      if (end === -1) return;
+      if (buffer[end] === "\r" && end === buffer.length - 1 && !final) return;
+      const width = buffer[end] === "\r" && buffer[end + 1] === "\n" ? 2 : 1;
       const line = buffer.slice(0, end);
-      buffer = buffer.slice(buffer[end] === "\r" && buffer[end + 1] === "\n" ? end + 2 : end + 1);
-      yield* flushLine(line);
+      buffer = buffer.slice(end + width);
+      yield* takeLine(line);
     }
   }
+  for await (const chunk of chunks) {
+    buffer += decoder.decode(chunk, { stream: true });
+    yield* takeLines(false);
+  }
   buffer += decoder.decode();
-  if (buffer !== "") yield* flushLine(buffer);
-  yield* flushLine("");
+  yield* takeLines(true);
 }

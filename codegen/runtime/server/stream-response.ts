@@ -1,0 +1,83 @@
+import type { DescMessage } from "@bufbuild/protobuf";
+import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { errorEnvelope } from "../errors/error-envelope.js";
+import type { HttpRoute, StreamFraming } from "../http-route.js";
+import { ndjsonError, ndjsonMediaType, ndjsonMessage } from "../stream-framing/ndjson.js";
+import { sseError, sseHeartbeat, sseMediaType, sseMessage } from "../stream-framing/sse.js";
+import { encodeResponse } from "../transcode/encode-response.js";
+
+const encoder = new TextEncoder();
+const heartbeat = Symbol("heartbeat");
+
+/**
+ * The framing of one response: the method's declared framing, unless the client's `Accept` asks
+ * for the other one explicitly (a CLI reading NDJSON from an SSE route, say).
+ */
+export function negotiateFraming(declared: StreamFraming, accept: string | null): StreamFraming {
+  const wanted = (accept ?? "").toLowerCase();
+  const takes = (mediaType: string) => wanted.includes(mediaType);
+  if (declared === "sse" && takes(ndjsonMediaType) && !takes(sseMediaType)) return "ndjson";
+  if (declared === "ndjson" && takes(sseMediaType) && !takes(ndjsonMediaType)) return "sse";
+  return declared;
+}
+
+/**
+ * Writes a server stream on an HTTP route: one frame per message, flushed as it comes, an SSE
+ * comment every `heartbeatMs` while the stream is idle (so proxies and load balancers keep the
+ * connection), and a final error frame when the stream fails after its status line was sent.
+ */
+export function streamResponse(
+  route: HttpRoute,
+  output: DescMessage,
+  framing: StreamFraming,
+  first: IteratorResult<unknown>,
+  rest: AsyncIterator<unknown>,
+  responseHeader: Headers,
+  heartbeatMs: number,
+): UniversalServerResponse {
+  const sse = framing === "sse";
+  const header = new Headers(responseHeader);
+  header.set("content-type", sse ? sseMediaType : ndjsonMediaType);
+  header.set("cache-control", "no-cache");
+  // Proxies such as nginx would otherwise buffer the stream and deliver it all at the end.
+  header.set("x-accel-buffering", "no");
+  const frame = (message: unknown) => {
+    const json = encodeResponse(output, route, message as never);
+    return encoder.encode(sse ? sseMessage(json) : ndjsonMessage(json));
+  };
+  async function* frames(): AsyncGenerator<Uint8Array> {
+    try {
+      if (first.done) return;
+      yield frame(first.value);
+      let pending: Promise<IteratorResult<unknown>> | undefined;
+      for (;;) {
+        pending ??= rest.next();
+        const next = sse && heartbeatMs > 0 ? await raceHeartbeat(pending, heartbeatMs) : await pending;
+        if (next === heartbeat) {
+          yield encoder.encode(sseHeartbeat);
+          continue;
+        }
+        pending = undefined;
+        if (next.done) return;
+        yield frame(next.value);
+      }
+    } catch (error) {
+      const { body } = errorEnvelope(error);
+      yield encoder.encode(sse ? sseError(body) : ndjsonError(body));
+    } finally {
+      // A client that goes away ends the implementation's iteration too.
+      await rest.return?.();
+    }
+  }
+  return { status: 200, header, body: frames() };
+}
+
+async function raceHeartbeat<T>(next: Promise<T>, ms: number): Promise<T | typeof heartbeat> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const tick = new Promise<typeof heartbeat>((resolve) => (timer = setTimeout(() => resolve(heartbeat), ms)));
+  try {
+    return await Promise.race([next, tick]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
