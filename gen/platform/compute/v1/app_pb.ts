@@ -2,6 +2,9 @@
 // @generated from file platform/compute/v1/app.proto (package platform.compute.v1, syntax proto3)
 /* eslint-disable */
 
+// Resources of the compute service: apps, their draft and runtimes, code sources, MCP tool
+// definitions and executions.
+
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
@@ -247,6 +250,8 @@ export const ImageSourceSchema: GenMessage<ImageSource> = /*@__PURE__*/
 /**
  * How to build an image code source. The platform chooses the destination (its own registry)
  * and reports the pushed image in the draft's `image_reference`.
+ * Not shown in the specification; the build options are the subset of CreateBuild (Docker
+ * BuildKit options) that an app image needs, as Google Cloud Run source deploys take them.
  *
  * @generated from message platform.compute.v1.ImageBuildSpec
  */
@@ -383,10 +388,9 @@ export const DraftSchema: GenMessage<Draft> = /*@__PURE__*/
   messageDesc(file_platform_compute_v1_app, 8);
 
 /**
- * A compute app. Fields other than `id`, `name` and `active_version` are not shown in the
- * specification; they follow Google Cloud Run's Service resource (description, timestamps)
- * plus the MCP settings the specification names (`mcp_enabled`, `input_schema`,
- * `output_schema`).
+ * A compute app. Not shown in the specification; the fields other than `id`, `name` and
+ * `active_version` follow Google Cloud Run's Service resource (description, timestamps) plus
+ * the MCP settings the specification names (`mcp_enabled`, `input_schema`, `output_schema`).
  *
  * @generated from message platform.compute.v1.App
  */
@@ -702,7 +706,8 @@ export enum VersionStatus {
 
   /**
    * The last compile failed; the draft's `error` says why. SaveDraft with fixed code returns
-   * the draft to VERSION_STATUS_DRAFT.
+   * the draft to VERSION_STATUS_DRAFT. Not shown in the specification; the name of this value,
+   * which the specification only calls "a failed status".
    *
    * @generated from enum value: VERSION_STATUS_COMPILE_FAILED = 3;
    */

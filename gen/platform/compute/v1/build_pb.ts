@@ -2,6 +2,9 @@
 // @generated from file platform/compute/v1/build.proto (package platform.compute.v1, syntax proto3)
 /* eslint-disable */
 
+// Resources of the builds service: container image builds, their statuses and build context
+// sources.
+
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
@@ -64,7 +67,8 @@ export const BuildContextSourceSchema: GenMessage<BuildContextSource> = /*@__PUR
   messageDesc(file_platform_compute_v1_build, 0);
 
 /**
- * A build context cloned from a git repository.
+ * A build context cloned from a git repository. Not shown in the specification; the fields
+ * follow Google Cloud Build's `GitSource` (URL, revision, directory).
  *
  * @generated from message platform.compute.v1.GitContext
  */

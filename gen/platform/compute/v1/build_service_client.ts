@@ -2,6 +2,9 @@
 // @generated from file platform/compute/v1/build_service.proto (package platform.compute.v1, syntax proto3)
 /* eslint-disable */
 
+// The builds service: remote container image builds, their logs, credentials and uploaded
+// build contexts.
+
 import type { ClientMethodFacts, ServiceClientOptions } from "@platform/codegen/runtime";
 import { createServiceClient } from "@platform/codegen/runtime";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -27,9 +30,10 @@ export const BuildServiceMethods = {
  * Remote container image builds by the platform's container image builder, from an uploaded
  * context, an inline zip or a git repository. Builds are asynchronous: CreateBuild returns a
  * queued build; follow it with StreamBuildLogs or GetBuild. Every method needs
- * `Authorization: Bearer <ACCESS_TOKEN>`; the organization is the token's. Request and response
- * shapes are not shown in the specification; they follow Google Cloud Build (create / get /
- * list / cancel returning the Build resource), Docker BuildKit build options and Depot.
+ * `Authorization: Bearer <ACCESS_TOKEN>`; the organization is the token's.
+ * Not shown in the specification; the request and response shapes follow Google Cloud Build
+ * (create / get / list / cancel returning the Build resource), Docker BuildKit build options and
+ * Depot.
  */
 export interface BuildServiceClient {
   /**
@@ -55,9 +59,10 @@ export interface BuildServiceClient {
    */
   listBuildsAll(request: MessageInitShape<typeof ListBuildsRequestSchema>, options?: CallOptions): AsyncIterable<Build>;
   /**
-   * Streams a build's log: the lines so far from the start, then live lines until the build
-   * ends, then one final `done` event with the terminal status. On a finished build it
-   * replays the stored log and ends. Server-sent events over HTTP.
+   * Streams a build's log. Server-sent events over HTTP. Not shown in the specification; the
+   * stream carries the lines so far from the start, then live lines until the build ends, then
+   * one final `done` event with the terminal status (as `docker logs --follow` and Cloud Build
+   * log streaming). On a finished build it replays the stored log and ends.
    *
    * @generated from rpc platform.compute.v1.BuildService.StreamBuildLogs
    */

@@ -2,6 +2,9 @@
 // @generated from file platform/compute/v1/build_service.proto (package platform.compute.v1, syntax proto3)
 /* eslint-disable */
 
+// The builds service: remote container image builds, their logs, credentials and uploaded
+// build contexts.
+
 import type { ServiceHttpRoutes } from "@platform/codegen/runtime";
 import { BuildService } from "./build_service_pb.js";
 

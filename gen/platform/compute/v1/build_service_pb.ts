@@ -2,6 +2,9 @@
 // @generated from file platform/compute/v1/build_service.proto (package platform.compute.v1, syntax proto3)
 /* eslint-disable */
 
+// The builds service: remote container image builds, their logs, credentials and uploaded
+// build contexts.
+
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
@@ -242,7 +245,8 @@ export const StreamBuildLogsRequestSchema: GenMessage<StreamBuildLogsRequest> = 
 
 /**
  * One event of a StreamBuildLogs stream: log lines, then one final `done`. Exactly one
- * member is set.
+ * member is set. Not shown in the specification; the events and the format of build log lines
+ * follow BuildKit's progress output and Cloud Build log entries.
  *
  * @generated from message platform.compute.v1.BuildLogEvent
  */
@@ -279,8 +283,8 @@ export const BuildLogEventSchema: GenMessage<BuildLogEvent> = /*@__PURE__*/
   messageDesc(file_platform_compute_v1_build_service, 7);
 
 /**
- * One build log line. Modelled on BuildKit's progress output (vertex name plus stream) and
- * Cloud Build log entries.
+ * One build log line. Not shown in the specification; modelled on BuildKit's progress output
+ * (vertex name plus stream) and Cloud Build log entries.
  *
  * @generated from message platform.compute.v1.BuildLogLine
  */
@@ -748,9 +752,10 @@ export const BuildContextFormatSchema: GenEnum<BuildContextFormat> = /*@__PURE__
  * Remote container image builds by the platform's container image builder, from an uploaded
  * context, an inline zip or a git repository. Builds are asynchronous: CreateBuild returns a
  * queued build; follow it with StreamBuildLogs or GetBuild. Every method needs
- * `Authorization: Bearer <ACCESS_TOKEN>`; the organization is the token's. Request and response
- * shapes are not shown in the specification; they follow Google Cloud Build (create / get /
- * list / cancel returning the Build resource), Docker BuildKit build options and Depot.
+ * `Authorization: Bearer <ACCESS_TOKEN>`; the organization is the token's.
+ * Not shown in the specification; the request and response shapes follow Google Cloud Build
+ * (create / get / list / cancel returning the Build resource), Docker BuildKit build options and
+ * Depot.
  *
  * @generated from service platform.compute.v1.BuildService
  */
@@ -786,9 +791,10 @@ export const BuildService: GenService<{
     output: typeof ListBuildsResponseSchema;
   },
   /**
-   * Streams a build's log: the lines so far from the start, then live lines until the build
-   * ends, then one final `done` event with the terminal status. On a finished build it
-   * replays the stored log and ends. Server-sent events over HTTP.
+   * Streams a build's log. Server-sent events over HTTP. Not shown in the specification; the
+   * stream carries the lines so far from the start, then live lines until the build ends, then
+   * one final `done` event with the terminal status (as `docker logs --follow` and Cloud Build
+   * log streaming). On a finished build it replays the stored log and ends.
    *
    * @generated from rpc platform.compute.v1.BuildService.StreamBuildLogs
    */

@@ -2,6 +2,9 @@
 // @generated from file platform/compute/v1/compute_service.proto (package platform.compute.v1, syntax proto3)
 /* eslint-disable */
 
+// The compute service: apps, their draft code slot (save, compile, test, publish) and their MCP
+// tool definitions.
+
 import type { ClientMethodFacts, ServiceClientOptions } from "@platform/codegen/runtime";
 import { createServiceClient } from "@platform/codegen/runtime";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -49,8 +52,8 @@ export interface ComputeServiceClient {
    */
   getApp(request: MessageInitShape<typeof GetAppRequestSchema>, options?: CallOptions): Promise<GetAppResponse>;
   /**
-   * Lists an organization's apps, by name, with cursor pagination. Not shown in the
-   * specification; AIP-132 / AIP-158.
+   * Lists an organization's apps, by name, with cursor pagination.
+   * Not shown in the specification; AIP-132 / AIP-158.
    *
    * @generated from rpc platform.compute.v1.ComputeService.ListApps
    */
@@ -61,8 +64,8 @@ export interface ComputeServiceClient {
   listAppsAll(request: MessageInitShape<typeof ListAppsRequestSchema>, options?: CallOptions): AsyncIterable<App>;
   /**
    * Changes an app's configuration (description, MCP exposure, schemas): only the fields
-   * named in `update_mask` change. MCP changes take effect at the next publish. Not shown in
-   * the specification; AIP-134 (PATCH with a field mask).
+   * named in `update_mask` change. MCP changes take effect at the next publish.
+   * Not shown in the specification; AIP-134 (PATCH with a field mask).
    *
    * @generated from rpc platform.compute.v1.ComputeService.UpdateAppConfig
    */
@@ -87,8 +90,9 @@ export interface ComputeServiceClient {
   /**
    * Starts compiling a Rust (native or wasm) draft: the draft moves to
    * VERSION_STATUS_COMPILING, then back to VERSION_STATUS_DRAFT on success or to
-   * VERSION_STATUS_COMPILE_FAILED. Poll GetDraftInfo for the outcome. Other runtimes fail with
-   * FAILED_PRECONDITION (Python drafts need no compile).
+   * VERSION_STATUS_COMPILE_FAILED. Poll GetDraftInfo for the outcome.
+   * Not shown in the specification; other runtimes fail with FAILED_PRECONDITION (Python drafts
+   * need no compile), as Google AIP-193 reports a call the resource's state does not allow.
    *
    * @generated from rpc platform.compute.v1.ComputeService.CompileDraft
    */
@@ -109,9 +113,9 @@ export interface ComputeServiceClient {
    */
   testDraft(request: MessageInitShape<typeof TestDraftRequestSchema>, options?: CallOptions): Promise<TestDraftResponse>;
   /**
-   * Returns the status and output of an execution (a TestDraft run or an invocation). Not
-   * shown in the specification; the route nests executions under their app, as AIP-131 gets
-   * a child resource.
+   * Returns the status and output of an execution (a TestDraft run or an invocation).
+   * Not shown in the specification; the route nests executions under their app, as AIP-131
+   * gets a child resource.
    *
    * @generated from rpc platform.compute.v1.ComputeService.GetExecution
    */

@@ -2,6 +2,9 @@
 // @generated from file platform/compute/v1/compute_service.proto (package platform.compute.v1, syntax proto3)
 /* eslint-disable */
 
+// The compute service: apps, their draft code slot (save, compile, test, publish) and their MCP
+// tool definitions.
+
 import type { ServiceHttpRoutes } from "@platform/codegen/runtime";
 import { ComputeService } from "./compute_service_pb.js";
 

@@ -2,6 +2,9 @@
 // @generated from file platform/compute/v1/compute_service.proto (package platform.compute.v1, syntax proto3)
 /* eslint-disable */
 
+// The compute service: apps, their draft code slot (save, compile, test, publish) and their MCP
+// tool definitions.
+
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
@@ -32,8 +35,8 @@ export type CreateAppRequest = Message<"platform.compute.v1.CreateAppRequest"> &
   organizationName: string;
 
   /**
-   * App name, unique in the organization. Not shown in the specification (rules); 1 to 63
-   * characters, lower-case letters, digits and `-`, starting with a letter and not ending with
+   * App name, unique in the organization. Not shown in the specification; the naming rule is 1 to
+   * 63 characters, lower-case letters, digits and `-`, starting with a letter and not ending with
    * `-` (an RFC 1035 label, as Google Cloud Run service names).
    *
    * @generated from field: string name = 2;
@@ -742,8 +745,8 @@ export const ComputeService: GenService<{
     output: typeof GetAppResponseSchema;
   },
   /**
-   * Lists an organization's apps, by name, with cursor pagination. Not shown in the
-   * specification; AIP-132 / AIP-158.
+   * Lists an organization's apps, by name, with cursor pagination.
+   * Not shown in the specification; AIP-132 / AIP-158.
    *
    * @generated from rpc platform.compute.v1.ComputeService.ListApps
    */
@@ -754,8 +757,8 @@ export const ComputeService: GenService<{
   },
   /**
    * Changes an app's configuration (description, MCP exposure, schemas): only the fields
-   * named in `update_mask` change. MCP changes take effect at the next publish. Not shown in
-   * the specification; AIP-134 (PATCH with a field mask).
+   * named in `update_mask` change. MCP changes take effect at the next publish.
+   * Not shown in the specification; AIP-134 (PATCH with a field mask).
    *
    * @generated from rpc platform.compute.v1.ComputeService.UpdateAppConfig
    */
@@ -792,8 +795,9 @@ export const ComputeService: GenService<{
   /**
    * Starts compiling a Rust (native or wasm) draft: the draft moves to
    * VERSION_STATUS_COMPILING, then back to VERSION_STATUS_DRAFT on success or to
-   * VERSION_STATUS_COMPILE_FAILED. Poll GetDraftInfo for the outcome. Other runtimes fail with
-   * FAILED_PRECONDITION (Python drafts need no compile).
+   * VERSION_STATUS_COMPILE_FAILED. Poll GetDraftInfo for the outcome.
+   * Not shown in the specification; other runtimes fail with FAILED_PRECONDITION (Python drafts
+   * need no compile), as Google AIP-193 reports a call the resource's state does not allow.
    *
    * @generated from rpc platform.compute.v1.ComputeService.CompileDraft
    */
@@ -826,9 +830,9 @@ export const ComputeService: GenService<{
     output: typeof TestDraftResponseSchema;
   },
   /**
-   * Returns the status and output of an execution (a TestDraft run or an invocation). Not
-   * shown in the specification; the route nests executions under their app, as AIP-131 gets
-   * a child resource.
+   * Returns the status and output of an execution (a TestDraft run or an invocation).
+   * Not shown in the specification; the route nests executions under their app, as AIP-131
+   * gets a child resource.
    *
    * @generated from rpc platform.compute.v1.ComputeService.GetExecution
    */

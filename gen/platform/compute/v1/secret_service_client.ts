@@ -2,6 +2,9 @@
 // @generated from file platform/compute/v1/secret_service.proto (package platform.compute.v1, syntax proto3)
 /* eslint-disable */
 
+// The secrets service: named credential slots (git credentials and container registry logins)
+// referenced by builds and deploys.
+
 import type { ClientMethodFacts, ServiceClientOptions } from "@platform/codegen/runtime";
 import { createServiceClient } from "@platform/codegen/runtime";
 import type { MessageInitShape } from "@bufbuild/protobuf";

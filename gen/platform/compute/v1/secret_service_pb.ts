@@ -2,6 +2,9 @@
 // @generated from file platform/compute/v1/secret_service.proto (package platform.compute.v1, syntax proto3)
 /* eslint-disable */
 
+// The secrets service: named credential slots (git credentials and container registry logins)
+// referenced by builds and deploys.
+
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";

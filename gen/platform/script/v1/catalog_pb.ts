@@ -273,7 +273,9 @@ export const TemplateInfoSchema: GenMessage<TemplateInfo> = /*@__PURE__*/
   messageDesc(file_platform_script_v1_catalog, 3);
 
 /**
- * The inputs and outputs of a script, each a JSON Schema document.
+ * The inputs and outputs of a script, each a JSON Schema document. Not shown in the specification;
+ * the member types are JSON Schema objects, as MCP tool definitions carry their input and output
+ * schemas.
  *
  * @generated from message platform.script.v1.ScriptContract
  */

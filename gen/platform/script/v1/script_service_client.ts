@@ -70,8 +70,9 @@ export interface ScriptServiceClient {
    */
   getThread(request: MessageInitShape<typeof GetThreadRequestSchema>, options?: CallOptions): Promise<Thread>;
   /**
-   * Lists the threads of the caller's organization, newest first (created_at_ms descending), with
-   * cursor pagination and optional status and script filters.
+   * Lists the threads of the caller's organization with cursor pagination and optional status and
+   * script filters. Not shown in the specification; the order is newest first (created_at_ms
+   * descending), as Temporal lists workflow executions.
    *
    * @generated from rpc platform.script.v1.ScriptService.ListThreads
    */
@@ -150,8 +151,9 @@ export interface ScriptServiceClient {
    */
   streamStepResult(request: MessageInitShape<typeof StreamStepResultRequestSchema>, options?: CallOptions): AsyncIterable<StepResultChunk>;
   /**
-   * Lists the files a thread produced, each with a short-lived pre-signed download URL. Not shown
-   * in the specification; artifacts are sorted by path ascending, as object-store listings are.
+   * Lists the files a thread produced, each with a short-lived pre-signed download URL.
+   * Not shown in the specification; artifacts are sorted by path ascending, as object-store
+   * listings are.
    *
    * @generated from rpc platform.script.v1.ScriptService.ListArtifacts
    */

@@ -587,9 +587,9 @@ export type StreamStepResultRequest = Message<"platform.script.v1.StreamStepResu
   stepPath: string;
 
   /**
-   * Largest data size of one message's step data, in bytes: default (0) 2 MB (2 MiB). Not shown in
-   * the specification; the bounds are the same as StreamThreadResult (64 KB to 16 MB, moved to the
-   * nearest bound).
+   * Largest data size of one message's step data, in bytes: default (0) 2 MB (2 MiB).
+   * Not shown in the specification; the bounds are the same as StreamThreadResult (64 KB to 16 MB,
+   * moved to the nearest bound).
    *
    * @generated from field: int32 max_chunk_bytes = 3;
    */
@@ -1009,8 +1009,9 @@ export type UpdateScriptEnvRequest = Message<"platform.script.v1.UpdateScriptEnv
   set: { [key: string]: string };
 
   /**
-   * Keys to remove from the overlay; keys that are absent are ignored. Not shown in the
-   * specification; a key both in `set` and `delete` is ambiguous and is INVALID_ARGUMENT.
+   * Keys to remove from the overlay; keys that are absent are ignored.
+   * Not shown in the specification; a key both in `set` and `delete` is ambiguous and is
+   * INVALID_ARGUMENT.
    *
    * @generated from field: repeated string delete = 3;
    */
@@ -1274,8 +1275,9 @@ export const ScriptService: GenService<{
     output: typeof ThreadSchema;
   },
   /**
-   * Lists the threads of the caller's organization, newest first (created_at_ms descending), with
-   * cursor pagination and optional status and script filters.
+   * Lists the threads of the caller's organization with cursor pagination and optional status and
+   * script filters. Not shown in the specification; the order is newest first (created_at_ms
+   * descending), as Temporal lists workflow executions.
    *
    * @generated from rpc platform.script.v1.ScriptService.ListThreads
    */
@@ -1382,8 +1384,9 @@ export const ScriptService: GenService<{
     output: typeof StepResultChunkSchema;
   },
   /**
-   * Lists the files a thread produced, each with a short-lived pre-signed download URL. Not shown
-   * in the specification; artifacts are sorted by path ascending, as object-store listings are.
+   * Lists the files a thread produced, each with a short-lived pre-signed download URL.
+   * Not shown in the specification; artifacts are sorted by path ascending, as object-store
+   * listings are.
    *
    * @generated from rpc platform.script.v1.ScriptService.ListArtifacts
    */

@@ -411,7 +411,8 @@ export type YieldedValue = Message<"platform.script.v1.YieldedValue"> & {
   valueData: Uint8Array;
 
   /**
-   * Monotonic per-thread counter of yielded values, starting at 1.
+   * Monotonic per-thread counter of yielded values. Not shown in the specification; an int64
+   * starting at 1, like Temporal's event ids.
    *
    * @generated from field: int64 sequence = 4;
    */
@@ -561,10 +562,10 @@ export const ThreadStatusSchema: GenEnum<ThreadStatus> = /*@__PURE__*/
   enumDesc(file_platform_script_v1_thread, 0);
 
 /**
- * Lifecycle of one step of a thread. The specification shows COMPLETED only. Not shown in the
- * specification; the list is completed after the step states of durable-execution engines (Windmill
- * flow modules, Hatchet DAG tasks, Argo nodes): a step whose decide branch is not taken is
- * SKIPPED.
+ * Lifecycle of one step of a thread. The specification shows COMPLETED only.
+ * Not shown in the specification; the list is completed after the step states of
+ * durable-execution engines (Windmill flow modules, Hatchet DAG tasks, Argo nodes): a step whose
+ * decide branch is not taken is SKIPPED.
  *
  * @generated from enum platform.script.v1.StepStatus
  */

@@ -38,7 +38,7 @@ export type MsgResp = Message<"platform.vectordb.v1.MsgResp"> & {
   message?: string | undefined;
 
   /**
-   * Not shown in the specification (the type); an integer as in Milvus/Zilliz responses.
+   * Not shown in the specification; the type is an integer, as in Milvus/Zilliz responses.
    * Service-specific result code; 0 or absent on success.
    *
    * @generated from field: optional int32 code = 3;
@@ -208,8 +208,8 @@ export const ClusterResourceConfigSchema: GenMessage<ClusterResourceConfig> = /*
   messageDesc(file_platform_vectordb_v1_vectordb, 3);
 
 /**
- * Not shown in the specification (its internals); following Zilliz Cloud's describe cluster,
- * kept minimal. Settings of a (preview) dedicated cluster.
+ * Not shown in the specification; its internals follow Zilliz Cloud's describe cluster, kept
+ * minimal. Settings of a (preview) dedicated cluster.
  *
  * @generated from message platform.vectordb.v1.ClusterConfiguration
  */
@@ -250,7 +250,7 @@ export const ClusterConfigurationSchema: GenMessage<ClusterConfiguration> = /*@_
  */
 export type ServiceTask = Message<"platform.vectordb.v1.ServiceTask"> & {
   /**
-   * Progress, percent (0 to 100).
+   * Progress of the task. Not shown in the specification; an int32 percentage from 0 to 100.
    *
    * @generated from field: int32 progress = 1;
    */
@@ -306,37 +306,38 @@ export type BackupJob = Message<"platform.vectordb.v1.BackupJob"> & {
   collectionNames: string[];
 
   /**
-   * Not shown in the specification (the timestamp fields); ISO 8601 like ServiceInfo.create_at.
-   * Time the job was accepted.
+   * Time the job was accepted. Not shown in the specification; the timestamp fields are ISO 8601
+   * strings like ServiceInfo.create_at.
    *
    * @generated from field: string created_at = 5;
    */
   createdAt: string;
 
   /**
-   * Not shown in the specification; ISO 8601. Time the job finished; empty until then.
+   * Time the job finished; empty until then. Not shown in the specification; ISO 8601.
    *
    * @generated from field: string finished_at = 6;
    */
   finishedAt: string;
 
   /**
-   * Not shown in the specification. Name of the backup (generated when CreateBackup gives none);
-   * the backup_name of DeleteBackup and RestoreBackup.
+   * Name of the backup (generated when CreateBackup gives none); the backup_name of DeleteBackup
+   * and RestoreBackup. Not shown in the specification; added so that a listed backup can be
+   * addressed.
    *
    * @generated from field: string backup_name = 7;
    */
   backupName: string;
 
   /**
-   * Not shown in the specification. Backup or restore.
+   * Backup or restore. Not shown in the specification; one job type serves both.
    *
    * @generated from field: platform.vectordb.v1.BackupJobKind kind = 8;
    */
   kind: BackupJobKind;
 
   /**
-   * Not shown in the specification. Service the job belongs to.
+   * Service the job belongs to. Not shown in the specification; needed by ListBackupByOrg.
    *
    * @generated from field: string service_id = 9;
    */
@@ -443,7 +444,7 @@ export enum ServiceStatus {
   DELETED = 5,
 
   /**
-   * Not shown in the specification (cluster statuses beyond CREATING and RUNNING); following
+   * Not shown in the specification; a cluster status beyond CREATING and RUNNING, following
    * Zilliz Cloud's MODIFYING. A cluster task (scaling, version upgrade, restart) is in progress;
    * the cluster stays connectable.
    *
@@ -508,7 +509,8 @@ export const BackupJobStatusSchema: GenEnum<BackupJobStatus> = /*@__PURE__*/
   enumDesc(file_platform_vectordb_v1_vectordb, 1);
 
 /**
- * Not shown in the specification. Whether a job takes or restores a backup.
+ * Not shown in the specification; following Zilliz Cloud's backup and restore jobs. Whether a job
+ * takes or restores a backup.
  *
  * @generated from enum platform.vectordb.v1.BackupJobKind
  */

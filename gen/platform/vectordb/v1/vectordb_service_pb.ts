@@ -174,8 +174,8 @@ export const GetServiceAccessResponseSchema: GenMessage<GetServiceAccessResponse
   messageDesc(file_platform_vectordb_v1_vectordb_service, 5);
 
 /**
- * Request of ListServices. The names of the filter and pagination parameters are not shown in the
- * specification; they follow Google AIP-158 and AIP-160 (query parameters over HTTP).
+ * Request of ListServices. Not shown in the specification; the names of the filter and pagination
+ * parameters follow Google AIP-158 and AIP-160 (query parameters over HTTP).
  *
  * @generated from message platform.vectordb.v1.ListServicesRequest
  */
@@ -1027,9 +1027,9 @@ export const DeleteBackupPolicyRequestSchema: GenMessage<DeleteBackupPolicyReque
  * clusters and backup/restore are a preview surface, not generally available; their shapes may
  * change. HTTP routes are under the platform API base URL. Every method except HealthCheck requires
  * `Authorization: Bearer <IAM_TOKEN>` whose grants include the method's scope (named in each
- * method's description; the scopes of preview methods are not shown in the specification). Error
- * codes are not shown in the specification; failures follow Google AIP-193, and outcomes a caller
- * should inspect come in MsgResp.
+ * method's description). Not shown in the specification; the scopes of the preview methods are
+ * not named, and failures use Google AIP-193 error codes, while outcomes a caller should inspect
+ * come in MsgResp.
  *
  * @generated from service platform.vectordb.v1.VectorDbService
  */
@@ -1144,8 +1144,8 @@ export const VectorDbService: GenService<{
     output: typeof MsgRespSchema;
   },
   /**
-   * Preview. Lists the operations in progress on a cluster. The HTTP method is not shown in the
-   * specification; GET, as the call only reads.
+   * Preview. Lists the operations in progress on a cluster. Not shown in the specification; the
+   * HTTP method is GET, as the call only reads (AIP-131).
    *
    * @generated from rpc platform.vectordb.v1.VectorDbService.GetClusterInProgressTasks
    */

@@ -2,6 +2,9 @@
 // @generated from file platform/data/actions/v1/action.proto (package platform.data.actions.v1, syntax proto3)
 /* eslint-disable */
 
+// Catalog actions and the events of an action run (the NDJSON lines of RunAction and
+// WatchActionRun).
+
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Value } from "@bufbuild/protobuf/wkt";
@@ -50,8 +53,8 @@ export type AvailableAction = Message<"platform.data.actions.v1.AvailableAction"
   icon: string;
 
   /**
-   * Where the action is shown; the value `primary` occurs (promoted in menus). Other values are
-   * not shown in the specification, hence a string.
+   * Where the action is shown; the value `primary` occurs (promoted in menus).
+   * Not shown in the specification; other values are unknown, hence a string.
    *
    * @generated from field: string visibility = 5;
    */
@@ -59,7 +62,8 @@ export type AvailableAction = Message<"platform.data.actions.v1.AvailableAction"
 
   /**
    * How the action is invoked; the value `sync` occurs (a RunAction stream goes from started
-   * straight to completed with no progress lines). Other values are not shown, hence a string.
+   * straight to completed with no progress lines).
+   * Not shown in the specification; other values are unknown, hence a string.
    *
    * @generated from field: string invoke = 6;
    */
@@ -98,9 +102,9 @@ export const AvailableActionSchema: GenMessage<AvailableAction> = /*@__PURE__*/
 /**
  * The contract of a script: its inputs, the enumerations those inputs use, and its outputs.
  * Defined locally so that the actions package does not depend on the script package.
- * Not shown in the specification (members beyond `inputs`, `enums`, `outputs`); the member
- * shapes follow the script service's ToolParam (name, type, required, default_value,
- * description) and JSON Schema's `enum`.
+ * Not shown in the specification; the shapes of the `inputs`, `enums` and `outputs` members
+ * follow the script service's ToolParam (name, type, required, default_value, description) and
+ * JSON Schema's `enum`.
  *
  * @generated from message platform.data.actions.v1.ScriptContract
  */

@@ -2,6 +2,9 @@
 // @generated from file platform/data/actions/v1/action_run.proto (package platform.data.actions.v1, syntax proto3)
 /* eslint-disable */
 
+// Action run records: the per-bucket run manifests, their output locations and promotions, and
+// the in-flight queue entries.
+
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_field_behavior } from "../../../../google/api/field_behavior_pb.js";
@@ -21,7 +24,9 @@ export const file_platform_data_actions_v1_action_run: GenFile = /*@__PURE__*/
  * The record of one action dispatch, written to the bucket at
  * `_actions/runs/{reverse_ts}_{run_id}/manifest.json`. Temporary runs under `_actions/runs/`
  * expire through a storage lifecycle rule; saving the output (SaveActionOutput) copies it to a
- * permanent place and stamps `promoted`.
+ * permanent place and stamps `promoted`. Not shown in the specification; the fields beyond
+ * status, timing, selection, params, output_kind, the output location and `promoted` (ids,
+ * bucket, batch, error details) follow Temporal's workflow execution info.
  *
  * @generated from message platform.data.actions.v1.ActionRunManifest
  */
@@ -63,8 +68,9 @@ export type ActionRunManifest = Message<"platform.data.actions.v1.ActionRunManif
   threadId: string;
 
   /**
-   * Not shown in the specification (type); the reverse timestamp of the run's storage prefix,
-   * a zero-padded decimal string so that lexical order is newest first (the Bigtable
+   * The reverse timestamp of the run's storage prefix (`{reverse_ts}` in
+   * `_actions/runs/{reverse_ts}_{run_id}/`). Not shown in the specification; its type: a
+   * zero-padded decimal string so that lexical order is newest first (the Bigtable
    * reverse-timestamp row-key pattern). A string keeps the padding.
    *
    * @generated from field: string reverse_ts = 6;
@@ -199,9 +205,9 @@ export type ActionRunManifest = Message<"platform.data.actions.v1.ActionRunManif
   } | { case: undefined; value?: undefined };
 
   /**
-   * Not shown in the specification (shape); one entry per permanent copy made by
-   * SaveActionOutput, oldest first, in the way Dagster records asset materializations of a
-   * run. Empty when the output was never saved.
+   * Stamped when the output is saved permanently. Not shown in the specification; its shape:
+   * one entry per permanent copy made by SaveActionOutput, oldest first, in the way Dagster
+   * records asset materializations of a run. Empty when the output was never saved.
    *
    * @generated from field: repeated platform.data.actions.v1.OutputPromotion promoted = 23;
    */
@@ -216,7 +222,8 @@ export const ActionRunManifestSchema: GenMessage<ActionRunManifest> = /*@__PURE_
   messageDesc(file_platform_data_actions_v1_action_run, 0);
 
 /**
- * An output file stored beside the run's manifest.
+ * An output file stored beside the run's manifest. Not shown in the specification; the fields
+ * are the object's key and media type, as an S3 object reference carries them.
  *
  * @generated from message platform.data.actions.v1.SiblingFileRef
  */
@@ -251,7 +258,8 @@ export const SiblingFileRefSchema: GenMessage<SiblingFileRef> = /*@__PURE__*/
   messageDesc(file_platform_data_actions_v1_action_run, 1);
 
 /**
- * Rows in a warehouse table.
+ * Rows in a warehouse table. Not shown in the specification; the fields name the table by bucket
+ * and table name, as the `table_single` selection does.
  *
  * @generated from message platform.data.actions.v1.WarehouseRowsRef
  */
@@ -329,7 +337,8 @@ export const S3ObjectRefSchema: GenMessage<S3ObjectRef> = /*@__PURE__*/
   messageDesc(file_platform_data_actions_v1_action_run, 3);
 
 /**
- * Chunks in a vector collection.
+ * Chunks in a vector collection. Not shown in the specification; the fields name the collection
+ * by bucket and collection name, as the `chunks_multi` selection does.
  *
  * @generated from message platform.data.actions.v1.VectorChunksRef
  */

@@ -2,6 +2,9 @@
 // @generated from file platform/data/actions/v1/actions_service.proto (package platform.data.actions.v1, syntax proto3)
 /* eslint-disable */
 
+// The actions service: lists, runs and queues catalog actions against selected stored data and
+// keeps each bucket's run history.
+
 import type { ClientMethodFacts, ServiceClientOptions } from "@platform/codegen/runtime";
 import { createServiceClient } from "@platform/codegen/runtime";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -92,8 +95,10 @@ export interface ActionsServiceClient {
   getActionRun(request: MessageInitShape<typeof GetActionRunRequestSchema>, options?: CallOptions): Promise<GetActionRunResponse>;
   /**
    * Saves a run's output permanently, to an object or to a warehouse table, and stamps the
-   * manifest's `promoted` field. Object content is unchanged. Idempotent on (run_id, target):
+   * manifest's `promoted` field. Object content is unchanged. Idempotent on (run_id, target_key):
    * repeating a save returns the existing promotion without copying again.
+   * Not shown in the specification; a warehouse-table save is idempotent on (run_id, target
+   * table) in the same way.
    *
    * @generated from rpc platform.data.actions.v1.ActionsService.SaveActionOutput
    */

@@ -2,6 +2,9 @@
 // @generated from file platform/data/actions/v1/actions_service.proto (package platform.data.actions.v1, syntax proto3)
 /* eslint-disable */
 
+// The actions service: lists, runs and queues catalog actions against selected stored data and
+// keeps each bucket's run history.
+
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../../../google/api/annotations_pb.js";
@@ -339,8 +342,8 @@ export type ListRecentActionsRequest = Message<"platform.data.actions.v1.ListRec
   bucket: string;
 
   /**
-   * Maximum number of manifests to read. Not shown in the specification (bounds); default 50
-   * when 0, capped at 200, as the template listing's page size.
+   * Maximum number of manifests to read. Not shown in the specification; default 50 when 0,
+   * capped at 200, as the template listing's page size.
    *
    * @generated from field: int32 limit = 2;
    */
@@ -539,8 +542,8 @@ export const S3OutputTargetSchema: GenMessage<S3OutputTarget> = /*@__PURE__*/
   messageDesc(file_platform_data_actions_v1_actions_service, 15);
 
 /**
- * Save target: a warehouse table. Not shown in the specification (field names); designed after
- * BigQuery load jobs (destination table, write disposition, create disposition) and Airbyte's
+ * Save target: a warehouse table. Not shown in the specification; the field names are designed
+ * after BigQuery load jobs (destination table, write disposition, create disposition) and Airbyte's
  * append / append-dedup sync modes.
  *
  * @generated from message platform.data.actions.v1.WarehouseTableOutputTarget
@@ -747,8 +750,10 @@ export const ActionsService: GenService<{
   },
   /**
    * Saves a run's output permanently, to an object or to a warehouse table, and stamps the
-   * manifest's `promoted` field. Object content is unchanged. Idempotent on (run_id, target):
+   * manifest's `promoted` field. Object content is unchanged. Idempotent on (run_id, target_key):
    * repeating a save returns the existing promotion without copying again.
+   * Not shown in the specification; a warehouse-table save is idempotent on (run_id, target
+   * table) in the same way.
    *
    * @generated from rpc platform.data.actions.v1.ActionsService.SaveActionOutput
    */

@@ -2,6 +2,9 @@
 // @generated from file platform/data/actions/v1/actions_service.proto (package platform.data.actions.v1, syntax proto3)
 /* eslint-disable */
 
+// The actions service: lists, runs and queues catalog actions against selected stored data and
+// keeps each bucket's run history.
+
 import type { ServiceImpl } from "@connectrpc/connect";
 import { ActionsService } from "./actions_service_pb.js";
 import type { ServiceAccess, ServiceRegistrar } from "@platform/codegen/runtime";

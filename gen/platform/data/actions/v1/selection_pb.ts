@@ -2,6 +2,8 @@
 // @generated from file platform/data/actions/v1/selection.proto (package platform.data.actions.v1, syntax proto3)
 /* eslint-disable */
 
+// The selection of stored data that every action dispatch carries.
+
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_field_behavior } from "../../../../google/api/field_behavior_pb.js";

@@ -33,22 +33,23 @@ export const IngestServiceMethods = {
 
 /**
  * Ingest rules (triggers routing a source's objects to a pipeline), source sync (discovery,
- * ingestion, sync status) and ingest jobs. Request and response shapes and the routes other than
- * GET /{bucket}/rules and GET /{bucket}/ingest/jobs are not shown in the specification; they follow
+ * ingestion, sync status) and ingest jobs. Not shown in the specification; the request and response
+ * shapes and the routes other than GET /{bucket}/rules and GET /{bucket}/ingest/jobs follow
  * Airbyte's connections and jobs, kept modest. HTTP routes are under the data API base URL; every
  * method requires a bearer token (JWT or IAM-issued API key).
  */
 export interface IngestServiceClient {
   /**
-   * Not shown in the specification. Creates an ingest rule binding a source to a pipeline: the
-   * mandatory step after creating a pipeline. Errors: NOT_FOUND (unknown source or pipeline),
-   * INVALID_ARGUMENT (RULE_TRIGGER_SCHEDULE without a valid schedule_cron).
+   * Not shown in the specification; following Airbyte's create connection. Creates an ingest rule
+   * binding a source to a pipeline: the mandatory step after creating a pipeline. Errors: NOT_FOUND
+   * (unknown source or pipeline), INVALID_ARGUMENT (RULE_TRIGGER_SCHEDULE without a valid
+   * schedule_cron).
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.CreateRule
    */
   createRule(request: MessageInitShape<typeof CreateRuleRequestSchema>, options?: CallOptions): Promise<IngestRule>;
   /**
-   * Not shown in the specification. Returns one rule. Errors: NOT_FOUND.
+   * Not shown in the specification; following Google AIP-131. Returns one rule. Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.GetRule
    */
@@ -73,8 +74,8 @@ export interface IngestServiceClient {
    */
   updateRule(request: MessageInitShape<typeof UpdateRuleRequestSchema>, options?: CallOptions): Promise<IngestRule>;
   /**
-   * Not shown in the specification. Deletes a rule; running jobs it started finish. Errors:
-   * NOT_FOUND.
+   * Not shown in the specification; following Google AIP-135. Deletes a rule; running jobs it
+   * started finish. Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.DeleteRule
    */
@@ -104,15 +105,16 @@ export interface IngestServiceClient {
    */
   getSyncStatus(request: MessageInitShape<typeof GetSyncStatusRequestSchema>, options?: CallOptions): Promise<SyncStatus>;
   /**
-   * Not shown in the specification. Starts an ingest job through a rule for explicit objects (or
-   * everything the rule matches) and returns it queued. Errors: NOT_FOUND (unknown rule),
-   * FAILED_PRECONDITION (the rule is paused or its pipeline is gone).
+   * Not shown in the specification; following Airbyte's manual sync. Starts an ingest job through a
+   * rule for explicit objects (or everything the rule matches) and returns it queued. Errors:
+   * NOT_FOUND (unknown rule), FAILED_PRECONDITION (the rule is paused or its pipeline is gone).
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.TriggerIngest
    */
   triggerIngest(request: MessageInitShape<typeof TriggerIngestRequestSchema>, options?: CallOptions): Promise<IngestJob>;
   /**
-   * Not shown in the specification. Returns one ingest job. Errors: NOT_FOUND.
+   * Not shown in the specification; following Google AIP-131. Returns one ingest job. Errors:
+   * NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.GetIngestStatus
    */

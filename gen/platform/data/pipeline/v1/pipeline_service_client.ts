@@ -95,8 +95,8 @@ export interface PipelineServiceClient {
    * Renames a pipeline or edits its destination in place (for example
    * `{"destination": {"description": "..."}}`). Only the fields present in the request change. The
    * facet is immutable: a config of another facet is rejected, as is a destination block on a
-   * free pipeline (the codes are not shown in the specification; INVALID_ARGUMENT and
-   * FAILED_PRECONDITION respectively, per Google AIP-193).
+   * free pipeline. Not shown in the specification; the codes are INVALID_ARGUMENT and
+   * FAILED_PRECONDITION respectively, per Google AIP-193.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.UpdatePipeline
    */

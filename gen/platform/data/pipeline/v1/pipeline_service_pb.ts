@@ -425,7 +425,7 @@ export const UpdatePipelineRequestSchema: GenMessage<UpdatePipelineRequest> = /*
   messageDesc(file_platform_data_pipeline_v1_pipeline_service, 8);
 
 /**
- * Not shown in the specification (the complete list of editable fields); following Google AIP-134
+ * Not shown in the specification; the complete list of editable fields follows Google AIP-134
  * with presence instead of a field mask. Edits of a destination in place; only present fields
  * change. Schema-shaping vector values (model, dimensions, metric, sparse mode, embedding type)
  * cannot be edited.
@@ -487,7 +487,8 @@ export const DestinationUpdateSchema: GenMessage<DestinationUpdate> = /*@__PURE_
   messageDesc(file_platform_data_pipeline_v1_pipeline_service, 9);
 
 /**
- * Not shown in the specification. Editable part of a vector collection's config.
+ * Not shown in the specification; following Google AIP-134. Editable part of a vector
+ * collection's config.
  *
  * @generated from message platform.data.pipeline.v1.VectorConfigUpdate
  */
@@ -537,7 +538,8 @@ export const DeletePipelineRequestSchema: GenMessage<DeletePipelineRequest> = /*
   messageDesc(file_platform_data_pipeline_v1_pipeline_service, 11);
 
 /**
- * Not shown in the specification (the reference shape); a kind plus an id. One artifact to delete.
+ * Not shown in the specification; the reference shape is a kind plus an id. One artifact to
+ * delete.
  *
  * @generated from message platform.data.pipeline.v1.ArtifactRef
  */
@@ -603,7 +605,8 @@ export const BatchDeleteArtifactsRequestSchema: GenMessage<BatchDeleteArtifactsR
   messageDesc(file_platform_data_pipeline_v1_pipeline_service, 13);
 
 /**
- * Not shown in the specification. Result for one reference.
+ * Not shown in the specification; following Google AIP-235 batch deletes. Result for one
+ * reference.
  *
  * @generated from message platform.data.pipeline.v1.ArtifactDeleteResult
  */
@@ -772,7 +775,8 @@ export const ArtifactKindSchema: GenEnum<ArtifactKind> = /*@__PURE__*/
   enumDesc(file_platform_data_pipeline_v1_pipeline_service, 0);
 
 /**
- * Not shown in the specification. What happened to one reference.
+ * Not shown in the specification; following Google AIP-235 batch deletes. What happened to one
+ * reference.
  *
  * @generated from enum platform.data.pipeline.v1.ArtifactDeleteOutcome
  */
@@ -895,8 +899,8 @@ export const PipelineService: GenService<{
    * Renames a pipeline or edits its destination in place (for example
    * `{"destination": {"description": "..."}}`). Only the fields present in the request change. The
    * facet is immutable: a config of another facet is rejected, as is a destination block on a
-   * free pipeline (the codes are not shown in the specification; INVALID_ARGUMENT and
-   * FAILED_PRECONDITION respectively, per Google AIP-193).
+   * free pipeline. Not shown in the specification; the codes are INVALID_ARGUMENT and
+   * FAILED_PRECONDITION respectively, per Google AIP-193.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.UpdatePipeline
    */

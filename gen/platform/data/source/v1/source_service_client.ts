@@ -32,9 +32,9 @@ export const SourceServiceMethods = {
 
 /**
  * Sources (external data sources and the auto-created internal object-storage source of each
- * bucket) and credentials (OAuth, API keys, tokens, access keys). Request and response shapes and
- * the routes other than GET /{bucket}/sources and GET /admin/credentials are not shown in the
- * specification; they follow Airbyte's sources and Nango's OAuth connect flow, kept modest.
+ * bucket) and credentials (OAuth, API keys, tokens, access keys). Not shown in the specification;
+ * the request and response shapes and the routes other than GET /{bucket}/sources and GET
+ * /admin/credentials follow Airbyte's sources and Nango's OAuth connect flow, kept modest.
  * GetCredential and ValidateCredential are retired (no replacement). HTTP routes are under the data
  * API base URL; every method requires a bearer token (JWT or IAM-issued API key).
  */
@@ -48,7 +48,8 @@ export interface SourceServiceClient {
    */
   createSource(request: MessageInitShape<typeof CreateSourceRequestSchema>, options?: CallOptions): Promise<Source>;
   /**
-   * Not shown in the specification. Returns one source. Errors: NOT_FOUND.
+   * Not shown in the specification; following Google AIP-131. Returns one source. Errors:
+   * NOT_FOUND.
    *
    * @generated from rpc platform.data.source.v1.SourceService.GetSource
    */
@@ -73,8 +74,9 @@ export interface SourceServiceClient {
    */
   updateSource(request: MessageInitShape<typeof UpdateSourceRequestSchema>, options?: CallOptions): Promise<Source>;
   /**
-   * Not shown in the specification. Deletes a source. Errors: NOT_FOUND, FAILED_PRECONDITION (the
-   * internal source, or ingest rules still reference the source: delete them first).
+   * Not shown in the specification; following Google AIP-135. Deletes a source. Errors: NOT_FOUND,
+   * FAILED_PRECONDITION (the internal source, or ingest rules still reference the source: delete
+   * them first).
    *
    * @generated from rpc platform.data.source.v1.SourceService.DeleteSource
    */
@@ -95,8 +97,8 @@ export interface SourceServiceClient {
    */
   listCredentials(request: MessageInitShape<typeof ListCredentialsRequestSchema>, options?: CallOptions): Promise<ListCredentialsResponse>;
   /**
-   * Not shown in the specification. Deletes a credential and its secret; sources using it fail on
-   * their next sync until given another. Errors: NOT_FOUND.
+   * Not shown in the specification; following Google AIP-135. Deletes a credential and its secret;
+   * sources using it fail on their next sync until given another. Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.source.v1.SourceService.DeleteCredential
    */

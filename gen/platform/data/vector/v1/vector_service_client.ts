@@ -27,9 +27,9 @@ export const VectorServiceMethods = {
  * The per-bucket vector engine (1:1 with the bucket: vector database connection, IAM service
  * account, collections) and vector search over the bucket's collections. Collections themselves are
  * created, read and deleted through PipelineService. HTTP routes are under the data API base URL;
- * every method requires a bearer token (JWT or IAM-issued API key). Error codes of the engine
- * operations are not shown in the specification; they follow Google AIP-193 (NOT_FOUND for a bucket
- * without an engine, INVALID_ARGUMENT for a bad mode or missing connection values).
+ * every method requires a bearer token (JWT or IAM-issued API key). Not shown in the specification;
+ * the error codes of the engine operations follow Google AIP-193 (NOT_FOUND for a bucket without an
+ * engine, INVALID_ARGUMENT for a bad mode or missing connection values).
  */
 export interface VectorServiceClient {
   /**
@@ -66,15 +66,16 @@ export interface VectorServiceClient {
    */
   listVectorDbInstances(request: MessageInitShape<typeof ListVectorDbInstancesRequestSchema>, options?: CallOptions): Promise<ListVectorDbInstancesResponse>;
   /**
-   * Vector retrieval over one collection or a fan-out over the bucket's compatible collections:
-   * one query shape (text, vector or s3_key), a search mode, optional cross-encoder rerank (adds
-   * about 50 to 200 ms) and a metadata pre-filter. Collections are grouped by (dimensions,
+   * Vector retrieval over one collection or a fan-out over the bucket's compatible collections: one
+   * query shape (text, vector or s3_key), a search mode, optional cross-encoder rerank (adds about
+   * 50 to 200 ms) and a metadata pre-filter. Collections are grouped by (dimensions,
    * embedding_type, embed_model) and only compatible ones are fused; an incompatible collection
    * reports a fail_reason in collection_statuses, not an error. Errors: FAILED_PRECONDITION (text
    * query on a collection without embed_model), INVALID_ARGUMENT (vector length differs from the
    * collection's dimensions; sparse vectors on a collection whose sparse mode is not EXTERNAL),
-   * UNIMPLEMENTED (a multi-vector batch with caller sparse vectors). Which of the two HTTP routes
-   * is current is not shown in the specification; both are served.
+   * UNIMPLEMENTED (a multi-vector batch with caller sparse vectors).
+   * Not shown in the specification; which of the two HTTP routes is current is unknown, so both
+   * are served.
    *
    * @generated from rpc platform.data.vector.v1.VectorService.Search
    */
