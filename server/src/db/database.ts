@@ -1,0 +1,75 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { vector } from "@electric-sql/pglite-pgvector";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import { schema } from "./schema.js";
+
+/** The drizzle database every store uses, whichever engine is behind it. */
+export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export interface DatabaseHandle {
+  readonly db: Database;
+  /** `embedded`: PGlite in the data directory, one process only; `postgres`: a PostgreSQL server. */
+  readonly kind: "embedded" | "postgres";
+  /** Runs `work` holding a lock that other server processes on the same database respect. */
+  withMigrationLock<T>(work: (db: Database) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** PostgreSQL connection URL; without it, the embedded database in `dataDir` is used. */
+  readonly databaseUrl?: string | undefined;
+  /** Directory of the embedded database; `memory://` keeps it in memory (tests). */
+  readonly dataDir: string;
+  /** Connections in the pool (PostgreSQL only). */
+  readonly maxConnections?: number;
+}
+
+/** An arbitrary constant naming the platform's migration lock among PostgreSQL advisory locks. */
+const MIGRATION_LOCK = 4_081_726_350;
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10);
+  return openEmbedded(options.dataDir);
+}
+
+async function openEmbedded(dataDir: string): Promise<DatabaseHandle> {
+  const pgdata = dataDir === "memory://" ? dataDir : join(dataDir, "pgdata");
+  if (pgdata !== dataDir) await mkdir(pgdata, { recursive: true });
+  const client = await PGlite.create({ dataDir: pgdata, extensions: { vector } });
+  const db = drizzlePglite({ client, schema }) as unknown as Database;
+  return {
+    db,
+    kind: "embedded",
+    // One process owns an embedded database: nothing else can be migrating it.
+    withMigrationLock: (work) => work(db),
+    close: () => client.close(),
+  };
+}
+
+async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
+  const client = postgres(url, { max, onnotice: () => {} });
+  const db = drizzlePostgres({ client, schema }) as unknown as Database;
+  await client`select 1`;
+  return {
+    db,
+    kind: "postgres",
+    async withMigrationLock(work) {
+      // The session lock is held on one reserved connection while the work runs on the pool:
+      // another process blocks on the same lock until this one has finished.
+      const connection = await client.reserve();
+      try {
+        await connection`select pg_advisory_lock(${MIGRATION_LOCK})`;
+        return await work(db);
+      } finally {
+        await connection`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => {});
+        connection.release();
+      }
+    },
+    close: () => client.end({ timeout: 5 }),
+  };
+}

@@ -1,0 +1,48 @@
+import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { sql } from "drizzle-orm";
+import { readMigrationFiles } from "drizzle-orm/migrator";
+import type { Database, DatabaseHandle } from "./database.js";
+
+/** The committed SQL migrations, written by drizzle-kit from src/db/schema.ts. */
+export const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), "../../migrations");
+
+interface JournalEntry {
+  readonly tag: string;
+  readonly when: number;
+}
+
+/**
+ * Applies the pending migrations with drizzle's migrator, under a lock that other server
+ * processes on the same PostgreSQL respect, and reports each migration it applies.
+ */
+export async function migrateDatabase(handle: DatabaseHandle, progress: (line: string) => void): Promise<void> {
+  const journal = JSON.parse(await readFile(join(migrationsFolder, "meta/_journal.json"), "utf8")) as { entries: JournalEntry[] };
+  const migrations = readMigrationFiles({ migrationsFolder });
+  await handle.withMigrationLock(async (db) => {
+    const applied = await lastAppliedMillis(db);
+    const pending = journal.entries.filter((entry) => entry.when > applied);
+    if (pending.length === 0) {
+      progress(`database schema is current (${migrations.length} migrations)`);
+      return;
+    }
+    for (const entry of pending) progress(`applying migration ${entry.tag}`);
+    const started = Date.now();
+    // drizzle applies every pending migration in one transaction: all or nothing.
+    await db.dialect.migrate(migrations, db.session, { migrationsFolder });
+    progress(`applied ${pending.length} migration(s) in ${Date.now() - started} ms`);
+  });
+}
+
+async function lastAppliedMillis(db: Database): Promise<number> {
+  const exists = await db.execute<{ present: boolean }>(sql`select to_regclass('drizzle.__drizzle_migrations') is not null as present`);
+  if (!rows(exists)[0]?.present) return 0;
+  const last = await db.execute<{ created_at: string | number }>(sql`select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1`);
+  return Number(rows(last)[0]?.created_at ?? 0);
+}
+
+/** PGlite answers `{rows}`, postgres-js an array of rows. */
+function rows<T>(result: unknown): T[] {
+  return Array.isArray(result) ? (result as T[]) : ((result as { rows: T[] }).rows ?? []);
+}

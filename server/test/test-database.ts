@@ -1,0 +1,50 @@
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+import { openDatabase, type Database } from "../src/db/database.js";
+import { migrateDatabase } from "../src/db/migrate.js";
+import { organizations } from "../src/db/schema.js";
+
+/**
+ * A migrated, empty database for one test file: the embedded PGlite in memory, or, when
+ * TEST_DATABASE_URL is set, a fresh database created on that PostgreSQL server and dropped after.
+ * The same store tests thus run against both engines.
+ */
+export interface TestDatabase {
+  readonly db: Database;
+  readonly kind: "embedded" | "postgres";
+  /** Creates an organization and returns its id: each test works in organizations of its own. */
+  createOrganization(name?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function openTestDatabase(): Promise<TestDatabase> {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  let databaseUrl: string | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  if (serverUrl) {
+    const name = `test_${randomBytes(6).toString("hex")}`;
+    const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database ${name}`);
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    drop = async () => {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    };
+  }
+  const handle = await openDatabase({ dataDir: "memory://", databaseUrl, maxConnections: 4 });
+  await migrateDatabase(handle, () => {});
+  return {
+    db: handle.db,
+    kind: handle.kind,
+    async createOrganization(name = `org-${randomBytes(4).toString("hex")}`) {
+      const [org] = await handle.db.insert(organizations).values({ name }).returning({ id: organizations.id });
+      return org!.id;
+    },
+    async close() {
+      await handle.close();
+      await drop?.();
+    },
+  };
+}
