@@ -4,7 +4,9 @@ import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { schema } from "./schema.js";
 
@@ -16,7 +18,9 @@ export interface DatabaseHandle {
   /** `embedded`: PGlite in the data directory, one process only; `postgres`: a PostgreSQL server. */
   readonly kind: "embedded" | "postgres";
   /** Runs `work` holding a lock that other server processes on the same database respect. */
-  withMigrationLock<T>(work: (db: Database) => Promise<T>): Promise<T>;
+  withMigrationLock<T>(work: () => Promise<T>): Promise<T>;
+  /** Applies the pending migrations of a folder with drizzle's migrator for this engine. */
+  applyMigrations(migrationsFolder: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -41,30 +45,32 @@ async function openEmbedded(dataDir: string): Promise<DatabaseHandle> {
   const pgdata = dataDir === "memory://" ? dataDir : join(dataDir, "pgdata");
   if (pgdata !== dataDir) await mkdir(pgdata, { recursive: true });
   const client = await PGlite.create({ dataDir: pgdata, extensions: { vector } });
-  const db = drizzlePglite({ client, schema }) as unknown as Database;
+  const drizzleDb = drizzlePglite({ client, schema });
   return {
-    db,
+    db: drizzleDb as unknown as Database,
     kind: "embedded",
     // One process owns an embedded database: nothing else can be migrating it.
-    withMigrationLock: (work) => work(db),
+    withMigrationLock: (work) => work(),
+    applyMigrations: (migrationsFolder) => migratePglite(drizzleDb, { migrationsFolder }),
     close: () => client.close(),
   };
 }
 
 async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
   const client = postgres(url, { max, onnotice: () => {} });
-  const db = drizzlePostgres({ client, schema }) as unknown as Database;
+  const drizzleDb = drizzlePostgres({ client, schema });
   await client`select 1`;
   return {
-    db,
+    db: drizzleDb as unknown as Database,
     kind: "postgres",
+    applyMigrations: (migrationsFolder) => migratePostgres(drizzleDb, { migrationsFolder }),
     async withMigrationLock(work) {
       // The session lock is held on one reserved connection while the work runs on the pool:
       // another process blocks on the same lock until this one has finished.
       const connection = await client.reserve();
       try {
         await connection`select pg_advisory_lock(${MIGRATION_LOCK})`;
-        return await work(db);
+        return await work();
       } finally {
         await connection`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => {});
         connection.release();

@@ -19,27 +19,27 @@ interface JournalEntry {
  */
 export async function migrateDatabase(handle: DatabaseHandle, progress: (line: string) => void): Promise<void> {
   const journal = JSON.parse(await readFile(join(migrationsFolder, "meta/_journal.json"), "utf8")) as { entries: JournalEntry[] };
-  const migrations = readMigrationFiles({ migrationsFolder });
-  await handle.withMigrationLock(async (db) => {
-    const applied = await lastAppliedMillis(db);
+  const count = readMigrationFiles({ migrationsFolder }).length;
+  await handle.withMigrationLock(async () => {
+    const applied = await lastAppliedMillis(handle.db);
     const pending = journal.entries.filter((entry) => entry.when > applied);
     if (pending.length === 0) {
-      progress(`database schema is current (${migrations.length} migrations)`);
+      progress(`database schema is current (${count} migrations)`);
       return;
     }
     for (const entry of pending) progress(`applying migration ${entry.tag}`);
     const started = Date.now();
     // drizzle applies every pending migration in one transaction: all or nothing.
-    await db.dialect.migrate(migrations, db.session, { migrationsFolder });
+    await handle.applyMigrations(migrationsFolder);
     progress(`applied ${pending.length} migration(s) in ${Date.now() - started} ms`);
   });
 }
 
 async function lastAppliedMillis(db: Database): Promise<number> {
-  const exists = await db.execute<{ present: boolean }>(sql`select to_regclass('drizzle.__drizzle_migrations') is not null as present`);
-  if (!rows(exists)[0]?.present) return 0;
-  const last = await db.execute<{ created_at: string | number }>(sql`select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1`);
-  return Number(rows(last)[0]?.created_at ?? 0);
+  const exists = await db.execute(sql`select to_regclass('drizzle.__drizzle_migrations') is not null as present`);
+  if (!rows<{ present: boolean }>(exists)[0]?.present) return 0;
+  const last = await db.execute(sql`select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1`);
+  return Number(rows<{ created_at: string | number }>(last)[0]?.created_at ?? 0);
 }
 
 /** PGlite answers `{rows}`, postgres-js an array of rows. */
