@@ -1,5 +1,6 @@
 // `npm test`: every check the project makes, in order, and one closing line "N passed, N failed"
-// counting each check and each test. Steps: type-check, lint, generated-code drift, tests.
+// counting each check and each test. Steps: type-check, lint, generated-code drift, tests on the
+// embedded database, and the database tests again on PostgreSQL when TEST_DATABASE_URL is set.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,22 +31,35 @@ if (step("generate", "npm", ["run", "-s", "generate"])) {
   step("generated-code drift", "sh", ["-c", 'test -z "$(git status --porcelain -- gen)" || { git status --porcelain -- gen; git --no-pager diff --stat -- gen; exit 1; }']);
 }
 
-const reportDir = mkdtempSync(join(tmpdir(), "vitest-"));
-const report = join(reportDir, "report.json");
-console.log("\n=== tests: npx vitest run");
-const vitest = spawnSync("npx", ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`], { stdio: "inherit" });
-const tests: StepResult = { name: "tests", passed: 0, failed: 0 };
-try {
-  const json = JSON.parse(readFileSync(report, "utf8")) as { numPassedTests: number; numFailedTests: number };
-  tests.passed = json.numPassedTests;
-  tests.failed = json.numFailedTests;
-} catch {
-  // No report: vitest could not even start.
+/** Runs vitest (optionally on some paths only) and counts its tests into the summary. */
+function tests(name: string, paths: string[], env: NodeJS.ProcessEnv): void {
+  const reportDir = mkdtempSync(join(tmpdir(), "vitest-"));
+  const report = join(reportDir, "report.json");
+  console.log(`\n=== ${name}: npx vitest run ${paths.join(" ")}`);
+  const vitest = spawnSync("npx", ["vitest", "run", ...paths, "--reporter=default", "--reporter=json", `--outputFile.json=${report}`], {
+    stdio: "inherit",
+    env: { ...process.env, ...env },
+  });
+  const result: StepResult = { name, passed: 0, failed: 0 };
+  try {
+    const json = JSON.parse(readFileSync(report, "utf8")) as { numPassedTests: number; numFailedTests: number };
+    result.passed = json.numPassedTests;
+    result.failed = json.numFailedTests;
+  } catch {
+    // No report: vitest could not even start.
+  }
+  // A suite that fails to load counts no failed test, yet vitest exits non-zero: count it once.
+  if (vitest.status !== 0 && result.failed === 0) result.failed = 1;
+  results.push(result);
+  rmSync(reportDir, { recursive: true, force: true });
 }
-// A suite that fails to load counts no failed test, yet vitest exits non-zero: count it once.
-if (vitest.status !== 0 && tests.failed === 0) tests.failed = 1;
-results.push(tests);
-rmSync(reportDir, { recursive: true, force: true });
+
+// Everything on the embedded database; then, when TEST_DATABASE_URL names a PostgreSQL server,
+// everything that touches a database again on it.
+tests("tests (embedded database)", [], { TEST_DATABASE_URL: "" });
+const postgresUrl = process.env.TEST_DATABASE_URL;
+if (postgresUrl) tests("tests (PostgreSQL)", ["server", "test/e2e"], { TEST_DATABASE_URL: postgresUrl });
+else console.log("\nTEST_DATABASE_URL is not set: the PostgreSQL run is skipped.");
 
 const passed = results.reduce((n, r) => n + r.passed, 0);
 const failed = results.reduce((n, r) => n + r.failed, 0);

@@ -48,7 +48,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe.each(["connect", "grpc-web"] as const)("createPlatformClient over %s", (protocol) => {
-  const client = () => createPlatformClient({ apiUrl: url, apiKey: "dk_test", organization: "acme", protocol, retry: { initialDelayMs: 1 } });
+  const client = () => createPlatformClient({ apiUrl: url, token: "dk_test", organization: "acme", protocol, retry: { initialDelayMs: 1 } });
 
   it("sends the bearer token and the organization header", async () => {
     seen.length = 0;

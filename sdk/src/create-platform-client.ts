@@ -19,7 +19,7 @@ export interface PlatformClientOptions {
   /** Base URL of the data plane (actions, pipelines, sources, ingest, vector engine and search); defaults to apiUrl. */
   readonly dataUrl?: string;
   /** An API key (`dk_...`) or access token, sent as `Authorization: Bearer`. */
-  readonly apiKey?: string;
+  readonly token?: string;
   /** The caller's organization, sent as `x-organization-name` where the contract asks for it. */
   readonly organization?: string;
   /** `connect` (default; JSON over HTTP/1.1 or HTTP/2) or `grpc-web`. Both work in browsers and Node. */
@@ -85,7 +85,7 @@ function createTransport(baseUrl: string, options: PlatformClientOptions): Trans
 
 function credentials(options: PlatformClientOptions): Interceptor {
   return (next) => (request) => {
-    if (options.apiKey !== undefined) request.header.set("authorization", `Bearer ${options.apiKey}`);
+    if (options.token !== undefined) request.header.set("authorization", `Bearer ${options.token}`);
     if (options.organization !== undefined) request.header.set("x-organization-name", options.organization);
     return next(request);
   };

@@ -1,0 +1,85 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
+import { principalOf } from "../../auth/principal.js";
+import type { Database } from "../../db/database.js";
+import { createEnvStore } from "./env-store.js";
+import { checkDeletions, checkEntries, checkKey, checkScriptName, checkValue } from "./key-rules.js";
+
+export interface ScriptServiceOptions {
+  readonly db: Database;
+  /** Version string of the running server, reported by HealthCheck. */
+  readonly version: string;
+  /** When the server started, in epoch milliseconds. */
+  readonly startedAt: number;
+  /** The clock, in epoch milliseconds; tests pass their own. */
+  readonly now?: () => number;
+}
+
+/**
+ * The script service as built so far: the liveness probe and the environment variables (tenant-wide
+ * and per-script overlays). Methods not listed answer UNIMPLEMENTED through the generated glue.
+ */
+export function createScriptService(options: ScriptServiceOptions): Partial<ScriptServiceImplementation> {
+  const store = createEnvStore(options.db);
+  const now = options.now ?? Date.now;
+
+  return {
+    // Public: no credentials, so it must not ask for a principal; it touches no database either, so
+    // it answers "the process serves requests", the question a liveness probe asks.
+    healthCheck() {
+      const uptimeMs = Math.max(0, now() - options.startedAt);
+      return { status: "ok", version: options.version, uptimeSeconds: BigInt(Math.floor(uptimeMs / 1000)) };
+    },
+
+    async setEnvVar(request, context) {
+      checkKey("key", request.key);
+      checkValue("value", request.value, "required");
+      await store.setEnvVar(principalOf(context).orgId, request.key, request.value);
+      return { key: request.key };
+    },
+
+    async getEnvVar(request, context) {
+      checkKey("key", request.key);
+      const value = await store.getEnvVar(principalOf(context).orgId, request.key);
+      if (value === undefined) throw new ConnectError(`environment variable ${JSON.stringify(request.key)} is not set`, Code.NotFound);
+      return { key: request.key, value };
+    },
+
+    async listEnvVars(_request, context) {
+      return { vars: await store.listEnvVars(principalOf(context).orgId) };
+    },
+
+    // Deleting a key that is not set succeeds, as the contract says, so the call is safe to repeat.
+    async deleteEnvVar(request, context) {
+      checkKey("key", request.key);
+      await store.deleteEnvVar(principalOf(context).orgId, request.key);
+      return {};
+    },
+
+    // `vars` is REQUIRED and a map has no "present but empty": an empty import is refused rather
+    // than answered with a count of 0 that would hide a client sending the wrong body.
+    async importEnvVars(request, context) {
+      if (Object.keys(request.vars).length === 0) throw new ConnectError("vars is required: give at least one variable", Code.InvalidArgument);
+      checkEntries("vars", request.vars, "required");
+      const count = await store.importEnvVars(principalOf(context).orgId, request.vars);
+      return { count };
+    },
+
+    // The contract answers NOT_FOUND for a script that does not exist, but this build has no script
+    // registry yet: until it lands, every name is treated as a script, and one with no overlay rows
+    // gets an empty overlay. The registry will add the NOT_FOUND check here and in UpdateScriptEnv.
+    async getScriptEnv(request, context) {
+      checkScriptName("name", request.name);
+      return { vars: await store.getScriptEnv(principalOf(context).orgId, request.name) };
+    },
+
+    async updateScriptEnv(request, context) {
+      checkScriptName("name", request.name);
+      // Empty values are valid here: they let the tenant value pass through at thread start.
+      checkEntries("set", request.set, "allowed");
+      checkDeletions(request.delete, request.set);
+      const vars = await store.updateScriptEnv(principalOf(context).orgId, request.name, { set: request.set, delete: request.delete });
+      return { vars };
+    },
+  };
+}
