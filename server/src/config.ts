@@ -1,0 +1,97 @@
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+
+/** Everything `platform-server serve` can be told, from flags or their environment variables. */
+export interface ServerConfig {
+  readonly dataDir: string;
+  readonly host: string;
+  readonly ports: PlanePorts;
+  /** PostgreSQL URL; absent means the embedded database in the data directory. */
+  readonly databaseUrl: string | undefined;
+  /** Origins allowed to call from a browser (`*` for any). */
+  readonly corsOrigins: readonly string[];
+  /** Largest request body accepted (streamed uploads excepted). */
+  readonly maxBodyBytes: number;
+  /** Base64 of the 32-byte key that seals secrets at rest; absent means `<dataDir>/secret.key`. */
+  readonly secretKey: string | undefined;
+  /** Time given to in-flight requests at shutdown. */
+  readonly shutdownGraceMs: number;
+}
+
+export interface PlanePorts {
+  readonly api: number;
+  readonly data: number;
+  readonly git: number;
+  readonly registry: number;
+  readonly identity: number;
+}
+
+/** One row of the configuration table: the README renders the same list. */
+interface Setting {
+  readonly flag: string;
+  readonly env: string;
+  readonly fallback: string;
+  readonly help: string;
+}
+
+export const settings = {
+  dataDir: { flag: "data-dir", env: "PLATFORM_DATA_DIR", fallback: "./.platform", help: "where the embedded database, keys and files live" },
+  host: { flag: "host", env: "PLATFORM_HOST", fallback: "127.0.0.1", help: "address every listener binds" },
+  apiPort: { flag: "api-port", env: "PLATFORM_API_PORT", fallback: "8080", help: "script, compute, secrets, builds, vector databases, IAM (0 = any free port)" },
+  dataPort: { flag: "data-port", env: "PLATFORM_DATA_PORT", fallback: "8081", help: "actions, pipelines, vector engine, search" },
+  gitPort: { flag: "git-port", env: "PLATFORM_GIT_PORT", fallback: "8082", help: "git gateway" },
+  registryPort: { flag: "registry-port", env: "PLATFORM_REGISTRY_PORT", fallback: "8083", help: "container registry" },
+  identityPort: { flag: "identity-port", env: "PLATFORM_IDENTITY_PORT", fallback: "8084", help: "identity pools (OIDC issuer)" },
+  corsOrigin: { flag: "cors-origin", env: "PLATFORM_CORS_ORIGINS", fallback: "", help: "browser origin allowed to call (repeatable; comma-separated in the env var; * for any)" },
+  maxBodyBytes: { flag: "max-body-bytes", env: "PLATFORM_MAX_BODY_BYTES", fallback: String(16 * 1024 * 1024), help: "largest request body; 413 beyond it" },
+  databaseUrl: { flag: "database-url", env: "DATABASE_URL", fallback: "", help: "PostgreSQL URL; empty uses the embedded database" },
+  secretKey: { flag: "secret-key", env: "PLATFORM_SECRET_KEY", fallback: "", help: "base64 32-byte key sealing secrets; empty generates <data-dir>/secret.key" },
+  shutdownGraceMs: { flag: "shutdown-grace-ms", env: "PLATFORM_SHUTDOWN_GRACE_MS", fallback: "10000", help: "time in-flight requests get on SIGTERM" },
+} satisfies Record<string, Setting>;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Reads `serve`'s flags, then their environment variables, then the defaults. */
+export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ServerConfig {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: Object.fromEntries(
+      Object.values(settings).map((s) => [s.flag, { type: "string" as const, multiple: s.flag === "cors-origin" }]),
+    ),
+    strict: true,
+    allowPositionals: false,
+  });
+  const read = (setting: Setting): string => {
+    const flag = values[setting.flag];
+    if (Array.isArray(flag)) return flag.join(",");
+    return (flag as string | undefined) ?? env[setting.env] ?? setting.fallback;
+  };
+  const integer = (setting: Setting, max: number): number => {
+    const text = read(setting);
+    const value = Number(text);
+    if (!/^[0-9]+$/.test(text) || value > max) throw new ConfigError(`--${setting.flag} (${setting.env}) must be an integer from 0 to ${max}, got "${text}"`);
+    return value;
+  };
+  const port = (setting: Setting) => integer(setting, 65535);
+  return {
+    dataDir: resolve(read(settings.dataDir)),
+    host: read(settings.host),
+    ports: {
+      api: port(settings.apiPort),
+      data: port(settings.dataPort),
+      git: port(settings.gitPort),
+      registry: port(settings.registryPort),
+      identity: port(settings.identityPort),
+    },
+    databaseUrl: read(settings.databaseUrl) || undefined,
+    corsOrigins: read(settings.corsOrigin)
+      .split(",")
+      .map((o) => o.trim())
+      .filter(Boolean),
+    maxBodyBytes: integer(settings.maxBodyBytes, Number.MAX_SAFE_INTEGER),
+    secretKey: read(settings.secretKey) || undefined,
+    shutdownGraceMs: integer(settings.shutdownGraceMs, 600_000),
+  };
+}

@@ -1,0 +1,90 @@
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createServiceRouter } from "@platform/codegen/runtime/server";
+import { registerSecretService } from "../../gen/platform/compute/v1/secret_service_server.js";
+import { registerIamService } from "../../gen/platform/iam/v1/iam_service_server.js";
+import { registerScriptService } from "../../gen/platform/script/v1/script_service_server.js";
+import { createAuthInterceptor } from "./auth/auth-interceptor.js";
+import { ensureOperator } from "./auth/operator.js";
+import type { ServerConfig } from "./config.js";
+import { openDatabase } from "./db/database.js";
+import { migrateDatabase } from "./db/migrate.js";
+import { createIamService } from "./services/iam/iam-handlers.js";
+import { createScriptService } from "./services/script/script-handlers.js";
+import { createSecretBox } from "./services/secrets/secret-box.js";
+import { loadSecretKey } from "./services/secrets/secret-key.js";
+import { createSecretService } from "./services/secrets/secret-handlers.js";
+import { listenPlane, type PlaneListener } from "./transport/listen-plane.js";
+import type { Logger } from "./transport/logger.js";
+
+/** A started server: where each plane listens, and how to stop it. */
+export interface RunningServer {
+  /** Base URL of each plane that is served (planes not built yet are absent). */
+  readonly urls: Readonly<Record<string, string>>;
+  close(): Promise<void>;
+}
+
+/** What `<dataDir>/server.json` says while a server runs, so admin commands can reach it. */
+export interface ServerRecord {
+  readonly pid: number;
+  readonly api: string;
+}
+
+export const serverRecordFile = (dataDir: string) => join(dataDir, "server.json");
+
+/**
+ * Starts every plane that is built: opens and migrates the database, makes sure the operator
+ * credential exists, registers the services through their generated glue and listens.
+ */
+export async function startServer(config: ServerConfig, logger: Logger): Promise<RunningServer> {
+  const startedAt = Date.now();
+  const version = await serverVersion();
+  const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const listeners: PlaneListener[] = [];
+  const shutdown = new AbortController();
+  let ready = false;
+  try {
+    logger.info("database opened", { kind: database.kind });
+    await migrateDatabase(database, (line) => logger.info(line));
+    const { db } = database;
+    await ensureOperator(db, config.dataDir);
+    const box = createSecretBox(await loadSecretKey({ secretKey: config.secretKey, dataDir: config.dataDir }));
+
+    // The auth interceptor reads the access rules of every service registered on the plane.
+    const api = createServiceRouter({
+      interceptors: [createAuthInterceptor({ db, bindings: () => api.bindings })],
+      readMaxBytes: config.maxBodyBytes,
+      shutdownSignal: shutdown.signal,
+    });
+    registerScriptService(api, createScriptService({ db, version, startedAt }));
+    registerSecretService(api, createSecretService({ db, box }));
+    registerIamService(api, createIamService({ db }));
+
+    const common = { host: config.host, corsOrigins: config.corsOrigins, maxBodyBytes: config.maxBodyBytes, logger, isReady: () => ready };
+    listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler: api.nodeHandler() }));
+  } catch (error) {
+    await Promise.all(listeners.map((l) => l.close(0)));
+    await database.close();
+    throw error;
+  }
+
+  const urls = Object.fromEntries(listeners.map((l, i) => [["api"][i]!, l.url]));
+  const record: ServerRecord = { pid: process.pid, api: urls.api! };
+  await writeFile(serverRecordFile(config.dataDir), JSON.stringify(record) + "\n", { mode: 0o600 });
+  ready = true;
+  return {
+    urls,
+    async close() {
+      ready = false;
+      shutdown.abort();
+      await Promise.all(listeners.map((l) => l.close(config.shutdownGraceMs)));
+      await rm(serverRecordFile(config.dataDir), { force: true });
+      await database.close();
+    },
+  };
+}
+
+async function serverVersion(): Promise<string> {
+  const path = new URL("../package.json", import.meta.url);
+  return (JSON.parse(await readFile(path, "utf8")) as { version: string }).version;
+}

@@ -1,0 +1,123 @@
+import type * as http from "node:http";
+import type * as http2 from "node:http2";
+import { createCorsPolicy } from "./cors-policy.js";
+import type { Logger } from "./logger.js";
+import { requestIdFor } from "./request-id.js";
+import { protocolOf } from "./request-protocol.js";
+
+export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
+export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+/** A node:http / node:http2 request listener, such as the service router's `nodeHandler()`. */
+export type NodeRequestHandler = (request: NodeRequest, response: NodeResponse) => void;
+
+/** What /readyz answers: `starting` until the server says it is ready, `stopping` once it closes. */
+export type Readiness = "starting" | "ready" | "stopping";
+
+export interface PlaneHandlerOptions {
+  /** The plane's name in log lines ("api", "data"). */
+  readonly plane: string;
+  readonly handler: NodeRequestHandler;
+  readonly corsOrigins: readonly string[];
+  readonly maxBodyBytes: number;
+  readonly logger: Logger;
+  readonly readiness: () => Readiness;
+}
+
+/**
+ * What every request of a plane goes through before the service router: a request id, one log
+ * line when it ends, CORS, health and readiness probes, and the body-size limit. These answer for
+ * the port, not for a service, so they live here rather than in interceptors: probes and preflights
+ * carry no credentials and must not reach auth, and a 413 must not wait for the body to be read.
+ */
+export function createPlaneHandler(options: PlaneHandlerOptions): NodeRequestHandler {
+  const { plane, logger } = options;
+  const corsFor = createCorsPolicy(options.corsOrigins);
+  return (request, response) => {
+    const started = performance.now();
+    const method = request.method ?? "GET";
+    const route = (request.url ?? "/").split("?", 1)[0]!;
+    const contentType = request.headers["content-type"];
+    const requestId = requestIdFor(request.headers["x-request-id"]);
+    // Handlers and interceptors read it from the request headers, whatever the protocol.
+    request.headers["x-request-id"] = requestId;
+    response.setHeader("x-request-id", requestId);
+
+    response.once("close", () => {
+      const status = response.statusCode;
+      const fields = {
+        plane,
+        method,
+        route,
+        status,
+        durationMs: Math.round((performance.now() - started) * 10) / 10,
+        requestId,
+        protocol: protocolOf(method, route, contentType),
+        // Cut before the handler ended it: the client went away, or a shutdown's grace ran out.
+        ...(response.writableEnded ? {} : { aborted: true }),
+      };
+      if (status >= 500) logger.warn("request", fields);
+      else logger.info("request", fields);
+    });
+
+    const cors = corsFor({
+      method,
+      origin: single(request.headers.origin),
+      requestMethod: single(request.headers["access-control-request-method"]),
+      requestHeaders: single(request.headers["access-control-request-headers"]),
+    });
+    if (cors.kind === "preflight-denied") return answer(response, 403);
+    if (cors.kind === "preflight-allowed" || cors.kind === "actual") {
+      for (const [name, value] of Object.entries(cors.headers)) response.setHeader(name, value);
+    }
+    if (cors.kind === "preflight-allowed") return answer(response, 204);
+
+    if (method === "GET" && route === "/healthz") return answer(response, 200, { status: "ok" });
+    if (method === "GET" && route === "/readyz") {
+      const readiness = options.readiness();
+      return answer(response, readiness === "ready" ? 200 : 503, { status: readiness });
+    }
+
+    // Other bodies are read whole, so a declared size over the limit is refused before reading
+    // (a chunked body is held to the router's readMaxBytes as it is read). gRPC client streams are
+    // long uploads of many messages: the router's readMaxBytes limits each message instead.
+    const declaredLength = Number(request.headers["content-length"] ?? 0);
+    if (declaredLength > options.maxBodyBytes && !(contentType ?? "").toLowerCase().startsWith("application/grpc")) {
+      // Over HTTP/1.1 the unread body would have to be drained to keep the connection: close it.
+      if (request.httpVersionMajor === 1) response.setHeader("connection", "close");
+      return answer(response, 413, { code: "resource_exhausted", message: `request body exceeds ${options.maxBodyBytes} bytes` });
+    }
+
+    try {
+      options.handler(request, response);
+    } catch (error) {
+      // A synchronous throw out of a request listener would take the process down with it.
+      logger.error("request handler threw", { plane, route, requestId, error });
+      if (!response.headersSent) answer(response, 500, { code: "internal", message: "internal error" });
+      else response.destroy();
+    }
+  };
+}
+
+/** The response methods both node:http and node:http2 have, without their overloads. */
+interface AnswerableResponse {
+  statusCode: number;
+  setHeader(name: string, value: string): unknown;
+  end(body: string): unknown;
+}
+
+function answer(response: AnswerableResponse, status: number, body?: object): void {
+  response.statusCode = status;
+  if (body === undefined) {
+    response.setHeader("content-length", "0");
+    response.end("");
+    return;
+  }
+  const text = JSON.stringify(body);
+  response.setHeader("content-type", "application/json");
+  response.setHeader("content-length", String(Buffer.byteLength(text)));
+  response.end(text);
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
