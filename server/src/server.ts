@@ -60,7 +60,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));
 
-    const common = { host: config.host, corsOrigins: config.corsOrigins, maxBodyBytes: config.maxBodyBytes, logger, isReady: () => ready };
+    // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.
+    const common = { host: config.host, corsOrigins: config.corsOrigins, maxBodyBytes: config.maxBodyBytes, logger, isReady: () => ready, shutdownController: shutdown };
     listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler: api.nodeHandler() }));
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
@@ -76,7 +77,6 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     urls,
     async close() {
       ready = false;
-      shutdown.abort();
       await Promise.all(listeners.map((l) => l.close(config.shutdownGraceMs)));
       await rm(serverRecordFile(config.dataDir), { force: true });
       await database.close();

@@ -1,0 +1,36 @@
+import { randomBytes } from "node:crypto";
+import { inject } from "vitest";
+import { createPlatformClient, type PlatformClient } from "../../sdk/src/index.js";
+import { runAdmin } from "./platform-server.js";
+
+/** The server every end-to-end file shares (started once by global-setup.ts). */
+export const apiUrl = (): string => inject("platformUrls").api!;
+
+export interface TestOrganization {
+  readonly id: string;
+  readonly name: string;
+  /** The owner key `admin create-org` printed. */
+  readonly token: string;
+  /** Headers a plain HTTP client sends as this organization's owner. */
+  readonly headers: Record<string, string>;
+  /** The SDK, as this organization's owner. */
+  readonly client: PlatformClient;
+}
+
+/**
+ * A new organization with an owner key, made the way an operator does: `platform-server admin
+ * create-org` on the running server's data directory (which goes through the server's IAM API).
+ */
+export async function createOrganization(prefix = "org"): Promise<TestOrganization> {
+  const name = `${prefix}-${randomBytes(4).toString("hex")}`;
+  const result = await runAdmin(inject("platformDataDir"), ["create-org", name]);
+  if (result.code !== 0) throw new Error(`admin create-org failed (${result.code}): ${result.stderr}`);
+  const { organization, apiKey } = result.json as { organization: { id: string; name: string }; apiKey: string };
+  return {
+    id: organization.id,
+    name: organization.name,
+    token: apiKey,
+    headers: { authorization: `Bearer ${apiKey}`, "x-organization-name": organization.name },
+    client: createPlatformClient({ apiUrl: apiUrl(), token: apiKey, organization: organization.name }),
+  };
+}
