@@ -28,13 +28,16 @@ export interface StartedServer {
  * Starts `platform-server serve` on free ports with a fresh data directory, on the embedded
  * database, or on a fresh database of TEST_DATABASE_URL's server when that is set.
  */
-export async function startPlatformServer(extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<StartedServer> {
-  const dataDir = await mkdtemp(join(tmpdir(), "platform-e2e-"));
-  const database = await freshDatabase();
+export async function startPlatformServer(
+  extraArgs: string[] = [],
+  { dataDir, database }: { dataDir?: string; database?: TestPostgresDatabase } = {},
+): Promise<StartedServer> {
+  dataDir ??= await mkdtemp(join(tmpdir(), "platform-e2e-"));
+  database ??= await freshDatabase();
   const child = spawn(
     process.execPath,
     [binary, "serve", "--data-dir", dataDir, "--api-port", "0", "--data-port", "0", "--git-port", "0", "--registry-port", "0", "--identity-port", "0", ...extraArgs],
-    { env: { ...process.env, ...(database ? { DATABASE_URL: database.url } : { DATABASE_URL: "" }), ...env }, stdio: ["ignore", "pipe", "pipe"] },
+    { env: { ...process.env, DATABASE_URL: database?.url ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
   );
   const logs: string[] = [];
   createInterface({ input: child.stderr! }).on("line", (line) => logs.push(line));
@@ -70,7 +73,13 @@ export async function startPlatformServer(extraArgs: string[] = [], env: NodeJS.
   };
 }
 
-async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> } | undefined> {
+export interface TestPostgresDatabase {
+  readonly url: string;
+  drop(): Promise<void>;
+}
+
+/** A new database on TEST_DATABASE_URL's server, or undefined to use the embedded one. */
+export async function freshDatabase(): Promise<TestPostgresDatabase | undefined> {
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) return undefined;
   const name = `e2e_${randomBytes(6).toString("hex")}`;

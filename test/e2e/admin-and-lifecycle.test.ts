@@ -1,0 +1,76 @@
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request } from "undici";
+import { afterAll, describe, expect, it } from "vitest";
+import { freshDatabase, runAdmin, startPlatformServer, type TestPostgresDatabase } from "./platform-server.js";
+
+// The admin commands on a data directory with no server running (they open the database
+// themselves), then the binary started on it: the keys made offline work, and SIGTERM ends it
+// cleanly with in-flight calls answered.
+let dataDir: string;
+let database: TestPostgresDatabase | undefined;
+afterAll(async () => {
+  await database?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe("admin commands without a running server, then the server on the same data", () => {
+  it("creates an organization, keys, rotates and revokes, and the server honours all of it", async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "platform-admin-"));
+    database = await freshDatabase();
+    const env = { DATABASE_URL: database?.url ?? "" };
+
+    const org = await runAdmin(dataDir, ["create-org", "offline-co"], env);
+    expect(org.code).toBe(0);
+    const { organization, apiKey: ownerKey } = org.json as { organization: { id: string; name: string }; apiKey: string };
+    expect(organization.name).toBe("offline-co");
+    expect(ownerKey).toMatch(/^dk_/);
+
+    const key = await runAdmin(dataDir, ["create-key", "--org", "offline-co", "--role", "secrets.viewer", "--role", "script.viewer"], env);
+    expect(key.code).toBe(0);
+    const { apiKey, secret } = key.json as { apiKey: { keyId: string }; secret: string };
+    const rotated = await runAdmin(dataDir, ["rotate-key", "--org", "offline-co", apiKey.keyId], env);
+    const newSecret = (rotated.json as { secret: string }).secret;
+    const extra = await runAdmin(dataDir, ["create-key", "--org", "offline-co", "--role", "secrets.viewer"], env);
+    const extraKey = extra.json as { apiKey: { keyId: string }; secret: string };
+    expect((await runAdmin(dataDir, ["revoke-key", "--org", "offline-co", extraKey.apiKey.keyId], env)).code).toBe(0);
+    expect((await runAdmin(dataDir, ["create-org", "Not A Slug"], env)).code).toBe(1);
+    expect((await runAdmin(dataDir, ["frobnicate"], env)).code).toBe(2);
+
+    const server = await startPlatformServer([], { dataDir, database });
+    try {
+      const operatorKey = await stat(join(dataDir, "operator.key"));
+      expect(operatorKey.mode & 0o777).toBe(0o600);
+      const status = async (token: string) => {
+        const response = await request(`${server.urls.api}/v1/compute/secrets`, { headers: { authorization: `Bearer ${token}` } });
+        await response.body.dump();
+        return response.statusCode;
+      };
+      expect(await status(ownerKey)).toBe(200);
+      expect(await status(newSecret)).toBe(200);
+      expect(await status(secret)).toBe(401);
+      expect(await status(extraKey.secret)).toBe(401);
+
+      // While the server runs, admin commands go through its API and still work.
+      const live = await runAdmin(dataDir, ["create-key", "--org", "offline-co", "--role", "secrets.admin"]);
+      expect(live.code).toBe(0);
+      expect(await status((live.json as { secret: string }).secret)).toBe(200);
+
+      // SIGTERM: calls in flight are answered, then the process exits 0 and forgets server.json.
+      const inFlight = Array.from({ length: 20 }, () => status(ownerKey));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const code = server.process.kill("SIGTERM");
+      expect(code).toBe(true);
+      const statuses = await Promise.allSettled(inFlight);
+      const answered = statuses.filter((s) => s.status === "fulfilled").map((s) => (s as PromiseFulfilledResult<number>).value);
+      expect(answered.every((s) => s === 200)).toBe(true);
+      await new Promise((resolve) => server.process.once("exit", resolve));
+      expect(server.process.exitCode).toBe(0);
+      await expect(stat(join(dataDir, "server.json"))).rejects.toThrow();
+      expect(server.logs.some((line) => line.includes('"msg":"stopped"'))).toBe(true);
+    } finally {
+      if (server.process.exitCode === null) server.process.kill("SIGKILL");
+    }
+  });
+});
