@@ -1,7 +1,7 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { ServiceAccess, ServiceBinding } from "@platform/codegen/runtime";
-import { and, eq, lte } from "drizzle-orm";
+import { and, eq, lte, sql } from "drizzle-orm";
 import type { Database } from "../db/database.js";
 import { apiKeys, organizations, permissions } from "../db/schema.js";
 import { hashApiKeySecret, isApiKeySecretShape } from "./api-key-secret.js";
@@ -88,7 +88,11 @@ function unauthenticated(message: string): ConnectError {
   return new ConnectError(message, Code.Unauthenticated, challenge);
 }
 
-async function authenticate(db: Database, authorization: string | null): Promise<Principal> {
+/**
+ * The principal behind an `Authorization: Bearer <API key>` header, or UNAUTHENTICATED. Exported
+ * for planes that are not Connect services (git, registry) and for benchmarks.
+ */
+export async function authenticate(db: Database, authorization: string | null): Promise<Principal> {
   if (!authorization) throw unauthenticated("missing credentials: send the header Authorization: Bearer <API key>");
   const match = /^(\S+)\s+(\S+)\s*$/.exec(authorization.trim());
   if (!match) throw unauthenticated("malformed Authorization header: expected Bearer <API key>");
@@ -96,8 +100,15 @@ async function authenticate(db: Database, authorization: string | null): Promise
   if (scheme!.toLowerCase() !== "bearer") throw unauthenticated(`unsupported authorization scheme "${scheme!.slice(0, 20)}": use Bearer <API key>`);
   if (!isApiKeySecretShape(token!)) throw unauthenticated("malformed bearer token: expected an API key (dk_ followed by 43 characters)");
 
+  // One round trip per call: the key, its organization and its organization-wide roles.
   const [row] = await db
-    .select({ key: apiKeys, orgName: organizations.name })
+    .select({
+      key: apiKeys,
+      orgName: organizations.name,
+      roles: sql<string[]>`coalesce((select array_agg(${permissions.role}) from ${permissions}
+        where ${permissions.orgId} = ${apiKeys.orgId} and ${permissions.principal} = ${apiKeys.id}::text
+        and ${permissions.resource} = ''), '{}')`,
+    })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
     .where(eq(apiKeys.secretHash, hashApiKeySecret(token!)));
@@ -108,10 +119,6 @@ async function authenticate(db: Database, authorization: string | null): Promise
   if (key.state === "revoked") throw unauthenticated(`API key ${key.secretPrefix}… (${key.id}) was revoked`);
   if (key.expiresAt !== 0 && key.expiresAt <= now) throw unauthenticated(`API key ${key.secretPrefix}… (${key.id}) expired at ${new Date(key.expiresAt).toISOString()}`);
 
-  const grants = await db
-    .select({ role: permissions.role })
-    .from(permissions)
-    .where(and(eq(permissions.orgId, key.orgId), eq(permissions.principal, key.id), eq(permissions.resource, "")));
   if (now - key.lastUsedAt >= lastUsedResolutionMs) {
     // Conditional, so concurrent calls of one key write once per resolution window.
     await db
@@ -119,7 +126,7 @@ async function authenticate(db: Database, authorization: string | null): Promise
       .set({ lastUsedAt: now })
       .where(and(eq(apiKeys.id, key.id), lte(apiKeys.lastUsedAt, now - lastUsedResolutionMs)));
   }
-  return { orgId: key.orgId, orgName: row.orgName, keyId: key.id, roles: new Set(grants.map((g) => g.role)) };
+  return { orgId: key.orgId, orgName: row.orgName, keyId: key.id, roles: new Set(row.roles) };
 }
 
 function checkOrganizationHeader(value: string | null, principal: Principal, service: string): void {

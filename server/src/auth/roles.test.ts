@@ -115,3 +115,10 @@ describe("the catalog", () => {
     expect(table).toContain(`| \`secrets.admin\` | ${findRole("secrets.admin")!.allows} |`);
   });
 });
+
+describe("the README", () => {
+  it("shows the role catalog as it is", async () => {
+    const readme = await readFile(new URL("../../../README.md", import.meta.url), "utf8");
+    expect(readme).toContain(roleCatalogMarkdown().trim());
+  });
+});

@@ -1,0 +1,68 @@
+// The server side of get-env-var.bench.ts: the real api plane (listener, router, auth, script
+// service) and, on another port, a raw node:http JSON handler doing the same work by hand (the
+// same bearer-key lookup and the same store read) with no routing, transcoding or Connect
+// protocol. Prints the ports and a token on stdout, then serves until killed.
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createServiceRouter } from "@platform/codegen/runtime/server";
+import { registerScriptService } from "../gen/platform/script/v1/script_service_server.js";
+import { authenticate, createAuthInterceptor } from "../server/src/auth/auth-interceptor.js";
+import { ensureOperator } from "../server/src/auth/operator.js";
+import { openDatabase } from "../server/src/db/database.js";
+import { migrateDatabase } from "../server/src/db/migrate.js";
+import { organizations } from "../server/src/db/schema.js";
+import { createIamStore } from "../server/src/services/iam/iam-store.js";
+import { createEnvStore } from "../server/src/services/script/env-store.js";
+import { createScriptService } from "../server/src/services/script/script-handlers.js";
+import { listenPlane } from "../server/src/transport/listen-plane.js";
+import { createLogger } from "../server/src/transport/logger.js";
+
+const dataDir = await mkdtemp(join(tmpdir(), "bench-"));
+const database = await openDatabase({ dataDir: "memory://", databaseUrl: process.env.DATABASE_URL });
+await migrateDatabase(database, () => {});
+const { db } = database;
+await ensureOperator(db, dataDir);
+const [org] = await db.insert(organizations).values({ name: "bench" }).returning();
+const iam = createIamStore(db);
+const issued = await iam.createApiKey(org!.id, { name: "bench", roles: ["owner"], expiresAt: 0 });
+const env = createEnvStore(db);
+await env.setEnvVar(org!.id, "REGION", "eu-west");
+
+const shutdown = new AbortController();
+const router = createServiceRouter({ interceptors: [createAuthInterceptor({ db, bindings: () => router.bindings })], shutdownSignal: shutdown.signal });
+registerScriptService(router, createScriptService({ db, version: "bench", startedAt: Date.now() }));
+const plane = await listenPlane({
+  name: "api",
+  host: "127.0.0.1",
+  port: 0,
+  handler: router.nodeHandler(),
+  corsOrigins: [],
+  maxBodyBytes: 16 * 1024 * 1024,
+  logger: createLogger(() => {}),
+  isReady: () => true,
+  shutdownController: shutdown,
+});
+
+const raw = http.createServer((req, res) => {
+  const key = decodeURIComponent((req.url ?? "").split("/").pop() ?? "");
+  authenticate(db, req.headers.authorization ?? null)
+    .then((principal) => env.getEnvVar(principal.orgId, key))
+    .then(
+    (value) => {
+      res.writeHead(value === undefined ? 404 : 200, { "content-type": "application/json" });
+      res.end(JSON.stringify(value === undefined ? { code: "not_found" } : { key, value }));
+    },
+    () => {
+      res.writeHead(500);
+      res.end();
+    },
+  );
+});
+await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
+
+process.stdout.write(
+  JSON.stringify({ api: plane.url, raw: `http://127.0.0.1:${(raw.address() as AddressInfo).port}`, token: issued.secret, organization: "bench" }) + "\n",
+);

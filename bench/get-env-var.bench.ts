@@ -1,0 +1,72 @@
+// Throughput and latency of GetEnvVar three ways, against one server process, in one run:
+// native Connect JSON, its transcoded HTTP route, and a raw node:http JSON handler doing the same
+// work by hand (same key lookup, same store read; no routing, transcoding or Connect protocol). Rounds are interleaved so machine
+// noise hits every variant alike; the table reports each variant's median round.
+// Run: npx tsx bench/get-env-var.bench.ts [seconds-per-round=4] [rounds=3] [connections=16]
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { Pool } from "undici";
+
+const [seconds = 4, rounds = 3, connections = 16] = process.argv.slice(2).map(Number);
+
+const server = spawn(process.execPath, ["--import", "tsx", new URL("./get-env-var-server.ts", import.meta.url).pathname], { stdio: ["ignore", "pipe", "inherit"] });
+const target = await new Promise<{ api: string; raw: string; token: string; organization: string }>((resolve) =>
+  createInterface({ input: server.stdout! }).once("line", (line) => resolve(JSON.parse(line))),
+);
+const auth = { authorization: `Bearer ${target.token}`, "x-organization-name": target.organization };
+
+interface Variant {
+  readonly name: string;
+  readonly origin: string;
+  readonly request: { method: "GET" | "POST"; path: string; headers: Record<string, string>; body?: string };
+}
+const variants: Variant[] = [
+  {
+    name: "Connect JSON  POST /platform.script.v1.ScriptService/GetEnvVar",
+    origin: target.api,
+    request: { method: "POST", path: "/platform.script.v1.ScriptService/GetEnvVar", headers: { ...auth, "content-type": "application/json" }, body: '{"key":"REGION"}' },
+  },
+  { name: "HTTP route    GET /v1/script/env/REGION", origin: target.api, request: { method: "GET", path: "/v1/script/env/REGION", headers: auth } },
+  { name: "raw node:http GET /env/REGION", origin: target.raw, request: { method: "GET", path: "/env/REGION", headers: auth } },
+];
+
+async function round(variant: Variant, durationMs: number): Promise<{ rps: number; p50: number; p99: number }> {
+  const pool = new Pool(variant.origin, { connections, pipelining: 1 });
+  const latencies: number[] = [];
+  const deadline = performance.now() + durationMs;
+  const worker = async () => {
+    while (performance.now() < deadline) {
+      const start = performance.now();
+      const response = await pool.request(variant.request);
+      await response.body.text();
+      if (response.statusCode !== 200) throw new Error(`${variant.name}: status ${response.statusCode}`);
+      latencies.push(performance.now() - start);
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
+  return { rps: latencies.length / (durationMs / 1000), p50: at(0.5), p99: at(0.99) };
+}
+
+for (const variant of variants) await round(variant, 1000); // warm-up
+const results = new Map<string, { rps: number; p50: number; p99: number }[]>();
+for (let r = 0; r < rounds; r++) {
+  for (const variant of variants) {
+    const result = await round(variant, seconds * 1000);
+    results.set(variant.name, [...(results.get(variant.name) ?? []), result]);
+  }
+}
+server.kill("SIGTERM");
+
+const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const summary = variants.map((v) => {
+  const rs = results.get(v.name)!;
+  return { name: v.name, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)) };
+});
+console.log(`GetEnvVar, ${connections} connections, ${rounds} interleaved rounds of ${seconds} s (medians)`);
+for (const s of summary) console.log(`${s.name.padEnd(62)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms`);
+const [connect, rest, raw] = summary as [typeof summary[0], typeof summary[0], typeof summary[0]];
+console.log(`HTTP route / Connect: throughput ${(rest.rps / connect.rps).toFixed(2)}x, p99 ${(rest.p99 / connect.p99).toFixed(2)}x`);
+console.log(`Connect / raw handler: throughput ${(connect.rps / raw.rps).toFixed(2)}x`);
