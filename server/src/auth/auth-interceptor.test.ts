@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Code, ConnectError, createClient, createRouterTransport, type Client, type HandlerContext, type Transport } from "@connectrpc/connect";
+import { Code, createClient, createRouterTransport, type Client, type HandlerContext, type Transport } from "@connectrpc/connect";
 import { createServiceRouter } from "@platform/codegen/runtime/server";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,6 +19,7 @@ import { createIamService } from "../services/iam/iam-handlers.js";
 import { createIamStore, type IamStore } from "../services/iam/iam-store.js";
 import { createAuthInterceptor, lastUsedResolutionMs } from "./auth-interceptor.js";
 import { principalOf } from "./principal.js";
+import { failure } from "../../test/connect-failure.js";
 
 let database: TestDatabase;
 let store: IamStore;
@@ -71,15 +72,6 @@ async function keyWith(roles: string[], expiresAt = 0) {
   const orgId = await database.createOrganization(name);
   const { key, secret } = await store.createApiKey(orgId, { name: "test", roles, expiresAt });
   return { orgId, name, keyId: key.id, secret, headers: { authorization: `Bearer ${secret}`, "x-organization-name": name } };
-}
-
-async function failure(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected a failure");
 }
 
 describe(`auth interceptor (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"})`, () => {

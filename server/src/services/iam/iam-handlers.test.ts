@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { toJson } from "@bufbuild/protobuf";
-import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
+import { Code, createRouterTransport } from "@connectrpc/connect";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeySchema, ApiKeyState } from "../../../../gen/platform/iam/v1/iam_pb.js";
@@ -10,6 +10,7 @@ import { openTestDatabase, type TestDatabase } from "../../../test/test-database
 import { principalKey, type Principal } from "../../auth/principal.js";
 import { apiKeys } from "../../db/schema.js";
 import { createIamService } from "./iam-handlers.js";
+import { failure } from "../../../test/connect-failure.js";
 
 let database: TestDatabase;
 let operator: IamServiceClient;
@@ -39,15 +40,6 @@ async function organizationAdmin(): Promise<{ orgId: string; name: string; clien
   const name = `org-${randomUUID().slice(0, 8)}`;
   const orgId = await database.createOrganization(name);
   return { orgId, name, client: clientAs({ orgId, orgName: name, keyId: randomUUID(), roles: new Set(["iam.admin"]) }) };
-}
-
-async function failure(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected a failure");
 }
 
 describe(`IAM handlers (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"})`, () => {

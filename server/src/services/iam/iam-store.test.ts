@@ -1,10 +1,11 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
 import { hashApiKeySecret } from "../../auth/api-key-secret.js";
 import { apiKeys, organizations, permissions } from "../../db/schema.js";
 import { createIamStore, type IamStore } from "./iam-store.js";
+import { failure } from "../../../test/connect-failure.js";
 
 let database: TestDatabase;
 let store: IamStore;
@@ -13,15 +14,6 @@ beforeAll(async () => {
   store = createIamStore(database.db);
 });
 afterAll(() => database.close());
-
-async function failure(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected a failure");
-}
 
 const engine = process.env.TEST_DATABASE_URL ? "postgres" : "embedded";
 
