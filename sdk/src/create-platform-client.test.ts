@@ -30,6 +30,17 @@ beforeAll(async () => {
       }
       return create(ThreadSchema, { threadId: req.threadId });
     },
+    async getScriptEnv(_req, ctx) {
+      // Slow on purpose, and stops when the caller's deadline or abort reaches the server.
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, 5_000);
+        ctx.signal.addEventListener("abort", () => {
+          clearTimeout(timer);
+          resolve(undefined);
+        });
+      });
+      return { vars: [] };
+    },
     createThread() {
       createThreadCalls++;
       throw new ConnectError("try again", Code.Unavailable);
@@ -73,6 +84,16 @@ describe.each(["connect", "grpc-web"] as const)("createPlatformClient over %s", 
     createThreadCalls = 0;
     await expect(client().script.createThread({ scriptName: "x" })).rejects.toMatchObject({ code: Code.Unavailable });
     expect(createThreadCalls).toBe(1);
+  });
+
+  it("ends a call at its per-call timeout", async () => {
+    await expect(client().script.getScriptEnv({ name: "slow" }, { timeoutMs: 100 })).rejects.toMatchObject({ code: Code.DeadlineExceeded });
+  });
+
+  it("ends a call when its AbortSignal fires", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    await expect(client().script.getScriptEnv({ name: "slow" }, { signal: controller.signal })).rejects.toMatchObject({ code: Code.Canceled });
   });
 
   it("iterates every item across pages", async () => {
