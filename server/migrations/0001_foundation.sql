@@ -5,7 +5,7 @@ CREATE TABLE "api_keys" (
 	"secret_hash" text NOT NULL,
 	"secret_prefix" text NOT NULL,
 	"state" text DEFAULT 'active' NOT NULL,
-	"created_at" bigint DEFAULT (extract(epoch from clock_timestamp()) * 1000)::bigint NOT NULL,
+	"created_at" bigint DEFAULT (extract(epoch from statement_timestamp()) * 1000)::bigint NOT NULL,
 	"expires_at" bigint DEFAULT 0 NOT NULL,
 	"last_used_at" bigint DEFAULT 0 NOT NULL,
 	"rotated_at" bigint DEFAULT 0 NOT NULL,
@@ -17,7 +17,7 @@ CREATE TABLE "env_vars" (
 	"org_id" uuid NOT NULL,
 	"key" text NOT NULL,
 	"value" text NOT NULL,
-	"updated_at" bigint DEFAULT (extract(epoch from clock_timestamp()) * 1000)::bigint NOT NULL,
+	"updated_at" bigint DEFAULT (extract(epoch from statement_timestamp()) * 1000)::bigint NOT NULL,
 	CONSTRAINT "env_vars_org_id_key_pk" PRIMARY KEY("org_id","key")
 );
 --> statement-breakpoint
@@ -26,7 +26,7 @@ CREATE TABLE "organizations" (
 	"name" text NOT NULL,
 	"display_name" text DEFAULT '' NOT NULL,
 	"system" boolean DEFAULT false NOT NULL,
-	"created_at" bigint DEFAULT (extract(epoch from clock_timestamp()) * 1000)::bigint NOT NULL,
+	"created_at" bigint DEFAULT (extract(epoch from statement_timestamp()) * 1000)::bigint NOT NULL,
 	CONSTRAINT "organizations_name_unique" UNIQUE("name")
 );
 --> statement-breakpoint
@@ -36,7 +36,7 @@ CREATE TABLE "permissions" (
 	"principal" text NOT NULL,
 	"role" text NOT NULL,
 	"resource" text DEFAULT '' NOT NULL,
-	"created_at" bigint DEFAULT (extract(epoch from clock_timestamp()) * 1000)::bigint NOT NULL,
+	"created_at" bigint DEFAULT (extract(epoch from statement_timestamp()) * 1000)::bigint NOT NULL,
 	CONSTRAINT "permissions_grant_unique" UNIQUE("org_id","principal","role","resource")
 );
 --> statement-breakpoint
@@ -45,7 +45,7 @@ CREATE TABLE "script_env_vars" (
 	"script_name" text NOT NULL,
 	"key" text NOT NULL,
 	"value" text NOT NULL,
-	"updated_at" bigint DEFAULT (extract(epoch from clock_timestamp()) * 1000)::bigint NOT NULL,
+	"updated_at" bigint DEFAULT (extract(epoch from statement_timestamp()) * 1000)::bigint NOT NULL,
 	CONSTRAINT "script_env_vars_org_id_script_name_key_pk" PRIMARY KEY("org_id","script_name","key")
 );
 --> statement-breakpoint
@@ -54,8 +54,8 @@ CREATE TABLE "secrets" (
 	"name" text NOT NULL,
 	"type" text NOT NULL,
 	"sealed_value" "bytea" NOT NULL,
-	"created_at" bigint DEFAULT (extract(epoch from clock_timestamp()) * 1000)::bigint NOT NULL,
-	"updated_at" bigint DEFAULT (extract(epoch from clock_timestamp()) * 1000)::bigint NOT NULL,
+	"created_at" bigint DEFAULT (extract(epoch from statement_timestamp()) * 1000)::bigint NOT NULL,
+	"updated_at" bigint DEFAULT (extract(epoch from statement_timestamp()) * 1000)::bigint NOT NULL,
 	CONSTRAINT "secrets_org_id_name_pk" PRIMARY KEY("org_id","name")
 );
 --> statement-breakpoint

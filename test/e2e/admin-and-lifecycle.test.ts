@@ -52,6 +52,15 @@ describe("admin commands without a running server, then the server on the same d
       expect(await status(secret)).toBe(401);
       expect(await status(extraKey.secret)).toBe(401);
 
+      // A secret's value and the keys' secrets never reach a log line.
+      const created = await request(`${server.urls.api}/v1/compute/secrets`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ownerKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "logged", value: { registrySecret: { username: "u", password: "pw-that-must-not-be-logged" } } }),
+      });
+      expect(created.statusCode).toBe(200);
+      await created.body.dump();
+
       // While the server runs, admin commands go through its API and still work.
       const live = await runAdmin(dataDir, ["create-key", "--org", "offline-co", "--role", "secrets.admin"]);
       expect(live.code).toBe(0);
@@ -69,6 +78,9 @@ describe("admin commands without a running server, then the server on the same d
       expect(server.process.exitCode).toBe(0);
       await expect(stat(join(dataDir, "server.json"))).rejects.toThrow();
       expect(server.logs.some((line) => line.includes('"msg":"stopped"'))).toBe(true);
+      const logs = server.logs.join("\n");
+      for (const sensitive of ["pw-that-must-not-be-logged", ownerKey, newSecret, secret]) expect(logs).not.toContain(sensitive);
+      expect(server.logs.filter((line) => line.includes('"msg":"request"')).length).toBeGreaterThan(20);
     } finally {
       if (server.process.exitCode === null) server.process.kill("SIGKILL");
     }

@@ -16,7 +16,8 @@ const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
 });
 
 const epochMs = (name: string) => bigint(name, { mode: "number" });
-const nowMs = sql`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+// The statement's start time: every default of one INSERT gets the same instant (created = updated).
+const nowMs = sql`(extract(epoch from statement_timestamp()) * 1000)::bigint`;
 
 export const organizations = pgTable("organizations", {
   id: uuid("id").primaryKey().defaultRandom(),
