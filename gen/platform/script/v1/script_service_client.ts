@@ -8,13 +8,14 @@
 import type { ClientMethodFacts, ServiceClientOptions } from "@platform/codegen/runtime";
 import { createServiceClient } from "@platform/codegen/runtime";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { CancelThreadRequestSchema, CancelThreadResponse, CreateThreadRequestSchema, CreateThreadResponse, DeleteEnvVarRequestSchema, DeleteEnvVarResponse, GetEnvVarRequestSchema, GetEnvVarResponse, GetScriptEnvRequestSchema, GetScriptEnvResponse, GetTemplateRequestSchema, GetTemplateResponse, GetThreadRequestSchema, GetThreadResultRequestSchema, GetThreadResultResponse, HealthCheckRequestSchema, HealthCheckResponse, ImportEnvVarsRequestSchema, ImportEnvVarsResponse, ListArtifactsRequestSchema, ListArtifactsResponse, ListEnvVarsRequestSchema, ListEnvVarsResponse, ListTemplatesRequestSchema, ListTemplatesResponse, ListThreadsRequestSchema, ListThreadsResponse, ListToolsRequestSchema, ListToolsResponse, ResumeThreadRequestSchema, ResumeThreadResponse, SetEnvVarRequestSchema, SetEnvVarResponse, StreamStepResultRequestSchema, StreamThreadResultRequestSchema, UpdateScriptEnvRequestSchema, UpdateScriptEnvResponse, WatchStepRequestSchema, WatchThreadRequestSchema } from "./script_service_pb.js";
+import type { ActivateScriptVersionRequestSchema, CancelThreadRequestSchema, CancelThreadResponse, CreateScriptRequestSchema, CreateThreadRequestSchema, CreateThreadResponse, DeleteEnvVarRequestSchema, DeleteEnvVarResponse, GetEnvVarRequestSchema, GetEnvVarResponse, GetScriptEnvRequestSchema, GetScriptEnvResponse, GetScriptRequestSchema, GetScriptResponse, GetTemplateRequestSchema, GetTemplateResponse, GetThreadRequestSchema, GetThreadResultRequestSchema, GetThreadResultResponse, HealthCheckRequestSchema, HealthCheckResponse, ImportEnvVarsRequestSchema, ImportEnvVarsResponse, ListArtifactsRequestSchema, ListArtifactsResponse, ListEnvVarsRequestSchema, ListEnvVarsResponse, ListScriptsRequestSchema, ListScriptsResponse, ListTemplatesRequestSchema, ListTemplatesResponse, ListThreadsRequestSchema, ListThreadsResponse, ListToolsRequestSchema, ListToolsResponse, ResumeThreadRequestSchema, ResumeThreadResponse, SetEnvVarRequestSchema, SetEnvVarResponse, StreamStepResultRequestSchema, StreamThreadResultRequestSchema, UpdateScriptEnvRequestSchema, UpdateScriptEnvResponse, WatchStepRequestSchema, WatchThreadRequestSchema } from "./script_service_pb.js";
 import { ScriptService } from "./script_service_pb.js";
 import type { CallOptions, Transport } from "@connectrpc/connect";
 import type { Thread } from "./thread_pb.js";
 import type { StepEvent, ThreadEvent } from "./events_pb.js";
 import type { StepResultChunk, ThreadOutputChunk } from "./result_stream_pb.js";
 import type { TemplateInfo, Tool } from "./catalog_pb.js";
+import type { Script } from "./script_pb.js";
 
 /**
  * Facts about each RPC of platform.script.v1.ScriptService that the SDK acts on.
@@ -37,6 +38,10 @@ export const ScriptServiceMethods = {
   listEnvVars: { kind: "unary", idempotency: "no-side-effects" },
   deleteEnvVar: { kind: "unary", idempotency: "idempotent" },
   importEnvVars: { kind: "unary", idempotency: "idempotent" },
+  createScript: { kind: "unary", idempotency: "idempotent" },
+  getScript: { kind: "unary", idempotency: "no-side-effects" },
+  listScripts: { kind: "unary", idempotency: "no-side-effects", pagination: { pageToken: "pageToken", nextPageToken: "nextPageToken", items: "scripts", pageSize: "pageSize" } },
+  activateScriptVersion: { kind: "unary", idempotency: "idempotent" },
   getScriptEnv: { kind: "unary", idempotency: "no-side-effects" },
   updateScriptEnv: { kind: "unary", idempotency: "idempotent" },
   listTemplates: { kind: "unary", idempotency: "no-side-effects", pagination: { pageToken: "pageToken", nextPageToken: "nextPageToken", items: "templates", pageSize: "pageSize" } },
@@ -204,6 +209,40 @@ export interface ScriptServiceClient {
    * @generated from rpc platform.script.v1.ScriptService.ImportEnvVars
    */
   importEnvVars(request: MessageInitShape<typeof ImportEnvVarsRequestSchema>, options?: CallOptions): Promise<ImportEnvVarsResponse>;
+  /**
+   * Publishes a script: creates it with version 1, or adds the next immutable version of an
+   * existing script and makes it active. The source is validated first; INVALID_ARGUMENT names
+   * the line and field of the first problem. Publishing the same source as the latest version
+   * publishes nothing and returns the script as it is. `env` seeds (merges into) the script's
+   * environment overlay, with the rules of UpdateScriptEnv. Not shown in the specification.
+   *
+   * @generated from rpc platform.script.v1.ScriptService.CreateScript
+   */
+  createScript(request: MessageInitShape<typeof CreateScriptRequestSchema>, options?: CallOptions): Promise<Script>;
+  /**
+   * Returns one script with its active version's contract. Not shown in the specification.
+   *
+   * @generated from rpc platform.script.v1.ScriptService.GetScript
+   */
+  getScript(request: MessageInitShape<typeof GetScriptRequestSchema>, options?: CallOptions): Promise<GetScriptResponse>;
+  /**
+   * Lists the organization's scripts by name, a page at a time. Not shown in the specification.
+   *
+   * @generated from rpc platform.script.v1.ScriptService.ListScripts
+   */
+  listScripts(request: MessageInitShape<typeof ListScriptsRequestSchema>, options?: CallOptions): Promise<ListScriptsResponse>;
+  /**
+   * Every item of ListScripts, fetching pages as the iteration needs them.
+   */
+  listScriptsAll(request: MessageInitShape<typeof ListScriptsRequestSchema>, options?: CallOptions): AsyncIterable<Script>;
+  /**
+   * Makes an earlier (or the latest) version the active one: threads created with version 0 run
+   * it from then on; running threads keep the version they started with. Not shown in the
+   * specification.
+   *
+   * @generated from rpc platform.script.v1.ScriptService.ActivateScriptVersion
+   */
+  activateScriptVersion(request: MessageInitShape<typeof ActivateScriptVersionRequestSchema>, options?: CallOptions): Promise<Script>;
   /**
    * Returns the environment overlay of one script, sorted by key ascending; empty when the script
    * has no overlay. NOT_FOUND when no script of that name exists in the caller's organization.
