@@ -80,7 +80,9 @@ describe("admin commands without a running server, then the server on the same d
       expect(server.logs.some((line) => line.includes('"msg":"stopped"'))).toBe(true);
       const logs = server.logs.join("\n");
       for (const sensitive of ["pw-that-must-not-be-logged", ownerKey, newSecret, secret]) expect(logs).not.toContain(sensitive);
-      expect(server.logs.filter((line) => line.includes('"msg":"request"')).length).toBeGreaterThan(20);
+      // The seven calls made before SIGTERM at least were logged (some of the twenty sent at
+      // SIGTERM may have been refused before they were read).
+      expect(server.logs.filter((line) => line.includes('"msg":"request"')).length).toBeGreaterThanOrEqual(7);
     } finally {
       if (server.process.exitCode === null) server.process.kill("SIGKILL");
     }
