@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, customType, index, pgTable, primaryKey, text, unique, uuid } from "drizzle-orm/pg-core";
+import { bigint, boolean, customType, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, unique, uuid } from "drizzle-orm/pg-core";
 
 /**
  * The database schema of the whole platform: one drizzle schema for the embedded PGlite and for
@@ -113,5 +113,42 @@ export const secrets = pgTable(
   (t) => [primaryKey({ columns: [t.orgId, t.name] })],
 );
 
-export const schema = { organizations, apiKeys, permissions, envVars, scriptEnvVars, secrets };
+/** Scripts of the script service: a name and the version threads run when they ask for 0. */
+export const scripts = pgTable(
+  "scripts",
+  {
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    activeVersion: integer("active_version").notNull(),
+    latestVersion: integer("latest_version").notNull(),
+    createdAt: epochMs("created_at").notNull().default(nowMs),
+    updatedAt: epochMs("updated_at").notNull().default(nowMs),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.name] })],
+);
+
+/** Immutable script versions: the source as published and what was derived from it. */
+export const scriptVersions = pgTable(
+  "script_versions",
+  {
+    orgId: uuid("org_id").notNull(),
+    scriptName: text("script_name").notNull(),
+    version: integer("version").notNull(),
+    source: text("source").notNull(),
+    sourceSha256: text("source_sha256").notNull(),
+    description: text("description").notNull().default(""),
+    /** The contract's JSON Schemas, `{inputs, outputs}`. */
+    contract: jsonb("contract").$type<{ inputs: Record<string, unknown>; outputs: Record<string, unknown> }>().notNull(),
+    toolsRequired: text("tools_required").array().notNull(),
+    createdAt: epochMs("created_at").notNull().default(nowMs),
+  },
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.scriptName, t.version] }),
+    foreignKey({ columns: [t.orgId, t.scriptName], foreignColumns: [scripts.orgId, scripts.name] }).onDelete("cascade"),
+  ],
+);
+
+export const schema = { organizations, apiKeys, permissions, envVars, scriptEnvVars, secrets, scripts, scriptVersions };
 
