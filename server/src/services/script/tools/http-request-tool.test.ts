@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_RESPONSE_BYTES } from "./http-request-tool.js";
+import { createNativeToolSource } from "./native-tools.js";
+import { sendJson, startTestServer, testContext, toolError } from "./test-kit.js";
+import type { TestServer } from "./test-kit.js";
+import { createToolRegistry } from "./tool-registry.js";
+import type { JsonObject } from "./tool.js";
+
+const registry = createToolRegistry([createNativeToolSource()]);
+const request = (input: JsonObject, signal?: AbortSignal) => registry.invoke("org", "http.request", input, testContext(signal));
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer(async (received, response) => {
+    const path = new URL(received.url, "http://x").pathname;
+    if (path === "/json") return sendJson(response, 200, { ok: true, items: [1, 2] });
+    if (path === "/problem") {
+      response.writeHead(422, { "content-type": "application/problem+json" });
+      return void response.end('{"title": "bad"}');
+    }
+    if (path === "/mislabelled") {
+      response.writeHead(200, { "content-type": "application/json" });
+      return void response.end("not json");
+    }
+    if (path === "/cookies") {
+      response.setHeader("set-cookie", ["a=1", "b=2"]);
+      response.setHeader("x-many", ["one", "two"]);
+      return void response.end("ok");
+    }
+    if (path === "/huge-declared") {
+      response.writeHead(200, { "content-length": String(MAX_RESPONSE_BYTES + 1) });
+      return void response.write("x"); // never finished: the declared length alone must refuse it
+    }
+    if (path === "/huge-streamed") {
+      const chunk = Buffer.alloc(1024 * 1024, "y");
+      response.writeHead(200, { "content-type": "text/plain" });
+      const writable = () =>
+        new Promise<void>((resolve) => {
+          const done = () => (response.off("drain", done), response.off("close", done), resolve());
+          response.on("drain", done).on("close", done);
+        });
+      for (let sent = 0; sent <= MAX_RESPONSE_BYTES && !response.destroyed; sent += chunk.length) {
+        if (!response.write(chunk)) await writable();
+      }
+      return void response.end();
+    }
+    if (path === "/slow") return void setTimeout(() => response.end("late"), 5_000).unref();
+    // Echo: what the server received, so tests can look at it.
+    sendJson(response, 201, { method: received.method, url: received.url, headers: received.headers, body: received.body });
+  });
+});
+
+afterAll(() => server.close());
+
+describe("http.request", () => {
+  it("parses a JSON response and reports status, headers and duration", async () => {
+    const result = (await request({ url: `${server.url}/json` })) as JsonObject;
+    expect(result.status).toBe(200);
+    expect(result.body).toEqual({ ok: true, items: [1, 2] });
+    expect((result.headers as JsonObject)["content-type"]).toBe("application/json");
+    expect(result.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("returns a non-2xx status as a result, and parses +json types", async () => {
+    expect(await request({ url: `${server.url}/problem` })).toMatchObject({ status: 422, body: { title: "bad" } });
+  });
+
+  it("falls back to text when a JSON-labelled body does not parse", async () => {
+    expect(await request({ url: `${server.url}/mislabelled` })).toMatchObject({ status: 200, body: "not json" });
+  });
+
+  it("joins repeated response headers", async () => {
+    const headers = ((await request({ url: `${server.url}/cookies` })) as JsonObject).headers as JsonObject;
+    expect(headers["x-many"]).toBe("one, two");
+    expect(headers["set-cookie"]).toBe("a=1, b=2");
+  });
+
+  it("adds query parameters, repeated for arrays, to those already in the URL", async () => {
+    const { body } = (await request({ url: `${server.url}/echo?keep=1`, query: { q: "a b", n: 2, flag: true, tag: ["x", "y"] } })) as JsonObject;
+    expect((body as JsonObject).url).toBe("/echo?keep=1&q=a+b&n=2&flag=true&tag=x&tag=y");
+  });
+
+  it("sends a JSON body with the step's idempotency key on POST", async () => {
+    const { status, body } = (await request({ method: "post", url: `${server.url}/echo`, body: { name: "x", n: [1] }, headers: { "x-trace": "t1" } })) as JsonObject;
+    expect(status).toBe(201);
+    const echoed = body as { method: string; headers: Record<string, string>; body: string };
+    expect(echoed.method).toBe("POST");
+    expect(JSON.parse(echoed.body)).toEqual({ name: "x", n: [1] });
+    expect(echoed.headers["content-type"]).toBe("application/json");
+    expect(echoed.headers["idempotency-key"]).toBe("thread-1:main/fetch[0]");
+    expect(echoed.headers["x-trace"]).toBe("t1");
+  });
+
+  it("sends a text body as text, and keeps a content-type and idempotency key the call sets", async () => {
+    const { body } = (await request({
+      method: "PUT",
+      url: `${server.url}/echo`,
+      body: "<a/>",
+      headers: { "Content-Type": "application/xml", "Idempotency-Key": "mine" },
+    })) as JsonObject;
+    const echoed = body as { headers: Record<string, string>; body: string };
+    expect(echoed.body).toBe("<a/>");
+    expect(echoed.headers["content-type"]).toBe("application/xml");
+    expect(echoed.headers["idempotency-key"]).toBe("mine");
+  });
+
+  it("sends no idempotency key on GET", async () => {
+    const { body } = (await request({ url: `${server.url}/echo` })) as JsonObject;
+    expect((body as { headers: Record<string, string> }).headers["idempotency-key"]).toBeUndefined();
+  });
+
+  it("sends no body for a null body, even on GET", async () => {
+    const { body } = (await request({ url: `${server.url}/echo`, body: null })) as JsonObject;
+    expect((body as { body: string }).body).toBe("");
+  });
+
+  it("returns an empty body for HEAD", async () => {
+    expect(await request({ method: "HEAD", url: `${server.url}/json` })).toMatchObject({ status: 200, body: "" });
+  });
+
+  it.each([
+    [{ url: "ftp://example.com/x" }, 'url must use http or https, got "ftp"'],
+    [{ url: "file:///etc/passwd" }, 'url must use http or https, got "file"'],
+    [{ url: "/relative" }, 'url "/relative" is not an absolute URL'],
+    [{ url: "http://x", method: "BREW" }, 'method "BREW" is not one of'],
+    [{ url: "http://x", body: "x" }, "a GET request cannot have a body"],
+    [{ url: "http://x", timeout: "10m" }, "timeout 10m is longer than the maximum of 5m"],
+    [{ url: "http://x", timeout: "soon" }, 'timeout "soon" is not a positive duration'],
+    [{ url: "http://x", headers: { a: 1 } }, 'headers["a"] must be a string, got number 1'],
+    [{ url: "http://x", headers: { "bad name": "v" } }, 'headers["bad name"] is not a valid header name'],
+    [{ url: "http://x", query: { a: { b: 1 } } }, 'query["a"] must be a string, number or boolean, got an object'],
+    [{ url: "http://x", query: { a: [1, null] } }, 'query["a"][1] must be a string, number or boolean, got null'],
+  ])("refuses %j", async (input, message) => {
+    expect((await toolError(request(input), "invalid_input")).message).toContain(message);
+  });
+
+  it("refuses a response whose declared length is over the cap", async () => {
+    const error = await toolError(request({ url: `${server.url}/huge-declared` }), "failed");
+    expect(error.message).toMatch(/the response body of GET http:\/\/127\.0\.0\.1:\d+\/huge-declared is larger than the limit of 10 MiB/);
+  });
+
+  it("stops reading a streamed response at the cap", async () => {
+    expect((await toolError(request({ url: `${server.url}/huge-streamed` }), "failed")).message).toContain("is larger than the limit of 10 MiB");
+  });
+
+  it("times out after the request's timeout", async () => {
+    const started = Date.now();
+    const error = await toolError(request({ url: `${server.url}/slow?token=secret`, timeout: "100ms" }), "timeout");
+    expect(error.message).toMatch(/^http\.request: GET http:\/\/127\.0\.0\.1:\d+\/slow did not answer within 100ms$/);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it("stops when the caller aborts", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    await toolError(request({ url: `${server.url}/slow` }, controller.signal), "cancelled");
+  });
+
+  it("reports an unreachable target as unavailable", async () => {
+    const closed = await startTestServer(() => undefined);
+    await closed.close();
+    const error = await toolError(request({ url: `${closed.url}/x` }), "unavailable");
+    expect(error.message).toMatch(/^http\.request: GET http:\/\/127\.0\.0\.1:\d+\/x failed: .*ECONNREFUSED/);
+  });
+
+  it("uses the fetch it is given", async () => {
+    const seen: string[] = [];
+    const fake: typeof fetch = async (input) => {
+      seen.push(String(input));
+      return new Response("hi", { status: 200, headers: { "content-type": "text/plain" } });
+    };
+    const own = createToolRegistry([createNativeToolSource({ fetch: fake })]);
+    expect(await own.invoke("org", "http.request", { url: "https://example.com/a" }, testContext())).toMatchObject({ body: "hi" });
+    expect(seen).toEqual(["https://example.com/a"]);
+  });
+});

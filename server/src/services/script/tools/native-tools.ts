@@ -1,0 +1,34 @@
+import { createArtifactWriteTool } from "./artifact-write-tool.js";
+import { createHttpRequestTool } from "./http-request-tool.js";
+import { createJsonTransformTool } from "./json-transform-tool.js";
+import { createLlmCompleteTool } from "./llm-complete-tool.js";
+import type { LlmConfig } from "./llm-config.js";
+import { createSleepTool } from "./sleep-tool.js";
+import { createTemplateRenderTool } from "./template-render-tool.js";
+import { createTextSplitTool } from "./text-split-tool.js";
+import type { Tool } from "./tool.js";
+import type { ToolSource } from "./tool-registry.js";
+
+export interface NativeToolOptions {
+  /** The fetch the HTTP and LLM tools use; tests and proxies pass their own. */
+  readonly fetch?: typeof fetch;
+  /** The operator's LLM endpoint (readLlmConfig); undefined keeps llm.complete listed but failing. */
+  readonly llm?: LlmConfig | undefined;
+}
+
+/**
+ * The built-in tools every organization has, run in the server process. The set is built once;
+ * organizations share it.
+ */
+export function createNativeToolSource(options: NativeToolOptions = {}): ToolSource {
+  const tools: readonly Tool[] = Object.freeze([
+    createHttpRequestTool({ fetch: options.fetch }),
+    createJsonTransformTool(),
+    createTextSplitTool(),
+    createTemplateRenderTool(),
+    createSleepTool(),
+    createLlmCompleteTool({ fetch: options.fetch, llm: options.llm }),
+    createArtifactWriteTool(),
+  ]);
+  return { listTools: async () => tools };
+}
