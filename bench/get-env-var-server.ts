@@ -17,6 +17,7 @@ import { organizations } from "../server/src/db/schema.js";
 import { createIamStore } from "../server/src/services/iam/iam-store.js";
 import { createEnvStore } from "../server/src/services/script/env-store.js";
 import { createScriptService } from "../server/src/services/script/script-handlers.js";
+import { createToolRegistry } from "../server/src/services/script/tools/tool-registry.js";
 import { listenPlane } from "../server/src/transport/listen-plane.js";
 import { createLogger } from "../server/src/transport/logger.js";
 
@@ -33,7 +34,7 @@ await env.setEnvVar(org!.id, "REGION", "eu-west");
 
 const shutdown = new AbortController();
 const router = createServiceRouter({ interceptors: [createAuthInterceptor({ db, bindings: () => router.bindings })], shutdownSignal: shutdown.signal });
-registerScriptService(router, createScriptService({ db, version: "bench", startedAt: Date.now() }));
+registerScriptService(router, createScriptService({ db, version: "bench", startedAt: Date.now(), tools: createToolRegistry([]) }));
 const plane = await listenPlane({
   name: "api",
   host: "127.0.0.1",

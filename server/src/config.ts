@@ -1,5 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { ConfigError } from "./config-error.js";
+import { LLM_ENV, readLlmConfig, type LlmConfig } from "./services/script/tools/llm-config.js";
 
 /** Everything `platform-server serve` can be told, from flags or their environment variables. */
 export interface ServerConfig {
@@ -16,6 +18,8 @@ export interface ServerConfig {
   readonly secretKey: string | undefined;
   /** Time given to in-flight requests at shutdown. */
   readonly shutdownGraceMs: number;
+  /** The OpenAI-compatible endpoint of the `llm.complete` tool; absent means the tool fails clearly. */
+  readonly llm: LlmConfig | undefined;
 }
 
 export interface PlanePorts {
@@ -47,11 +51,12 @@ export const settings = {
   databaseUrl: { flag: "database-url", env: "DATABASE_URL", fallback: "", help: "PostgreSQL URL; empty uses the embedded database" },
   secretKey: { flag: "secret-key", env: "PLATFORM_SECRET_KEY", fallback: "", help: "base64 32-byte key sealing secrets; empty generates <data-dir>/secret.key" },
   shutdownGraceMs: { flag: "shutdown-grace-ms", env: "PLATFORM_SHUTDOWN_GRACE_MS", fallback: "10000", help: "time in-flight requests get on SIGTERM" },
+  llmBaseUrl: { flag: "llm-base-url", env: LLM_ENV.baseUrl, fallback: "", help: "OpenAI-compatible API root for the llm.complete tool (for example https://api.openai.com/v1)" },
+  llmApiKey: { flag: "llm-api-key", env: LLM_ENV.apiKey, fallback: "", help: "bearer token for that API" },
+  llmModel: { flag: "llm-model", env: LLM_ENV.model, fallback: "", help: "model used when a call names none (required with the base URL)" },
 } satisfies Record<string, Setting>;
 
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
+export { ConfigError };
 
 /** Reads `serve`'s flags, then their environment variables, then the defaults. */
 export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ServerConfig {
@@ -93,5 +98,10 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     maxBodyBytes: integer(settings.maxBodyBytes, Number.MAX_SAFE_INTEGER),
     secretKey: read(settings.secretKey) || undefined,
     shutdownGraceMs: integer(settings.shutdownGraceMs, 600_000),
+    llm: readLlmConfig({
+      [LLM_ENV.baseUrl]: read(settings.llmBaseUrl),
+      [LLM_ENV.apiKey]: read(settings.llmApiKey) || undefined,
+      [LLM_ENV.model]: read(settings.llmModel) || undefined,
+    }),
   };
 }

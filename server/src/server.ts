@@ -11,6 +11,8 @@ import { openDatabase } from "./db/database.js";
 import { migrateDatabase } from "./db/migrate.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
 import { createScriptService } from "./services/script/script-handlers.js";
+import { createNativeToolSource } from "./services/script/tools/native-tools.js";
+import { createToolRegistry } from "./services/script/tools/tool-registry.js";
 import { createSecretBox } from "./services/secrets/secret-box.js";
 import { loadSecretKey } from "./services/secrets/secret-key.js";
 import { createSecretService } from "./services/secrets/secret-handlers.js";
@@ -56,7 +58,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       readMaxBytes: config.maxBodyBytes,
       shutdownSignal: shutdown.signal,
     });
-    registerScriptService(api, createScriptService({ db, version, startedAt }));
+    const tools = createToolRegistry([createNativeToolSource({ llm: config.llm })]);
+    registerScriptService(api, createScriptService({ db, version, startedAt, tools }));
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));
 

@@ -62,8 +62,14 @@ describe("tenant environment variables over HTTP", () => {
 });
 
 describe("the per-script overlay over HTTP", () => {
-  it("PATCH upserts, keeps empty values, ignores absent deletions, returns the overlay sorted", async () => {
+  it("belongs to a published script: NOT_FOUND before, empty after publishing", async () => {
+    expect((await call("GET", "/v1/script/scripts/extract/env")).status).toBe(404);
+    const published = await call("POST", "/v1/script/scripts", { name: "extract", source: "dsl: script/1\nsteps:\n  - id: hi\n    yield: {value: hi}\n" });
+    expect(published.status).toBe(200);
     expect(await call("GET", "/v1/script/scripts/extract/env")).toEqual({ status: 200, json: { vars: [] } });
+  });
+
+  it("PATCH upserts, keeps empty values, ignores absent deletions, returns the overlay sorted", async () => {
     const updated = await call("PATCH", "/v1/script/scripts/extract/env", { set: { Z: "z", A: "", M: "m" }, delete: ["NOPE"] });
     expect(updated).toEqual({ status: 200, json: { vars: [{ key: "A", value: "" }, { key: "M", value: "m" }, { key: "Z", value: "z" }] } });
     const again = await call("PATCH", "/v1/script/scripts/extract/env", { delete: ["M"] });
@@ -76,6 +82,7 @@ describe("the same methods through the SDK", () => {
   it("round-trips over Connect", async () => {
     await acme.client.script.setEnvVar({ key: "SDK", value: "yes" });
     expect((await acme.client.script.getEnvVar({ key: "SDK" })).value).toBe("yes");
+    await acme.client.script.createScript({ name: "sdk-script", source: "dsl: script/1\nsteps:\n  - id: hi\n    yield: {value: hi}\n" });
     const { vars } = await acme.client.script.updateScriptEnv({ name: "sdk-script", set: { SDK: "" } });
     expect(vars.map((v) => [v.key, v.value])).toEqual([["SDK", ""]]);
   });

@@ -75,5 +75,8 @@ describe("map entries and deletions", () => {
   it("requires a script name", () => {
     expect(invalidArgument(() => checkScriptName("name", ""))).toBe("name is required");
     expect(() => checkScriptName("name", "etl-nightly")).not.toThrow();
+    expect(() => checkScriptName("name", "v1.2_daily-run")).not.toThrow();
+    expect(invalidArgument(() => checkScriptName("name", "a b"))).toBe('name: "a b" is not a script name (letters, digits, "-", "_" and ".", 1 to 128 characters)');
+    expect(invalidArgument(() => checkScriptName("name", "x".repeat(129)))).toMatch(/is not a script name/);
   });
 });

@@ -68,8 +68,12 @@ export function checkDeletions(deletions: readonly string[], set: Readonly<Recor
  * exist yet in this build, will own the naming rule, and a name it never accepted simply has no
  * overlay.
  */
+/** Script names: letters, digits, `-`, `_` and `.`, 1 to 128 characters, as the contract says. */
 export function checkScriptName(field: string, name: string): void {
   if (name === "") throw invalid(`${field} is required`);
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(name)) {
+    throw invalid(`${field}: ${quote(name)} is not a script name (letters, digits, "-", "_" and ".", 1 to 128 characters)`);
+  }
 }
 
 /** `vars["KEY"]`: the field path of one map entry, with the key quoted as JSON. */

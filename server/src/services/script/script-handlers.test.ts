@@ -5,6 +5,8 @@ import { ScriptService } from "../../../../gen/platform/script/v1/script_service
 import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
 import { principalKey } from "../../auth/principal.js";
+import { createNativeToolSource } from "./tools/native-tools.js";
+import { createToolRegistry } from "./tools/tool-registry.js";
 import { createScriptService } from "./script-handlers.js";
 
 const engine = process.env.TEST_DATABASE_URL ? "postgres" : "embedded";
@@ -13,7 +15,7 @@ let database: TestDatabase;
 let service: Partial<ScriptServiceImplementation>;
 beforeAll(async () => {
   database = await openTestDatabase();
-  service = createScriptService({ db: database.db, version: "1.2.3", startedAt: 0 });
+  service = createScriptService({ db: database.db, version: "1.2.3", startedAt: 0, tools: createToolRegistry([createNativeToolSource({})]) });
 });
 afterAll(() => database.close());
 
@@ -62,17 +64,33 @@ async function failure(promise: Promise<unknown>): Promise<ConnectError> {
 
 const methods = ScriptService.method;
 
-/** A client of the service for one organization, method by method. */
+const minimalScript = "dsl: script/1\nsteps:\n  - id: hello\n    yield: {value: hello}\n";
+
+/**
+ * A client of the service for one organization, method by method. An overlay belongs to a
+ * published script, so the overlay methods publish their script first (once per name).
+ */
 function clientFor(orgId: string) {
+  const published = new Set<string>();
+  const ensurePublished = async (name: string) => {
+    if (published.has(name) || !/^[A-Za-z0-9._-]{1,128}$/.test(name)) return;
+    await call(methods.createScript, service.createScript, { name, source: minimalScript }, orgId);
+    published.add(name);
+  };
   return {
     set: (key: string, value: string) => call(methods.setEnvVar, service.setEnvVar, { key, value }, orgId),
     get: (key: string) => call(methods.getEnvVar, service.getEnvVar, { key }, orgId),
     list: () => call(methods.listEnvVars, service.listEnvVars, {}, orgId),
     delete: (key: string) => call(methods.deleteEnvVar, service.deleteEnvVar, { key }, orgId),
     import: (vars: Record<string, string>) => call(methods.importEnvVars, service.importEnvVars, { vars }, orgId),
-    getScript: (name: string) => call(methods.getScriptEnv, service.getScriptEnv, { name }, orgId),
-    updateScript: (name: string, set: Record<string, string>, deletions: string[] = []) =>
-      call(methods.updateScriptEnv, service.updateScriptEnv, { name, set, delete: deletions }, orgId),
+    getScript: async (name: string) => {
+      await ensurePublished(name);
+      return call(methods.getScriptEnv, service.getScriptEnv, { name }, orgId);
+    },
+    updateScript: async (name: string, set: Record<string, string>, deletions: string[] = []) => {
+      await ensurePublished(name);
+      return call(methods.updateScriptEnv, service.updateScriptEnv, { name, set, delete: deletions }, orgId);
+    },
   };
 }
 
@@ -80,13 +98,13 @@ const entries = (response: { vars: readonly { key: string; value: string }[] }) 
 
 describe("HealthCheck", () => {
   it("answers ok, the version and whole seconds of uptime, without a principal", async () => {
-    const probe = createScriptService({ db: database.db, version: "9.9.9", startedAt: 1_000, now: () => 6_999 });
+    const probe = createScriptService({ db: database.db, version: "9.9.9", startedAt: 1_000, now: () => 6_999, tools: createToolRegistry([]) });
     const response = await call(methods.healthCheck, probe.healthCheck, {});
     expect(response).toMatchObject({ status: "ok", version: "9.9.9", uptimeSeconds: 5n });
   });
 
   it("never reports negative uptime when the clock steps back", async () => {
-    const probe = createScriptService({ db: database.db, version: "1", startedAt: 10_000, now: () => 9_000 });
+    const probe = createScriptService({ db: database.db, version: "1", startedAt: 10_000, now: () => 9_000, tools: createToolRegistry([]) });
     expect((await call(methods.healthCheck, probe.healthCheck, {})).uptimeSeconds).toBe(0n);
   });
 });
@@ -179,9 +197,13 @@ describe(`tenant environment variables (${engine})`, () => {
 });
 
 describe(`script environment overlays (${engine})`, () => {
-  it("answers an empty overlay for a script that has none (no script registry yet, so no NOT_FOUND)", async () => {
-    const client = clientFor(await database.createOrganization());
-    expect(entries(await client.getScript("never-configured"))).toEqual([]);
+  it("answers an empty overlay for a published script that has none, and NOT_FOUND for an unknown script", async () => {
+    const orgId = await database.createOrganization();
+    expect(entries(await clientFor(orgId).getScript("never-configured"))).toEqual([]);
+    const unknown = await failure(call(methods.getScriptEnv, service.getScriptEnv, { name: "nothing-here" }, orgId));
+    expect([unknown.code, unknown.rawMessage]).toEqual([Code.NotFound, 'script "nothing-here" not found']);
+    const update = await failure(call(methods.updateScriptEnv, service.updateScriptEnv, { name: "nothing-here", set: { A: "1" } }, orgId));
+    expect(update.code).toBe(Code.NotFound);
   });
 
   it("upserts, keeps empty values, ignores absent deletions and returns the full overlay sorted", async () => {

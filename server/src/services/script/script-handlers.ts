@@ -4,6 +4,10 @@ import { principalOf } from "../../auth/principal.js";
 import type { Database } from "../../db/database.js";
 import { createEnvStore } from "./env-store.js";
 import { checkDeletions, checkEntries, checkKey, checkScriptName, checkValue } from "./key-rules.js";
+import { createScriptRegistryMethods } from "./script-registry-methods.js";
+import { createScriptStore } from "./script-store.js";
+import { createToolMethods } from "./tools/tool-methods.js";
+import type { ToolRegistry } from "./tools/tool-registry.js";
 
 export interface ScriptServiceOptions {
   readonly db: Database;
@@ -13,17 +17,29 @@ export interface ScriptServiceOptions {
   readonly startedAt: number;
   /** The clock, in epoch milliseconds; tests pass their own. */
   readonly now?: () => number;
+  /** The tools execute steps call: the native set and, later, compute apps. */
+  readonly tools: ToolRegistry;
+  /** ListTemplates and GetTemplate, over the shipped template catalog. */
+  readonly templates?: Pick<ScriptServiceImplementation, "listTemplates" | "getTemplate">;
 }
 
 /**
- * The script service as built so far: the liveness probe and the environment variables (tenant-wide
- * and per-script overlays). Methods not listed answer UNIMPLEMENTED through the generated glue.
+ * The script service as built so far: the liveness probe, the environment variables (tenant-wide
+ * and per-script overlays), script publishing, the tool list and the templates. Methods not
+ * listed (threads) answer UNIMPLEMENTED through the generated glue.
  */
 export function createScriptService(options: ScriptServiceOptions): Partial<ScriptServiceImplementation> {
   const store = createEnvStore(options.db);
+  const scripts = createScriptStore(options.db);
   const now = options.now ?? Date.now;
+  const requireScript = async (orgId: string, name: string) => {
+    if (!(await scripts.get(orgId, name))) throw new ConnectError(`script ${JSON.stringify(name)} not found`, Code.NotFound);
+  };
 
   return {
+    ...createScriptRegistryMethods({ db: options.db }),
+    ...createToolMethods(options.tools),
+    ...(options.templates ?? {}),
     // Public: no credentials, so it must not ask for a principal; it touches no database either, so
     // it answers "the process serves requests", the question a liveness probe asks.
     healthCheck() {
@@ -65,12 +81,13 @@ export function createScriptService(options: ScriptServiceOptions): Partial<Scri
       return { count };
     },
 
-    // The contract answers NOT_FOUND for a script that does not exist, but this build has no script
-    // registry yet: until it lands, every name is treated as a script, and one with no overlay rows
-    // gets an empty overlay. The registry will add the NOT_FOUND check here and in UpdateScriptEnv.
+    // An overlay belongs to a published script: NOT_FOUND otherwise, as the contract says (seed
+    // an overlay before the first publication with CreateScript's `env`).
     async getScriptEnv(request, context) {
       checkScriptName("name", request.name);
-      return { vars: await store.getScriptEnv(principalOf(context).orgId, request.name) };
+      const { orgId } = principalOf(context);
+      await requireScript(orgId, request.name);
+      return { vars: await store.getScriptEnv(orgId, request.name) };
     },
 
     async updateScriptEnv(request, context) {
@@ -78,6 +95,7 @@ export function createScriptService(options: ScriptServiceOptions): Partial<Scri
       // Empty values are valid here: they let the tenant value pass through at thread start.
       checkEntries("set", request.set, "allowed");
       checkDeletions(request.delete, request.set);
+      await requireScript(principalOf(context).orgId, request.name);
       const vars = await store.updateScriptEnv(principalOf(context).orgId, request.name, { set: request.set, delete: request.delete });
       return { vars };
     },

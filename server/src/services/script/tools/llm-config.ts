@@ -1,4 +1,4 @@
-import { ConfigError } from "../../../config.js";
+import { ConfigError } from "../../../config-error.js";
 
 /** An OpenAI-compatible chat completions endpoint the operator configured for `llm.complete`. */
 export interface LlmConfig {

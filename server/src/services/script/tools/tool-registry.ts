@@ -1,4 +1,4 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { decodePageToken, encodePageToken, pageSizeOf } from "../../../pagination/page-token.js";
 import { formatDuration } from "../dsl/duration.js";
 import { ToolError, toToolError } from "./tool-error.js";
 import { checkToolInput } from "./tool-input.js";
@@ -63,12 +63,12 @@ export function createToolRegistry(sources: readonly ToolSource[], options: Tool
     // Keyset pagination on the name: the token holds the last name served, so a page stays right
     // when tools are added or removed between calls (no skipped or repeated tool).
     async list(orgId, page) {
-      const size = pageSizeOf(page.pageSize);
-      const after = page.pageToken === "" ? undefined : decodePageToken(page.pageToken);
-      const tools = (await catalog(orgId)).filter((tool) => after === undefined || tool.name > after);
+      const size = pageSizeOf(page.pageSize, { fallback: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE });
+      const after = decodePageToken("ListTools", page.pageToken);
+      const tools = (await catalog(orgId)).filter((tool) => after === "" || tool.name > after);
       const served = tools.slice(0, size);
       const last = served.at(-1);
-      const nextPageToken = tools.length > size && last !== undefined ? encodePageToken(last.name) : "";
+      const nextPageToken = tools.length > size && last !== undefined ? encodePageToken("ListTools", last.name) : "";
       return { tools: served, nextPageToken };
     },
 
@@ -119,24 +119,4 @@ async function runWithTimeout(tool: Tool, context: ToolContext, timeoutMs: numbe
     clearTimeout(timer);
     context.signal.removeEventListener("abort", onCancel);
   }
-}
-
-function pageSizeOf(pageSize: number): number {
-  if (!Number.isInteger(pageSize) || pageSize < 0) throw new ConnectError(`page_size must be 0 or more, got ${pageSize}`, Code.InvalidArgument);
-  if (pageSize === 0) return DEFAULT_PAGE_SIZE;
-  return Math.min(pageSize, MAX_PAGE_SIZE);
-}
-
-const TOKEN_PREFIX = "tools:";
-
-function encodePageToken(lastName: string): string {
-  return Buffer.from(TOKEN_PREFIX + lastName, "utf8").toString("base64url");
-}
-
-function decodePageToken(token: string): string {
-  const text = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, "base64url").toString("utf8") : "";
-  if (!text.startsWith(TOKEN_PREFIX) || text.length === TOKEN_PREFIX.length) {
-    throw new ConnectError("page_token is not a token from a previous ListTools response", Code.InvalidArgument);
-  }
-  return text.slice(TOKEN_PREFIX.length);
 }
