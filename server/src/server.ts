@@ -11,6 +11,8 @@ import { openDatabase } from "./db/database.js";
 import { migrateDatabase } from "./db/migrate.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
 import { createScriptService } from "./services/script/script-handlers.js";
+import { loadTemplateCatalog } from "./services/script/templates/template-catalog.js";
+import { createTemplateMethods } from "./services/script/templates/template-handlers.js";
 import { createNativeToolSource } from "./services/script/tools/native-tools.js";
 import { createToolRegistry } from "./services/script/tools/tool-registry.js";
 import { createSecretBox } from "./services/secrets/secret-box.js";
@@ -59,7 +61,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       shutdownSignal: shutdown.signal,
     });
     const tools = createToolRegistry([createNativeToolSource({ llm: config.llm })]);
-    registerScriptService(api, createScriptService({ db, version, startedAt, tools }));
+    const templates = createTemplateMethods(await loadTemplateCatalog());
+    registerScriptService(api, createScriptService({ db, version, startedAt, tools, templates }));
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));
 

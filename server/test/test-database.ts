@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
-import { openDatabase, type Database } from "../src/db/database.js";
+import { openDatabase, type Database, type DatabaseHandle } from "../src/db/database.js";
 import { migrateDatabase } from "../src/db/migrate.js";
 import { organizations } from "../src/db/schema.js";
 
@@ -11,6 +11,8 @@ import { organizations } from "../src/db/schema.js";
  */
 export interface TestDatabase {
   readonly db: Database;
+  /** The handle itself, for what goes beyond queries (LISTEN/NOTIFY). */
+  readonly handle: DatabaseHandle;
   readonly kind: "embedded" | "postgres";
   /** Creates an organization and returns its id: each test works in organizations of its own. */
   createOrganization(name?: string): Promise<string>;
@@ -37,6 +39,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   await migrateDatabase(handle, () => {});
   return {
     db: handle.db,
+    handle,
     kind: handle.kind,
     async createOrganization(name = `org-${randomBytes(4).toString("hex")}`) {
       const [org] = await handle.db.insert(organizations).values({ name }).returning({ id: organizations.id });

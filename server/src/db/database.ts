@@ -21,6 +21,11 @@ export interface DatabaseHandle {
   withMigrationLock<T>(work: () => Promise<T>): Promise<T>;
   /** Applies the pending migrations of a folder with drizzle's migrator for this engine. */
   applyMigrations(migrationsFolder: string): Promise<void>;
+  /**
+   * LISTEN on a channel: `handler` gets each NOTIFY payload, from this process or (on
+   * PostgreSQL) any other server on the same database. Returns the unlisten function.
+   */
+  listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -52,6 +57,7 @@ async function openEmbedded(dataDir: string): Promise<DatabaseHandle> {
     // One process owns an embedded database: nothing else can be migrating it.
     withMigrationLock: (work) => work(),
     applyMigrations: (migrationsFolder) => migratePglite(drizzleDb, { migrationsFolder }),
+    listen: (channel, handler) => client.listen(channel, handler),
     close: () => client.close(),
   };
 }
@@ -64,6 +70,10 @@ async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
     db: drizzleDb as unknown as Database,
     kind: "postgres",
     applyMigrations: (migrationsFolder) => migratePostgres(drizzleDb, { migrationsFolder }),
+    async listen(channel, handler) {
+      const { unlisten } = await client.listen(channel, handler);
+      return unlisten;
+    },
     async withMigrationLock(work) {
       // The session lock is held on one reserved connection while the work runs on the pool:
       // another process blocks on the same lock until this one has finished.

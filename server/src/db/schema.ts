@@ -150,5 +150,116 @@ export const scriptVersions = pgTable(
   ],
 );
 
-export const schema = { organizations, apiKeys, permissions, envVars, scriptEnvVars, secrets, scripts, scriptVersions };
+export type ThreadStatus = "pending" | "running" | "paused" | "cancelling" | "completed" | "failed" | "cancelled";
+export type StepStatus = "running" | "waiting" | "paused" | "completed" | "failed" | "skipped" | "cancelled";
+
+/**
+ * Threads: one execution of a script version. The row is the unit of work of the engine: a
+ * worker claims a runnable row with a lease (`lease_owner`, `lease_expires_at`) and renews it
+ * while it runs; a row whose lease expired (its process died) is claimable again.
+ */
+export const threads = pgTable(
+  "threads",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    scriptName: text("script_name").notNull(),
+    scriptVersion: integer("script_version").notNull(),
+    status: text("status").$type<ThreadStatus>().notNull().default("pending"),
+    input: jsonb("input").$type<Record<string, unknown>>().notNull(),
+    /** The environment merged at creation (load_env), as steps see it. */
+    env: jsonb("env").$type<Record<string, string>>().notNull(),
+    metadata: jsonb("metadata").$type<Record<string, string>>().notNull(),
+    timeoutMs: epochMs("timeout_ms").notNull().default(0),
+    /** Wall-clock deadline (epoch ms), 0 for none. */
+    deadlineAt: epochMs("deadline_at").notNull().default(0),
+    callbackUrl: text("callback_url").notNull().default(""),
+    error: text("error").notNull().default(""),
+    failedStepPath: text("failed_step_path").notNull().default(""),
+    currentStepPath: text("current_step_path").notNull().default(""),
+    currentStepName: text("current_step_name").notNull().default(""),
+    totalSteps: integer("total_steps").notNull().default(0),
+    /** The script's final output, once completed. */
+    output: jsonb("output"),
+    createdAt: epochMs("created_at").notNull().default(nowMs),
+    startedAt: epochMs("started_at").notNull().default(0),
+    finishedAt: epochMs("finished_at").notNull().default(0),
+    leaseOwner: text("lease_owner").notNull().default(""),
+    leaseExpiresAt: epochMs("lease_expires_at").notNull().default(0),
+    /** Not claimable before this time (a `wait` step). */
+    runAfter: epochMs("run_after").notNull().default(0),
+    cancelRequested: boolean("cancel_requested").notNull().default(false),
+    cancelReason: text("cancel_reason").notNull().default(""),
+    /** A resumed step's replacement input, consumed by the step that failed or paused. */
+    resumeOverride: jsonb("resume_override"),
+    resumeCount: integer("resume_count").notNull().default(0),
+    /** Last event sequence written; events are numbered from 1 per thread. */
+    eventSequence: integer("event_sequence").notNull().default(0),
+    /** Last `yielded` sequence. */
+    yieldSequence: integer("yield_sequence").notNull().default(0),
+  },
+  (t) => [index("threads_runnable_idx").on(t.status, t.runAfter), index("threads_org_created_idx").on(t.orgId, t.createdAt)],
+);
+
+/** Every step a thread ran or is running, by its hierarchical path: the durable record replays read. */
+export const threadSteps = pgTable(
+  "thread_steps",
+  {
+    threadId: uuid("thread_id")
+      .notNull()
+      .references(() => threads.id, { onDelete: "cascade" }),
+    stepPath: text("step_path").notNull(),
+    orgId: uuid("org_id").notNull(),
+    stepId: text("step_id").notNull(),
+    name: text("name").notNull(),
+    primitive: text("primitive").notNull(),
+    tool: text("tool").notNull().default(""),
+    parentPath: text("parent_path").notNull().default(""),
+    status: text("status").$type<StepStatus>().notNull(),
+    input: jsonb("input"),
+    output: jsonb("output"),
+    error: text("error").notNull().default(""),
+    attempt: integer("attempt").notNull().default(1),
+    /** A `wait` step's wake-up time, epoch ms. */
+    wakeAt: epochMs("wake_at").notNull().default(0),
+    startedAt: epochMs("started_at").notNull().default(0),
+    finishedAt: epochMs("finished_at").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.threadId, t.stepPath] })],
+);
+
+/** The events of a thread in order, replayed to late watchers. */
+export const threadEvents = pgTable(
+  "thread_events",
+  {
+    threadId: uuid("thread_id")
+      .notNull()
+      .references(() => threads.id, { onDelete: "cascade" }),
+    sequence: integer("sequence").notNull(),
+    orgId: uuid("org_id").notNull(),
+    stepPath: text("step_path").notNull().default(""),
+    /** The ThreadEvent variant (`started`, `step_started`, ...) or a step-only kind (`decision`). */
+    kind: text("kind").notNull(),
+    /** The variant's fields in proto3 JSON. */
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+    createdAt: epochMs("created_at").notNull().default(nowMs),
+  },
+  (t) => [primaryKey({ columns: [t.threadId, t.sequence] })],
+);
+
+export const schema = {
+  organizations,
+  apiKeys,
+  permissions,
+  envVars,
+  scriptEnvVars,
+  secrets,
+  scripts,
+  scriptVersions,
+  threads,
+  threadSteps,
+  threadEvents,
+};
 

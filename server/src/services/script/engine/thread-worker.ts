@@ -1,0 +1,182 @@
+import { randomUUID } from "node:crypto";
+import { parseScript } from "../dsl/parse-script.js";
+import type { JsonValue, ScriptDocument } from "../dsl/script-document.js";
+import type { ScriptStore } from "../script-store.js";
+import type { ToolRegistry } from "../tools/tool-registry.js";
+import type { ThreadSignals } from "../threads/thread-signals.js";
+import type { ThreadRow, ThreadStore } from "../threads/thread-store.js";
+import { runThread } from "./interpreter.js";
+import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
+
+export interface ThreadWorkerOptions {
+  readonly store: ThreadStore;
+  readonly scripts: ScriptStore;
+  readonly signals: ThreadSignals;
+  readonly tools: ToolRegistry;
+  /** Threads run at once by this process. */
+  readonly concurrency?: number;
+  /** How long a claim holds; renewed at a third of it while the thread runs. */
+  readonly leaseMs?: number;
+  /** Safety-net poll for runnable threads (waits ending, signals missed). */
+  readonly pollMs?: number;
+  readonly now?: () => number;
+  readonly log?: (message: string, fields: Record<string, unknown>) => void;
+}
+
+export interface ThreadWorker {
+  start(): void;
+  /** Stops claiming, ends running threads and gives their leases back so another start resumes them at once. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The engine's worker: claims runnable threads with FOR UPDATE SKIP LOCKED and a lease, runs each
+ * with the interpreter while renewing the lease, and records how the run ended. A thread whose
+ * process died is claimed again once its lease expires and continues after its last completed
+ * step. Works the same on the embedded database and with many processes on one PostgreSQL.
+ */
+export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
+  const { store, scripts, signals, tools } = options;
+  const owner = `worker-${randomUUID()}`;
+  const concurrency = options.concurrency ?? 8;
+  const leaseMs = options.leaseMs ?? 30_000;
+  const pollMs = options.pollMs ?? 1_000;
+  const now = options.now ?? Date.now;
+  const log = options.log ?? (() => {});
+  const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  const documents = new Map<string, ScriptDocument>();
+  let stopped = true;
+  let wake: (() => void) | undefined;
+  let loop: Promise<void> | undefined;
+  let unsubscribe: (() => void) | undefined;
+
+  async function documentOf(thread: ThreadRow): Promise<ScriptDocument> {
+    const key = `${thread.orgId}/${thread.scriptName}/${thread.scriptVersion}`;
+    let document = documents.get(key);
+    if (!document) {
+      const version = await scripts.getVersion(thread.orgId, thread.scriptName, thread.scriptVersion);
+      if (!version) throw new Error(`script ${thread.scriptName} version ${thread.scriptVersion} is gone`);
+      document = parseScript(version.source);
+      documents.set(key, document);
+    }
+    return document;
+  }
+
+  async function emit(thread: ThreadRow, kind: string, stepPath: string, payload: Record<string, unknown>): Promise<void> {
+    await store.appendEvent(thread.id, thread.orgId, kind, stepPath, payload);
+    await signals.eventsWritten(thread.id);
+  }
+
+  async function run(thread: ThreadRow, abort: AbortController): Promise<void> {
+    const renewal = setInterval(() => {
+      store.renew(thread.id, owner, leaseMs, now()).then(
+        (held) => held || abort.abort(new LeaseLost("lease lost")),
+        () => {},
+      );
+    }, Math.max(100, Math.floor(leaseMs / 3)));
+    const deadline = thread.deadlineAt > 0 ? setTimeout(() => abort.abort(new StepFailure(`thread timed out after ${thread.timeoutMs} ms`, thread.currentStepPath, thread.currentStepName)), Math.max(0, thread.deadlineAt - now())) : undefined;
+    const started = now();
+    try {
+      if (thread.eventSequence === 0) await emit(thread, "started", "", { scriptName: thread.scriptName, totalSteps: thread.totalSteps });
+      // A thread claimed while PAUSED was woken by an approval timeout; the interpreter needs to
+      // know, then the thread runs as RUNNING.
+      const document = await documentOf(thread);
+      if (thread.status !== "paused") await store.update(thread.id, owner, { status: "running" });
+      const output = await runThread(thread, document, {
+        store,
+        tools,
+        signal: abort.signal,
+        saveStep: async (step) => {
+          if (!(await store.saveStep(step, owner))) throw new LeaseLost("lease lost");
+        },
+        now,
+        emit: (kind, stepPath, payload) => emit(thread, kind, stepPath, payload),
+        progress: async (stepPath, stepName) => {
+          if (!(await store.update(thread.id, owner, { currentStepPath: stepPath, currentStepName: stepName, status: "running" }))) throw new LeaseLost("lease lost");
+        },
+      });
+      await finish(thread, output, started);
+    } catch (error) {
+      await settle(thread, abort.signal.reason ?? error, error);
+    } finally {
+      clearInterval(renewal);
+      clearTimeout(deadline);
+      if (running.get(thread.id)?.abort === abort) running.delete(thread.id);
+      if (!stopped) wake?.();
+    }
+  }
+
+  async function finish(thread: ThreadRow, output: JsonValue, started: number): Promise<void> {
+    const finished = now();
+    const steps = (await store.steps(thread.id)).filter((s) => s.status === "completed").length;
+    if (!(await store.release(thread.id, owner, { status: "completed", output: output as never, finishedAt: finished, error: "", resumeOverride: null }))) return;
+    await emit(thread, "completed", "", { durationMs: String(finished - (thread.startedAt || started)), stepsExecuted: steps });
+  }
+
+  /** Records how a run that did not complete ended. */
+  async function settle(thread: ThreadRow, reason: unknown, error: unknown): Promise<void> {
+    if (reason instanceof LeaseLost || (stopped && !(error instanceof Suspension))) {
+      // Someone else owns the thread now, or this process is stopping: leave it as it is.
+      await store.release(thread.id, owner, {}).catch(() => {});
+      return;
+    }
+    if (error instanceof Suspension) {
+      await store.release(thread.id, owner, { status: error.reason === "approval" ? "paused" : "running", runAfter: error.runAfter, resumeOverride: null });
+      return;
+    }
+    if (error instanceof Cancellation) {
+      if (!(await store.release(thread.id, owner, { status: "cancelled", finishedAt: now() }))) return;
+      await emit(thread, "cancelled", "", { reason: error.reason, cancelledStepPath: error.stepPath });
+      return;
+    }
+    const failure = reason instanceof StepFailure ? reason : error;
+    const message = failure instanceof Error ? failure.message : String(failure);
+    const stepPath = failure instanceof StepFailure ? failure.stepPath : "";
+    const stepName = failure instanceof StepFailure ? failure.stepName : "";
+    log("thread failed", { threadId: thread.id, stepPath, error: message });
+    if (!(await store.release(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: now(), resumeOverride: null }))) return;
+    await emit(thread, "failed", "", { error: message, failedStepPath: stepPath, failedStepName: stepName });
+  }
+
+  async function claimLoop(): Promise<void> {
+    while (!stopped) {
+      const free = concurrency - running.size;
+      if (free > 0) {
+        try {
+          for (const thread of await store.claim(owner, leaseMs, free, now())) {
+            // A run of ours that stalled past its lease is stale now: end it before the new one.
+            running.get(thread.id)?.abort.abort(new LeaseLost("lease expired"));
+            const abort = new AbortController();
+            running.set(thread.id, { abort, done: run(thread, abort) });
+          }
+        } catch (error) {
+          log("claiming threads failed", { error: error instanceof Error ? error.message : String(error) });
+        }
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  return {
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      unsubscribe = signals.onRunnable(() => wake?.());
+      loop = claimLoop();
+    },
+    async stop() {
+      stopped = true;
+      unsubscribe?.();
+      wake?.();
+      await loop;
+      for (const { abort } of running.values()) abort.abort(new LeaseLost("server stopping"));
+      await Promise.all([...running.values()].map((r) => r.done));
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import { readdirSync } from "node:fs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { isJsonObject } from "../dsl/cel-json.js";
+import type { JsonObject, JsonValue } from "../dsl/cel-json.js";
+import { compileContract } from "../dsl/contract.js";
+import { parseScript } from "../dsl/parse-script.js";
+import { walkSteps } from "../dsl/step-paths.js";
+import { toolsRequired } from "../dsl/tools-required.js";
+import { createNativeToolSource } from "../tools/native-tools.js";
+import type { Tool } from "../tools/tool.js";
+import { loadTemplateCatalog, SHIPPED_TEMPLATES_DIR } from "./template-catalog.js";
+import type { TemplateCatalog, TemplateEntry } from "./template-catalog.js";
+
+/**
+ * The templates in server/templates, checked without running them (there is no engine to run
+ * them yet): they load, use only native tools with inputs those tools accept, and their example
+ * inputs fit their contracts. The embedding pair is checked against what the data platform
+ * resolves from it.
+ */
+
+let catalog: TemplateCatalog;
+let nativeTools: Map<string, Tool>;
+beforeAll(async () => {
+  catalog = await loadTemplateCatalog(SHIPPED_TEMPLATES_DIR);
+  nativeTools = new Map((await createNativeToolSource().listTools("")).map((tool) => [tool.name, tool]));
+});
+
+const entry = (id: string): TemplateEntry => {
+  const found = catalog.entries.find((candidate) => candidate.info.id === id);
+  if (found === undefined) throw new Error(`no shipped template ${id}`);
+  return found;
+};
+
+describe("the shipped catalog", () => {
+  it("has at least eight templates over several categories, extraction and embedding among them", () => {
+    expect(catalog.entries.length).toBeGreaterThanOrEqual(8);
+    const categories = new Set(catalog.entries.map((template) => template.info.category));
+    expect(categories.size).toBeGreaterThanOrEqual(5);
+    expect([...categories]).toEqual(expect.arrayContaining(["extraction", "embedding"]));
+    expect(catalog.entries.map((template) => template.info.id)).toEqual(
+      expect.arrayContaining([
+        "web_page_extraction",
+        "document_chunking",
+        "text_embedding_index",
+        "text_embedding_search",
+        "summarize_with_citations",
+        "classify_and_route",
+        "webhook_fanout",
+        "approval_gated_publish",
+      ]),
+    );
+  });
+
+  it("lists the embedding templates by category and by the `type` label", () => {
+    expect(catalog.listTemplates({ category: "embedding" }).templates.map((template) => template.id)).toEqual(["text_embedding_index", "text_embedding_search"]);
+    expect(catalog.listTemplates({ labels: [{ key: "type", value: "text" }] }).totalCount).toBe(2);
+  });
+});
+
+// Read when the tests are collected, so that every template added to the folder is covered.
+const SHIPPED_IDS = readdirSync(SHIPPED_TEMPLATES_DIR)
+  .filter((name) => name.endsWith(".yaml"))
+  .map((name) => name.slice(0, -".yaml".length));
+
+describe.each(SHIPPED_IDS)("%s", (id) => {
+  it("parses, and its info is derived from the document", () => {
+    const { info, dslContent } = entry(id);
+    const document = parseScript(dslContent);
+    expect(document.name).toBe(id);
+    expect(info.description).toBe(document.description);
+    expect(info.toolsRequired).toEqual(toolsRequired(document));
+    expect({ inputs: info.contract?.inputs, outputs: info.contract?.outputs }).toEqual(compileContract(document).toProto());
+    expect(info.name).not.toBe("");
+    expect(info.tags.length).toBeGreaterThan(0);
+    expect(catalog.getTemplate(id).dslContent).toBe(dslContent);
+  });
+
+  it("needs only native tools", () => {
+    const missing = entry(id).info.toolsRequired.filter((tool) => !nativeTools.has(tool));
+    expect(missing).toEqual([]);
+  });
+
+  it("gives every tool only inputs it declares, and every input it requires", () => {
+    for (const { step } of walkSteps(entry(id).document)) {
+      if (step.primitive !== "execute") continue;
+      const tool = nativeTools.get(step.execute.tool) as Tool;
+      const input = step.execute.input.source;
+      // A whole-input expression ("${…}") is only known at run time.
+      if (!isJsonObject(input)) continue;
+      const names = new Set(tool.inputs.map((param) => param.name));
+      expect({ step: step.id, unknown: Object.keys(input).filter((name) => !names.has(name)) }).toEqual({ step: step.id, unknown: [] });
+      const required = tool.inputs.filter((param) => param.required).map((param) => param.name);
+      expect({ step: step.id, missing: required.filter((name) => !Object.hasOwn(input, name)) }).toEqual({ step: step.id, missing: [] });
+    }
+  });
+
+  it("accepts its example input", () => {
+    const { document, exampleInput } = entry(id);
+    const accepted = compileContract(document).validateInput(exampleInput);
+    expect(accepted).toMatchObject(exampleInput);
+  });
+
+  it("refuses an input with an unknown field", () => {
+    const { document, exampleInput } = entry(id);
+    expect(() => compileContract(document).validateInput({ ...exampleInput, not_an_input: 1 })).toThrow(/input_json\/not_an_input: is not allowed/);
+  });
+});
+
+/** The `const` of an input property of a contract, as the pipeline service resolves it. */
+function pinned(inputs: JsonObject | undefined, name: string): JsonValue | undefined {
+  const properties = inputs?.properties;
+  const property = isJsonObject(properties) ? properties[name] : undefined;
+  return isJsonObject(property) ? property.const : undefined;
+}
+
+describe("the text embedding templates (data platform, template resolution)", () => {
+  it("pin embed_model, 768 dimensions and no BM25 in the contract, and say `type: text`", () => {
+    for (const id of ["text_embedding_index", "text_embedding_search"]) {
+      const { info } = entry(id);
+      const inputs = info.contract?.inputs;
+      expect(pinned(inputs, "embed_model")).toBe("nomic-embed-text-v1.5");
+      expect(pinned(inputs, "dimensions")).toBe(768);
+      expect(info.labels.find((label) => label.key === "type")?.value).toBe("text");
+      expect(info.category).toBe("embedding");
+    }
+    expect(pinned(entry("text_embedding_index").info.contract?.inputs, "enable_bm25")).toBe(false);
+  });
+
+  it("declare no distance metric, sparse mode or embedding type (cosine, none, float)", () => {
+    for (const id of ["text_embedding_index", "text_embedding_search"]) {
+      for (const name of ["distance_metric", "sparse_mode", "embedding_type"]) expect(pinned(entry(id).info.contract?.inputs, name)).toBeUndefined();
+    }
+  });
+
+  it("fill the pinned values in by default and refuse another model or size", () => {
+    const contract = compileContract(entry("text_embedding_index").document);
+    const input = contract.validateInput({ endpoint: "https://api.example.com/v1", text: "hello", source_key: "a.txt" });
+    expect(input).toMatchObject({ embed_model: "nomic-embed-text-v1.5", dimensions: 768, enable_bm25: false, chunk_size: 1500, chunk_overlap: 200 });
+    expect(() => contract.validateInput({ ...input, dimensions: 1024 })).toThrow(/input_json\/dimensions: must be equal to constant/);
+    expect(() => contract.validateInput({ ...input, embed_model: "text-embedding-3-small" })).toThrow(/input_json\/embed_model/);
+  });
+
+  it("produce vectors with the metadata the collections store", () => {
+    const outputs = entry("text_embedding_index").info.contract?.outputs as JsonObject;
+    const vectors = (outputs.properties as JsonObject).vectors as JsonObject;
+    const metadata = ((vectors.items as JsonObject).properties as JsonObject).metadata as JsonObject;
+    expect(metadata.required).toEqual(["source_key", "chunk_index", "chunk_total", "mime_type", "extracted_at"]);
+  });
+
+  it("point at each other by label (`*_index` to `*_search`)", () => {
+    const label = (id: string, key: string) => entry(id).info.labels.find((candidate) => candidate.key === key)?.value;
+    expect(label("text_embedding_index", "search_template")).toBe("text_embedding_search");
+    expect(label("text_embedding_search", "index_template")).toBe("text_embedding_index");
+  });
+});
