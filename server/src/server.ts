@@ -10,7 +10,11 @@ import type { ServerConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import { migrateDatabase } from "./db/migrate.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
+import { createThreadWorker, type ThreadWorker } from "./services/script/engine/thread-worker.js";
 import { createScriptService } from "./services/script/script-handlers.js";
+import { createScriptStore } from "./services/script/script-store.js";
+import { createThreadSignals, type ThreadSignals } from "./services/script/threads/thread-signals.js";
+import { createThreadStore } from "./services/script/threads/thread-store.js";
 import { loadTemplateCatalog } from "./services/script/templates/template-catalog.js";
 import { createTemplateMethods } from "./services/script/templates/template-handlers.js";
 import { createNativeToolSource } from "./services/script/tools/native-tools.js";
@@ -46,6 +50,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const listeners: PlaneListener[] = [];
   const shutdown = new AbortController();
+  let worker: ThreadWorker | undefined;
+  let signals: ThreadSignals | undefined;
   let ready = false;
   try {
     logger.info("database opened", { kind: database.kind });
@@ -62,6 +68,14 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     });
     const tools = createToolRegistry([createNativeToolSource({ llm: config.llm })]);
     const templates = createTemplateMethods(await loadTemplateCatalog());
+    signals = await createThreadSignals(database);
+    worker = createThreadWorker({
+      store: createThreadStore(db),
+      scripts: createScriptStore(db),
+      signals,
+      tools,
+      log: (msg, fields) => logger.warn(msg, fields),
+    });
     registerScriptService(api, createScriptService({ db, version, startedAt, tools, templates }));
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));
@@ -71,9 +85,11 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler: api.nodeHandler() }));
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
+    await signals?.close();
     await database.close();
     throw error;
   }
+  worker?.start();
 
   const urls = Object.fromEntries(listeners.map((l, i) => [["api"][i]!, l.url]));
   const record: ServerRecord = { pid: process.pid, api: urls.api! };
@@ -84,6 +100,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     async close() {
       ready = false;
       await Promise.all(listeners.map((l) => l.close(config.shutdownGraceMs)));
+      // Running threads give their leases back, so the next start (or another server) resumes them at once.
+      await worker?.stop();
+      await signals?.close();
       await rm(serverRecordFile(config.dataDir), { force: true });
       await database.close();
     },
