@@ -87,3 +87,21 @@ describe("tools", () => {
     expect(http.runtime.timeout).toMatch(/^[0-9hms]+$/);
   });
 });
+
+describe("templates", () => {
+  it("lists and reads the shipped templates without a token", async () => {
+    const listed = await request(`${apiUrl()}/v1/script/templates?category=embedding&pageSize=1`);
+    const page = (await listed.body.json()) as { templates: { id: string; toolsRequired: string[] }[]; totalCount: number; nextPageToken: string };
+    expect(listed.statusCode).toBe(200);
+    expect(page.totalCount).toBe(2);
+    expect(page.templates.map((t) => t.id)).toEqual(["text_embedding_index"]);
+    expect(page.nextPageToken).not.toBe("");
+    const read = await request(`${apiUrl()}/v1/script/templates/text_embedding_index`);
+    const template = (await read.body.json()) as { info: { id: string; category: string }; dslContent: string };
+    expect(template.info).toMatchObject({ id: "text_embedding_index", category: "embedding" });
+    expect(template.dslContent).toMatch(/^dsl: script\/1/m);
+    const missing = await request(`${apiUrl()}/v1/script/templates/nope`);
+    expect(missing.statusCode).toBe(404);
+    await missing.body.dump();
+  });
+});
