@@ -1,5 +1,5 @@
 import { create, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
+import { Code, createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ScriptService } from "../../../../gen/platform/script/v1/script_service_pb.js";
 import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
@@ -8,6 +8,7 @@ import { principalKey } from "../../auth/principal.js";
 import { createNativeToolSource } from "./tools/native-tools.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
 import { createScriptService } from "./script-handlers.js";
+import { failure } from "../../../test/connect-failure.js";
 
 const engine = process.env.TEST_DATABASE_URL ? "postgres" : "embedded";
 
@@ -50,16 +51,6 @@ async function call<I extends DescMessage, O extends DescMessage>(
 ): Promise<MessageShape<O>> {
   if (!handler) throw new Error(`${method.name} is not implemented`);
   return create(method.output, await handler(create(method.input, init), contextFor(method, orgId)));
-}
-
-/** The ConnectError a call fails with. */
-async function failure(promise: Promise<unknown>): Promise<ConnectError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(ConnectError);
-  return error as ConnectError;
 }
 
 const methods = ScriptService.method;

@@ -1,11 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import type { DescMessage, DescMethodUnary, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, createHandlerContext } from "@connectrpc/connect";
+import { Code, createContextValues, createHandlerContext } from "@connectrpc/connect";
 import type { HandlerContext } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ScriptService } from "../../../../../gen/platform/script/v1/script_service_pb.js";
 import { loadTemplateCatalog, SHIPPED_TEMPLATES_DIR } from "./template-catalog.js";
 import { createTemplateMethods } from "./template-handlers.js";
+import { failure } from "../../../../test/connect-failure.js";
 
 const methods = ScriptService.method;
 let service: ReturnType<typeof createTemplateMethods>;
@@ -30,15 +31,6 @@ type Handler<I extends DescMessage, O extends DescMessage> = (request: MessageSh
 /** One call as the router makes it: a full request message in, the answer read back as a message. */
 async function call<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, handler: Handler<I, O>, init: MessageInitShape<I>): Promise<MessageShape<O>> {
   return create(method.output, await handler(create(method.input, init), anonymous(method)));
-}
-
-async function failure(promise: Promise<unknown>): Promise<ConnectError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(ConnectError);
-  return error as ConnectError;
 }
 
 describe("ListTemplates", () => {
