@@ -13,6 +13,7 @@ import { createIamService } from "./services/iam/iam-handlers.js";
 import { createThreadWorker, type ThreadWorker } from "./services/script/engine/thread-worker.js";
 import { createScriptService } from "./services/script/script-handlers.js";
 import { createScriptStore } from "./services/script/script-store.js";
+import { createThreadMethods } from "./services/script/threads/thread-methods.js";
 import { createThreadSignals, type ThreadSignals } from "./services/script/threads/thread-signals.js";
 import { createThreadStore } from "./services/script/threads/thread-store.js";
 import { loadTemplateCatalog } from "./services/script/templates/template-catalog.js";
@@ -69,14 +70,16 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const tools = createToolRegistry([createNativeToolSource({ llm: config.llm })]);
     const templates = createTemplateMethods(await loadTemplateCatalog());
     signals = await createThreadSignals(database);
+    const threadStore = createThreadStore(db);
     worker = createThreadWorker({
-      store: createThreadStore(db),
+      store: threadStore,
       scripts: createScriptStore(db),
       signals,
       tools,
       log: (msg, fields) => logger.warn(msg, fields),
     });
-    registerScriptService(api, createScriptService({ db, version, startedAt, tools, templates }));
+    const threads = createThreadMethods({ db, store: threadStore, signals });
+    registerScriptService(api, createScriptService({ db, version, startedAt, tools, templates, threads }));
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));
 

@@ -7,6 +7,7 @@ import { checkDeletions, checkEntries, checkKey, checkScriptName, checkValue } f
 import { createScriptRegistryMethods } from "./script-registry-methods.js";
 import { createScriptStore } from "./script-store.js";
 import { createToolMethods } from "./tools/tool-methods.js";
+import type { ThreadMethods } from "./threads/thread-methods.js";
 import type { ToolRegistry } from "./tools/tool-registry.js";
 
 export interface ScriptServiceOptions {
@@ -21,12 +22,14 @@ export interface ScriptServiceOptions {
   readonly tools: ToolRegistry;
   /** ListTemplates and GetTemplate, over the shipped template catalog. */
   readonly templates?: Pick<ScriptServiceImplementation, "listTemplates" | "getTemplate">;
+  /** The thread methods (create, read, cancel, resume, watch, results), over the engine's store. */
+  readonly threads?: ThreadMethods;
 }
 
 /**
- * The script service as built so far: the liveness probe, the environment variables (tenant-wide
- * and per-script overlays), script publishing, the tool list and the templates. Methods not
- * listed (threads) answer UNIMPLEMENTED through the generated glue.
+ * The script service: the liveness probe, the environment variables (tenant-wide and per-script
+ * overlays), script publishing, the tool list, the templates and the thread methods. Methods not
+ * listed (ListArtifacts) answer UNIMPLEMENTED through the generated glue.
  */
 export function createScriptService(options: ScriptServiceOptions): Partial<ScriptServiceImplementation> {
   const store = createEnvStore(options.db);
@@ -40,6 +43,7 @@ export function createScriptService(options: ScriptServiceOptions): Partial<Scri
     ...createScriptRegistryMethods({ db: options.db }),
     ...createToolMethods(options.tools),
     ...(options.templates ?? {}),
+    ...(options.threads ?? {}),
     // Public: no credentials, so it must not ask for a principal; it touches no database either, so
     // it answers "the process serves requests", the question a liveness probe asks.
     healthCheck() {

@@ -92,7 +92,8 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
         now,
         emit: (kind, stepPath, payload) => emit(thread, kind, stepPath, payload),
         progress: async (stepPath, stepName) => {
-          if (!(await store.update(thread.id, owner, { currentStepPath: stepPath, currentStepName: stepName, status: "running" }))) throw new LeaseLost("lease lost");
+          // The status is left alone: a CancelThread may have set CANCELLING meanwhile.
+          if (!(await store.update(thread.id, owner, { currentStepPath: stepPath, currentStepName: stepName }))) throw new LeaseLost("lease lost");
         },
       });
       await finish(thread, output, started);

@@ -1,0 +1,222 @@
+import { createHash } from "node:crypto";
+import { create, type DescMessage, type DescMethodServerStreaming, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { createContextValues, createHandlerContext, type HandlerContext, type MethodImpl } from "@connectrpc/connect";
+import { ScriptService } from "../../../../../gen/platform/script/v1/script_service_pb.js";
+import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
+import { principalKey } from "../../../auth/principal.js";
+import type { DatabaseHandle } from "../../../db/database.js";
+import type { StepStatus } from "../../../db/schema.js";
+import { compileContract } from "../dsl/contract.js";
+import { parseScript } from "../dsl/parse-script.js";
+import { createScriptStore } from "../script-store.js";
+import { createThreadMethods, type ThreadMethods } from "./thread-methods.js";
+import { createThreadSignals, type ThreadSignals } from "./thread-signals.js";
+import { createThreadStore, type NewThread, type ThreadRow, type ThreadStore } from "./thread-store.js";
+
+/**
+ * Shared by the thread method tests: a database, the methods over it with a settable clock,
+ * handler contexts for an organization, and an engine stand-in that writes rows and events
+ * the way the engine does (under a lease, the step row before its event, then a signal).
+ */
+
+export interface ThreadTestKit {
+  readonly database: TestDatabase;
+  readonly store: ThreadStore;
+  readonly signals: ThreadSignals;
+  readonly methods: ThreadMethods;
+  /** The clock the methods read; tests move it. */
+  readonly clock: { ms: number };
+  close(): Promise<void>;
+}
+
+export const START_MS = 1_700_000_000_000;
+
+export async function openThreadTestKit(options: { allowPrivateCallbacks?: boolean; defaultTimeoutMs?: number } = {}): Promise<ThreadTestKit> {
+  const database = await openTestDatabase();
+  // In-process signals on either engine: the test is one process, as the embedded server is.
+  const handle: DatabaseHandle = {
+    db: database.db,
+    kind: "embedded",
+    withMigrationLock: (work) => work(),
+    applyMigrations: async () => {},
+    listen: async () => async () => {},
+    close: async () => {},
+  };
+  const signals = await createThreadSignals(handle);
+  const store = createThreadStore(database.db);
+  const clock = { ms: START_MS };
+  const methods = createThreadMethods({ db: database.db, store, signals, now: () => clock.ms, watchPollMs: 50, ...options });
+  return {
+    database,
+    store,
+    signals,
+    methods,
+    clock,
+    async close() {
+      await signals.close();
+      await database.close();
+    },
+  };
+}
+
+/** A handler context as the auth interceptor leaves it, for `orgId`; `signal` stands for the client. */
+export function contextFor(orgId: string, signal?: AbortSignal): HandlerContext {
+  const contextValues = createContextValues();
+  contextValues.set(principalKey, { orgId, orgName: `name-of-${orgId.slice(0, 8)}`, keyId: "key", roles: new Set(["admin"]) });
+  return createHandlerContext({
+    service: ScriptService,
+    method: ScriptService.method.getThread,
+    protocolName: "connect",
+    requestMethod: "POST",
+    url: "http://localhost/",
+    contextValues,
+    ...(signal ? { requestSignal: signal } : {}),
+  });
+}
+
+/**
+ * Calls a unary method the way the router does: the request built as a full message, the answer
+ * read back as one (so fields the handler left out get their defaults, as on the wire).
+ */
+export async function call<I extends DescMessage, O extends DescMessage>(
+  method: DescMethodUnary<I, O>,
+  handler: MethodImpl<DescMethodUnary<I, O>>,
+  init: MessageInitShape<I>,
+  context: HandlerContext,
+): Promise<MessageShape<O>> {
+  return create(method.output, await handler(create(method.input, init), context));
+}
+
+/** Calls a server-streaming method the way the router does, each message read back whole. */
+export async function* stream<I extends DescMessage, O extends DescMessage>(
+  method: DescMethodServerStreaming<I, O>,
+  handler: MethodImpl<DescMethodServerStreaming<I, O>>,
+  init: MessageInitShape<I>,
+  context: HandlerContext,
+): AsyncGenerator<MessageShape<O>> {
+  for await (const message of handler(create(method.input, init), context)) yield create(method.output, message);
+}
+
+/** Every message of a server stream. */
+export async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
+  const messages: T[] = [];
+  for await (const message of stream) messages.push(message);
+  return messages;
+}
+
+/** Publishes `source` as script `name` in `orgId`, as CreateScript does. */
+export async function publishScript(database: TestDatabase, orgId: string, name: string, source: string): Promise<void> {
+  const document = parseScript(source);
+  await createScriptStore(database.db).publish(orgId, {
+    name,
+    source,
+    sourceSha256: createHash("sha256").update(source).digest("hex"),
+    description: document.description,
+    contract: compileContract(document).toProto(),
+    toolsRequired: [],
+  });
+}
+
+/** Inserts a thread row directly (what CreateThread leaves), with `patch` over the defaults. */
+export async function insertThread(kit: ThreadTestKit, orgId: string, patch: Partial<NewThread> = {}): Promise<ThreadRow> {
+  return kit.store.insert({ orgId, scriptName: "demo", scriptVersion: 1, input: {}, env: {}, metadata: {}, totalSteps: 2, createdAt: kit.clock.ms, ...patch });
+}
+
+const OWNER = "test-worker";
+
+/** Writes a thread's progress the way the engine does. */
+export class EngineDouble {
+  constructor(
+    private readonly kit: ThreadTestKit,
+    readonly thread: ThreadRow,
+  ) {}
+
+  /** Claims the thread (a lease, RUNNING) and writes `started`. */
+  async start(): Promise<void> {
+    await this.claim();
+    await this.emit("started", "", { scriptName: this.thread.scriptName, totalSteps: this.thread.totalSteps });
+  }
+
+  /** Claims the thread without an event, as a resumed run does. */
+  async claim(): Promise<void> {
+    const current = await this.kit.store.get(this.thread.orgId, this.thread.id);
+    await this.kit.store.updateIfStatus(this.thread.orgId, this.thread.id, ["pending", "paused", "running"], {
+      status: "running",
+      leaseOwner: OWNER,
+      leaseExpiresAt: this.kit.clock.ms + 3_600_000,
+      startedAt: current?.startedAt || this.kit.clock.ms,
+    });
+  }
+
+  async stepStarted(path: string, step: { name: string; primitive?: string; tool?: string; input?: unknown }): Promise<void> {
+    const parentPath = path.split(".").slice(0, -2).join(".");
+    await this.save(path, { name: step.name, primitive: step.primitive ?? "execute", tool: step.tool ?? "", parentPath, status: "running", input: step.input ?? null, startedAt: this.kit.clock.ms });
+    await this.kit.store.update(this.thread.id, OWNER, { currentStepPath: path, currentStepName: step.name });
+    await this.emit("stepStarted", path, { stepPath: path, name: step.name, primitive: step.primitive ?? "execute", tool: step.tool ?? "" });
+  }
+
+  async stepCompleted(path: string, output: unknown): Promise<void> {
+    const row = await this.kit.store.step(this.thread.id, path);
+    await this.save(path, { status: "completed", output, finishedAt: this.kit.clock.ms });
+    await this.emit("stepCompleted", path, { stepPath: path, name: row?.name ?? "", durationMs: String(this.kit.clock.ms - (row?.startedAt ?? 0)) });
+  }
+
+  async stepFailed(path: string, error: string): Promise<void> {
+    const row = await this.kit.store.step(this.thread.id, path);
+    await this.save(path, { status: "failed", error, finishedAt: this.kit.clock.ms });
+    await this.emit("stepFailed", path, { stepPath: path, name: row?.name ?? "", error });
+  }
+
+  async decision(path: string, chosenBranch: string): Promise<void> {
+    await this.emit("decision", path, { strategy: "rule", chosenBranch, reasoning: `matched ${chosenBranch}` });
+  }
+
+  async yielded(path: string, value: unknown): Promise<void> {
+    const sequence = await this.kit.store.nextYieldSequence(this.thread.id);
+    const valueData = Buffer.from(JSON.stringify(value)).toString("base64");
+    await this.emit("yielded", path, { stepPath: path, name: `yield ${path}`, valueData, sequence, timestampMs: String(this.kit.clock.ms) });
+  }
+
+  async pause(path: string): Promise<void> {
+    await this.save(path, { status: "paused" });
+    await this.kit.store.release(this.thread.id, OWNER, { status: "paused" });
+  }
+
+  async complete(output: unknown, stepsExecuted = 0): Promise<void> {
+    await this.kit.store.release(this.thread.id, OWNER, { status: "completed", output, finishedAt: this.kit.clock.ms });
+    await this.emit("completed", "", { durationMs: String(this.kit.clock.ms - this.thread.createdAt), stepsExecuted });
+  }
+
+  async fail(error: string, failedStepPath = ""): Promise<void> {
+    await this.kit.store.release(this.thread.id, OWNER, { status: "failed", error, failedStepPath, finishedAt: this.kit.clock.ms });
+    await this.emit("failed", "", { error, failedStepPath, failedStepName: "" });
+  }
+
+  async emit(kind: string, stepPath: string, payload: Record<string, unknown>): Promise<void> {
+    await this.kit.store.appendEvent(this.thread.id, this.thread.orgId, kind, stepPath, payload);
+    await this.kit.signals.eventsWritten(this.thread.id);
+  }
+
+  /** Writes the step row alone (the engine writes it before the step's event). */
+  async save(path: string, patch: { status: StepStatus } & Record<string, unknown>): Promise<void> {
+    const current = await this.kit.store.step(this.thread.id, path);
+    const saved = await this.kit.store.saveStep(
+      {
+        threadId: this.thread.id,
+        stepPath: path,
+        orgId: this.thread.orgId,
+        stepId: current?.stepId ?? `step_${path.replaceAll(".", "_")}`,
+        name: current?.name ?? "",
+        primitive: current?.primitive ?? "execute",
+        tool: current?.tool ?? "",
+        parentPath: current?.parentPath ?? "",
+        input: current?.input ?? null,
+        output: current?.output ?? null,
+        startedAt: current?.startedAt ?? 0,
+        ...patch,
+      },
+      OWNER,
+    );
+    if (!saved) throw new Error(`the test engine lost the lease of ${this.thread.id}`);
+  }
+}
