@@ -20,6 +20,8 @@ export interface ServerConfig {
   readonly shutdownGraceMs: number;
   /** The OpenAI-compatible endpoint of the `llm.complete` tool; absent means the tool fails clearly. */
   readonly llm: LlmConfig | undefined;
+  /** How long a worker's claim on a thread holds without renewal: how soon a dead process's threads are resumed elsewhere. */
+  readonly threadLeaseMs: number;
 }
 
 export interface PlanePorts {
@@ -51,6 +53,7 @@ export const settings = {
   databaseUrl: { flag: "database-url", env: "DATABASE_URL", fallback: "", help: "PostgreSQL URL; empty uses the embedded database" },
   secretKey: { flag: "secret-key", env: "PLATFORM_SECRET_KEY", fallback: "", help: "base64 32-byte key sealing secrets; empty generates <data-dir>/secret.key" },
   shutdownGraceMs: { flag: "shutdown-grace-ms", env: "PLATFORM_SHUTDOWN_GRACE_MS", fallback: "10000", help: "time in-flight requests get on SIGTERM" },
+  threadLeaseMs: { flag: "thread-lease-ms", env: "PLATFORM_THREAD_LEASE_MS", fallback: "30000", help: "claim on a running thread; a dead process's threads resume this long after it died" },
   llmBaseUrl: { flag: "llm-base-url", env: LLM_ENV.baseUrl, fallback: "", help: "OpenAI-compatible API root for the llm.complete tool (for example https://api.openai.com/v1)" },
   llmApiKey: { flag: "llm-api-key", env: LLM_ENV.apiKey, fallback: "", help: "bearer token for that API" },
   llmModel: { flag: "llm-model", env: LLM_ENV.model, fallback: "", help: "model used when a call names none (required with the base URL)" },
@@ -98,6 +101,7 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     maxBodyBytes: integer(settings.maxBodyBytes, Number.MAX_SAFE_INTEGER),
     secretKey: read(settings.secretKey) || undefined,
     shutdownGraceMs: integer(settings.shutdownGraceMs, 600_000),
+    threadLeaseMs: Math.max(1_000, integer(settings.threadLeaseMs, 3_600_000)),
     llm: readLlmConfig({
       [LLM_ENV.baseUrl]: read(settings.llmBaseUrl),
       [LLM_ENV.apiKey]: read(settings.llmApiKey) || undefined,

@@ -76,6 +76,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       scripts: createScriptStore(db),
       signals,
       tools,
+      leaseMs: config.threadLeaseMs,
       log: (msg, fields) => logger.warn(msg, fields),
     });
     const threads = createThreadMethods({ db, store: threadStore, signals });
