@@ -4,19 +4,21 @@ import type { StepBinding } from "../dsl/expressions.js";
 import { effectivePolicy, LLM_TOOL, retryDelayMs, type JsonValue, type ScriptDocument, type Step } from "../dsl/script-document.js";
 import { ToolError } from "../tools/tool-error.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
-import type { StepRow, ThreadRow, ThreadStore } from "../threads/thread-store.js";
-import { Cancellation, StepFailure, Suspension } from "./run-outcome.js";
+import type { EventWrite, StepRow, StepWrite, ThreadRow, ThreadStore } from "../threads/thread-store.js";
+import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 import { StepScope } from "./step-scope.js";
 
 export interface InterpreterDeps {
   readonly store: ThreadStore;
   /** Records a step while this worker holds the lease; throws LeaseLost otherwise. */
   saveStep(step: Parameters<ThreadStore["saveStep"]>[0]): Promise<void>;
+  /** Starts a step (row, thread position, event) in one round trip, as ThreadStore.beginStep. */
+  beginStep(step: StepWrite, event: EventWrite): Promise<"started" | "cancelled" | "lost">;
+  /** Ends a step (row, event) in one round trip; false when the lease is gone. */
+  finishStep(step: Parameters<ThreadStore["finishStep"]>[1], event: EventWrite): Promise<boolean>;
   readonly tools: ToolRegistry;
   /** Records an event and wakes the thread's watchers. */
   emit(kind: string, stepPath: string, payload: Record<string, unknown>): Promise<void>;
-  /** Saves the thread's current position (for GetThread). */
-  progress(stepPath: string, stepName: string): Promise<void>;
   /** Aborted when the lease is lost, the deadline passes or the server stops. */
   readonly signal: AbortSignal;
   now(): number;
@@ -72,42 +74,30 @@ class Runner {
     // A failure that continueOnError tolerated stays as it was; the one that failed the thread runs again.
     if (row?.status === "failed" && step.continueOnError) return { output: null, status: "failed", error: row.error };
 
-    await this.checkCancel(path);
     const started = row?.startedAt || this.deps.now();
-    const save = (patch: Partial<StepRow>) =>
-      this.deps.saveStep({
-        threadId: this.thread.id,
-        stepPath: path,
-        orgId: this.thread.orgId,
-        stepId: step.id,
-        name: step.name,
-        primitive: step.primitive,
-        tool: step.primitive === "execute" ? step.execute.tool : step.primitive === "decide" && step.decide.strategy === "llm" ? LLM_TOOL : "",
-        parentPath,
-        status: "running",
-        startedAt: started,
-        ...patch,
-      });
-
-    if (step.when && !step.when.evaluateCondition(scope.bindings())) {
-      await save({ status: "skipped", finishedAt: this.deps.now() });
-      return { output: null, status: "skipped", error: null };
-    }
-    const fresh = row === undefined;
-    if (fresh || row.status === "failed" || row.status === "running") {
-      await save({ status: "running", error: "" });
-      await this.deps.progress(path, step.name);
-      await this.deps.emit("stepStarted", path, { stepPath: path, name: step.name, primitive: step.primitive, tool: step.primitive === "execute" ? step.execute.tool : "" });
-    }
+    const tool = step.primitive === "execute" ? step.execute.tool : step.primitive === "decide" && step.decide.strategy === "llm" ? LLM_TOOL : "";
+    const identity = { threadId: this.thread.id, stepPath: path, stepId: step.id, name: step.name, primitive: step.primitive, tool, parentPath };
+    const save = (patch: Partial<StepRow>) => this.deps.saveStep({ ...identity, orgId: this.thread.orgId, status: "running", startedAt: started, ...patch });
     try {
-      const output = await this.execute(step, path, scope, row, save);
+      if (step.when && !step.when.evaluateCondition(scope.bindings())) {
+        await this.checkCancel(path);
+        await save({ status: "skipped", finishedAt: this.deps.now() });
+        return { output: null, status: "skipped", error: null };
+      }
+      const input = step.primitive === "execute" ? (this.takeOverride(row) ?? step.execute.input.evaluate(scope.bindings())) : null;
+      // A step entered again while waiting or paused has started already; any other one starts now.
+      if (row?.status === "waiting" || row?.status === "paused") await this.checkCancel(path);
+      else await this.begin({ ...identity, input, startedAt: started });
+      const output = await this.execute(step, path, scope, row, save, input as JsonObject | null);
       const finished = this.deps.now();
-      await save({ status: "completed", output: output as never, finishedAt: finished, error: "" });
-      await this.deps.emit("stepCompleted", path, { stepPath: path, name: step.name, durationMs: String(finished - started) });
+      const event = { kind: "stepCompleted", payload: { stepPath: path, name: step.name, durationMs: String(finished - started) }, at: finished };
+      if (!(await this.deps.finishStep({ threadId: this.thread.id, stepPath: path, status: "completed", output, error: "", finishedAt: finished }, event))) {
+        throw new LeaseLost("lease lost");
+      }
       if (step.primitive === "set") Object.assign(scope.vars, output as JsonObject);
       return { output, status: "completed", error: null };
     } catch (error) {
-      if (error instanceof Suspension || error instanceof Cancellation || this.deps.signal.aborted) throw error;
+      if (error instanceof Suspension || error instanceof Cancellation || error instanceof LeaseLost || this.deps.signal.aborted) throw error;
       const message = error instanceof Error ? error.message : String(error);
       await save({ status: "failed", error: message, finishedAt: this.deps.now() });
       await this.deps.emit("stepFailed", path, { stepPath: path, name: step.name, error: message });
@@ -116,14 +106,27 @@ class Runner {
     }
   }
 
-  private async execute(step: Step, path: string, scope: StepScope, row: StepRow | undefined, save: (patch: Partial<StepRow>) => Promise<void>): Promise<JsonValue> {
+  /** Starts a step in one round trip; a pending cancel or a lost lease stops the run instead. */
+  private async begin(step: StepWrite): Promise<void> {
+    const at = this.deps.now();
+    const event = { kind: "stepStarted", payload: { stepPath: step.stepPath, name: step.name, primitive: step.primitive, tool: step.primitive === "execute" ? step.tool : "" }, at };
+    const outcome = await this.deps.beginStep(step, event);
+    if (outcome === "lost") throw new LeaseLost("lease lost");
+    if (outcome === "cancelled") await this.checkCancel(step.stepPath);
+  }
+
+  private async execute(
+    step: Step,
+    path: string,
+    scope: StepScope,
+    row: StepRow | undefined,
+    save: (patch: Partial<StepRow>) => Promise<void>,
+    input: JsonObject | null,
+  ): Promise<JsonValue> {
     const bindings = scope.bindings();
     switch (step.primitive) {
-      case "execute": {
-        const input = this.takeOverride(row) ?? step.execute.input.evaluate(bindings);
-        await save({ input: input as never });
-        return this.callTool(step, path, step.execute.tool, input as JsonObject);
-      }
+      case "execute":
+        return this.callTool(step, path, step.execute.tool, input ?? {});
       case "set": {
         const values: JsonObject = {};
         for (const [name, template] of Object.entries(step.set.values)) values[name] = template.evaluate(bindings);

@@ -64,7 +64,12 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
 
   async function emit(thread: ThreadRow, kind: string, stepPath: string, payload: Record<string, unknown>): Promise<void> {
     await store.appendEvent(thread.id, thread.orgId, kind, stepPath, payload);
-    await signals.eventsWritten(thread.id);
+    notify(thread.id);
+  }
+
+  /** Wakes the thread's watchers; off the step's critical path, since a missed wake-up only delays them until their poll. */
+  function notify(threadId: string): void {
+    signals.eventsWritten(threadId).catch((error: unknown) => log("notifying watchers failed", { threadId, error: String(error) }));
   }
 
   async function run(thread: ThreadRow, abort: AbortController): Promise<void> {
@@ -89,12 +94,18 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
         saveStep: async (step) => {
           if (!(await store.saveStep(step, owner))) throw new LeaseLost("lease lost");
         },
+        beginStep: async (step, event) => {
+          const outcome = await store.beginStep(owner, step, event);
+          if (outcome === "started") notify(thread.id);
+          return outcome;
+        },
+        finishStep: async (step, event) => {
+          const finished = await store.finishStep(owner, step, event);
+          if (finished) notify(thread.id);
+          return finished;
+        },
         now,
         emit: (kind, stepPath, payload) => emit(thread, kind, stepPath, payload),
-        progress: async (stepPath, stepName) => {
-          // The status is left alone: a CancelThread may have set CANCELLING meanwhile.
-          if (!(await store.update(thread.id, owner, { currentStepPath: stepPath, currentStepName: stepName }))) throw new LeaseLost("lease lost");
-        },
       });
       await finish(thread, output, started);
     } catch (error) {
@@ -110,8 +121,8 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
   async function finish(thread: ThreadRow, output: JsonValue, started: number): Promise<void> {
     const finished = now();
     const steps = (await store.steps(thread.id)).filter((s) => s.status === "completed").length;
-    if (!(await store.release(thread.id, owner, { status: "completed", output: output as never, finishedAt: finished, error: "", resumeOverride: null }))) return;
-    await emit(thread, "completed", "", { durationMs: String(finished - (thread.startedAt || started)), stepsExecuted: steps });
+    const event = { kind: "completed", payload: { durationMs: String(finished - (thread.startedAt || started)), stepsExecuted: steps }, at: finished };
+    if (await store.endRun(thread.id, owner, { status: "completed", output: output as never, finishedAt: finished, error: "", resumeOverride: null }, event)) notify(thread.id);
   }
 
   /** Records how a run that did not complete ended. */
@@ -126,8 +137,9 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
       return;
     }
     if (error instanceof Cancellation) {
-      if (!(await store.release(thread.id, owner, { status: "cancelled", finishedAt: now() }))) return;
-      await emit(thread, "cancelled", "", { reason: error.reason, cancelledStepPath: error.stepPath });
+      const at = now();
+      const event = { kind: "cancelled", payload: { reason: error.reason, cancelledStepPath: error.stepPath }, at };
+      if (await store.endRun(thread.id, owner, { status: "cancelled", finishedAt: at }, event)) notify(thread.id);
       return;
     }
     const failure = reason instanceof StepFailure ? reason : error;
@@ -135,8 +147,9 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     const stepPath = failure instanceof StepFailure ? failure.stepPath : "";
     const stepName = failure instanceof StepFailure ? failure.stepName : "";
     log("thread failed", { threadId: thread.id, stepPath, error: message });
-    if (!(await store.release(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: now(), resumeOverride: null }))) return;
-    await emit(thread, "failed", "", { error: message, failedStepPath: stepPath, failedStepName: stepName });
+    const at = now();
+    const event = { kind: "failed", payload: { error: message, failedStepPath: stepPath, failedStepName: stepName }, at };
+    if (await store.endRun(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: at, resumeOverride: null }, event)) notify(thread.id);
   }
 
   async function claimLoop(): Promise<void> {

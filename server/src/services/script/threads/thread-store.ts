@@ -140,6 +140,73 @@ export function createThreadStore(db: Database) {
       });
     },
 
+    /**
+     * The hot path of the engine, one round trip per step start: unless a cancel was asked for,
+     * while `owner` holds the lease, moves the thread to the step, writes the step row as running
+     * and appends its `stepStarted` event. "cancelled" when a cancel is pending (nothing is
+     * written), "lost" when the lease is gone.
+     */
+    async beginStep(owner: string, step: StepWrite, event: EventWrite): Promise<"started" | "cancelled" | "lost"> {
+      const result = await db.execute(sql`
+        with t as (
+          update threads set current_step_path = ${step.stepPath}, current_step_name = ${step.name}, event_sequence = event_sequence + 1
+          where id = ${step.threadId} and lease_owner = ${owner} and not cancel_requested
+          returning id, org_id, event_sequence
+        ), s as (
+          insert into thread_steps (thread_id, step_path, org_id, step_id, name, primitive, tool, parent_path, status, input, error, attempt, started_at, finished_at)
+          select t.id, ${step.stepPath}, t.org_id, ${step.stepId}, ${step.name}, ${step.primitive}, ${step.tool}, ${step.parentPath}, 'running', ${jsonParam(step.input)}, '', 1, ${step.startedAt}, 0 from t
+          on conflict (thread_id, step_path) do update set status = 'running', input = coalesce(excluded.input, thread_steps.input), error = '',
+            attempt = thread_steps.attempt + 1, finished_at = 0
+        ), e as (
+          insert into thread_events (thread_id, sequence, org_id, kind, step_path, payload, created_at)
+          select t.id, t.event_sequence, t.org_id, ${event.kind}, ${step.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
+        )
+        select count(*)::int as started from t`);
+      if (rowsOf<{ started: number }>(result)[0]?.started === 1) return "started";
+      const [row] = await db.select({ owner: threads.leaseOwner, cancel: threads.cancelRequested }).from(threads).where(eq(threads.id, step.threadId));
+      return row?.owner === owner && row.cancel ? "cancelled" : "lost";
+    },
+
+    /**
+     * One round trip per step end, while `owner` holds the lease: the step's final status and
+     * output, and its event. False when the lease is gone.
+     */
+    async finishStep(owner: string, step: { threadId: string; stepPath: string; status: StepRow["status"]; output: unknown; error: string; finishedAt: number }, event: EventWrite): Promise<boolean> {
+      const result = await db.execute(sql`
+        with t as (
+          update threads set event_sequence = event_sequence + 1
+          where id = ${step.threadId} and lease_owner = ${owner}
+          returning id, org_id, event_sequence
+        ), s as (
+          update thread_steps set status = ${step.status}, output = ${jsonParam(step.output)}, error = ${step.error}, finished_at = ${step.finishedAt}
+          where thread_id = ${step.threadId} and step_path = ${step.stepPath} and exists (select 1 from t)
+        ), e as (
+          insert into thread_events (thread_id, sequence, org_id, kind, step_path, payload, created_at)
+          select t.id, t.event_sequence, t.org_id, ${event.kind}, ${step.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
+        )
+        select count(*)::int as finished from t`);
+      return rowsOf<{ finished: number }>(result)[0]?.finished === 1;
+    },
+
+    /**
+     * Ends a run (completed, failed, cancelled) and appends its event in one transaction, so
+     * a reader never sees the final status without the final event. False without the lease.
+     */
+    async endRun(id: string, owner: string, patch: Partial<NewThread>, event: EventWrite & { stepPath?: string }): Promise<boolean> {
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .update(threads)
+          .set({ ...patch, leaseOwner: "", leaseExpiresAt: 0, eventSequence: sql`${threads.eventSequence} + 1` })
+          .where(owned(id, owner))
+          .returning({ orgId: threads.orgId, sequence: threads.eventSequence });
+        if (!row) return false;
+        await tx
+          .insert(threadEvents)
+          .values({ threadId: id, orgId: row.orgId, sequence: row.sequence, kind: event.kind, stepPath: event.stepPath ?? "", payload: event.payload, createdAt: event.at });
+        return true;
+      });
+    },
+
     /** Appends one event with the thread's next sequence number, in one transaction. */
     async appendEvent(threadId: string, orgId: string, kind: string, stepPath: string, payload: Record<string, unknown>): Promise<EventRow> {
       return db.transaction(async (tx) => {
@@ -170,3 +237,32 @@ export function createThreadStore(db: Database) {
 }
 
 export type ThreadStore = ReturnType<typeof createThreadStore>;
+
+/** The fields of a step row the engine writes when a step starts. */
+export interface StepWrite {
+  readonly threadId: string;
+  readonly stepPath: string;
+  readonly stepId: string;
+  readonly name: string;
+  readonly primitive: string;
+  readonly tool: string;
+  readonly parentPath: string;
+  readonly input: unknown;
+  readonly startedAt: number;
+}
+
+export interface EventWrite {
+  readonly kind: string;
+  readonly payload: Record<string, unknown>;
+  readonly at: number;
+}
+
+/** JSON for a jsonb parameter (null stays SQL null): both drivers take it as text and cast. */
+function jsonParam(value: unknown) {
+  return value === undefined || value === null ? sql`null` : sql`${JSON.stringify(value)}::jsonb`;
+}
+
+/** PGlite answers `{rows}`, postgres-js an array of rows. */
+function rowsOf<T>(result: unknown): T[] {
+  return Array.isArray(result) ? (result as T[]) : ((result as { rows: T[] }).rows ?? []);
+}
