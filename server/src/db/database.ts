@@ -89,3 +89,8 @@ async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
     close: () => client.end({ timeout: 5 }),
   };
 }
+
+/** The rows of `db.execute(sql...)`: PGlite answers `{rows}`, postgres-js an array of rows. */
+export function resultRows<T>(result: unknown): T[] {
+  return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
+}

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import type { Database, DatabaseHandle } from "./database.js";
+import { resultRows, type Database, type DatabaseHandle } from "./database.js";
 
 /** The committed SQL migrations, written by drizzle-kit from src/db/schema.ts. */
 export const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), "../../migrations");
@@ -37,12 +37,7 @@ export async function migrateDatabase(handle: DatabaseHandle, progress: (line: s
 
 async function lastAppliedMillis(db: Database): Promise<number> {
   const exists = await db.execute(sql`select to_regclass('drizzle.__drizzle_migrations') is not null as present`);
-  if (!rows<{ present: boolean }>(exists)[0]?.present) return 0;
+  if (!resultRows<{ present: boolean }>(exists)[0]?.present) return 0;
   const last = await db.execute(sql`select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1`);
-  return Number(rows<{ created_at: string | number }>(last)[0]?.created_at ?? 0);
-}
-
-/** PGlite answers `{rows}`, postgres-js an array of rows. */
-function rows<T>(result: unknown): T[] {
-  return Array.isArray(result) ? (result as T[]) : ((result as { rows: T[] }).rows ?? []);
+  return Number(resultRows<{ created_at: string | number }>(last)[0]?.created_at ?? 0);
 }

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
-import type { Database } from "../../../db/database.js";
+import { resultRows, type Database } from "../../../db/database.js";
 import { threadEvents, threads, threadSteps, type ThreadStatus } from "../../../db/schema.js";
 
 export type ThreadRow = typeof threads.$inferSelect;
@@ -162,7 +162,7 @@ export function createThreadStore(db: Database) {
           select t.id, t.event_sequence, t.org_id, ${event.kind}, ${step.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
         )
         select count(*)::int as started from t`);
-      if (rowsOf<{ started: number }>(result)[0]?.started === 1) return "started";
+      if (resultRows<{ started: number }>(result)[0]?.started === 1) return "started";
       const [row] = await db.select({ owner: threads.leaseOwner, cancel: threads.cancelRequested }).from(threads).where(eq(threads.id, step.threadId));
       return row?.owner === owner && row.cancel ? "cancelled" : "lost";
     },
@@ -185,7 +185,7 @@ export function createThreadStore(db: Database) {
           select t.id, t.event_sequence, t.org_id, ${event.kind}, ${step.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
         )
         select count(*)::int as finished from t`);
-      return rowsOf<{ finished: number }>(result)[0]?.finished === 1;
+      return resultRows<{ finished: number }>(result)[0]?.finished === 1;
     },
 
     /**
@@ -262,7 +262,3 @@ function jsonParam(value: unknown) {
   return value === undefined || value === null ? sql`null` : sql`${JSON.stringify(value)}::jsonb`;
 }
 
-/** PGlite answers `{rows}`, postgres-js an array of rows. */
-function rowsOf<T>(result: unknown): T[] {
-  return Array.isArray(result) ? (result as T[]) : ((result as { rows: T[] }).rows ?? []);
-}
