@@ -133,3 +133,22 @@ describe("a thread", () => {
     expect(JSON.parse(new TextDecoder().decode(result.outputData))).toBe(42);
   });
 });
+
+describe("timeouts and step watches", () => {
+  it("fails a thread that outlives its timeout", async () => {
+    const { threadId } = await acme.client.script.createThread({ scriptName: "sleepy", timeout: "1s" });
+    const failed = await waitForStatus(threadId, [ThreadStatus.FAILED, ThreadStatus.COMPLETED]);
+    expect(failed.status).toBe(ThreadStatus.FAILED);
+    expect(failed.error).toMatch(/timed out/);
+  });
+
+  it("streams one step's snapshot, decision and end as server-sent events", async () => {
+    const { threadId } = await acme.client.script.createThread({ scriptName: "doubler", inputJson: '{"numbers":[1,2,3,4]}' });
+    await waitForStatus(threadId, [ThreadStatus.COMPLETED]);
+    const response = await request(`${apiUrl()}/v1/script/threads/${threadId}/steps/0/watch`, { headers: acme.headers });
+    expect(response.headers["content-type"]).toBe("text/event-stream");
+    const events: Record<string, unknown>[] = [];
+    for await (const event of parseSse(response.body)) events.push(JSON.parse(event.data) as Record<string, unknown>);
+    expect(events[0]).toMatchObject({ threadId, stepPath: "0", snapshot: { status: "STEP_STATUS_COMPLETED", name: "route", primitive: "decide" } });
+  });
+});
