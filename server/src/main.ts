@@ -1,5 +1,6 @@
 import { runAdminCommand } from "./admin/run-admin-command.js";
 import { ConfigError, parseServeConfig, settings } from "./config.js";
+import { DataDirInUseError } from "./db/data-dir-lock.js";
 import { startServer } from "./server.js";
 import { createLogger } from "./transport/logger.js";
 
@@ -43,7 +44,14 @@ async function serve(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${error.message}\n${usage}`);
     return 2;
   }
-  const server = await startServer(config, logger);
+  let server;
+  try {
+    server = await startServer(config, logger);
+  } catch (error) {
+    if (!(error instanceof DataDirInUseError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    return 1;
+  }
   // The one line a supervisor or a test waits for.
   process.stdout.write(JSON.stringify({ ready: true, ...server.urls }) + "\n");
   logger.info("ready", server.urls);

@@ -1,9 +1,11 @@
+import { spawn } from "node:child_process";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { request } from "undici";
 import { afterAll, describe, expect, it } from "vitest";
-import { freshDatabase, runAdmin, startPlatformServer, type TestPostgresDatabase } from "./platform-server.js";
+import { binary, freshDatabase, runAdmin, startPlatformServer, type TestPostgresDatabase } from "./platform-server.js";
 
 // The admin commands on a data directory with no server running (they open the database
 // themselves), then the binary started on it: the keys made offline work, and SIGTERM ends it
@@ -60,6 +62,25 @@ describe("admin commands without a running server, then the server on the same d
       });
       expect(created.statusCode).toBe(200);
       await created.body.dump();
+
+      // A second server: refused on the embedded database (one process only), welcome on
+      // PostgreSQL (any number of processes share one database).
+      if (database) {
+        const second = spawn(process.execPath, [binary, "serve", "--data-dir", await mkdtemp(join(tmpdir(), "platform-second-")), "--api-port", "0"], {
+          env: { ...process.env, DATABASE_URL: database.url },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        const ready = await new Promise<string>((resolve) => createInterface({ input: second.stdout }).once("line", resolve));
+        expect(JSON.parse(ready)).toMatchObject({ ready: true });
+        second.kill("SIGTERM");
+        expect(await new Promise((resolve) => second.once("exit", resolve))).toBe(0);
+      } else {
+        const same = spawn(process.execPath, [binary, "serve", "--data-dir", dataDir, "--api-port", "0"], { env: { ...process.env, DATABASE_URL: "" } });
+        let stderr = "";
+        same.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+        expect(await new Promise((resolve) => same.once("exit", resolve))).toBe(1);
+        expect(stderr).toContain("is in use by process");
+      }
 
       // While the server runs, admin commands go through its API and still work.
       const live = await runAdmin(dataDir, ["create-key", "--org", "offline-co", "--role", "secrets.admin"]);

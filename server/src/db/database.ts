@@ -8,6 +8,7 @@ import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
+import { lockDataDir } from "./data-dir-lock.js";
 import { schema } from "./schema.js";
 
 /** The drizzle database every store uses, whichever engine is behind it. */
@@ -47,9 +48,20 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
 }
 
 async function openEmbedded(dataDir: string): Promise<DatabaseHandle> {
-  const pgdata = dataDir === "memory://" ? dataDir : join(dataDir, "pgdata");
-  if (pgdata !== dataDir) await mkdir(pgdata, { recursive: true });
-  const client = await PGlite.create({ dataDir: pgdata, extensions: { vector } });
+  const inMemory = dataDir === "memory://";
+  const pgdata = inMemory ? dataDir : join(dataDir, "pgdata");
+  let unlock = async () => {};
+  if (!inMemory) {
+    await mkdir(pgdata, { recursive: true });
+    unlock = await lockDataDir(dataDir);
+  }
+  let client: PGlite;
+  try {
+    client = await PGlite.create({ dataDir: pgdata, extensions: { vector } });
+  } catch (error) {
+    await unlock();
+    throw error;
+  }
   const drizzleDb = drizzlePglite({ client, schema });
   return {
     db: drizzleDb as unknown as Database,
@@ -58,7 +70,10 @@ async function openEmbedded(dataDir: string): Promise<DatabaseHandle> {
     withMigrationLock: (work) => work(),
     applyMigrations: (migrationsFolder) => migratePglite(drizzleDb, { migrationsFolder }),
     listen: (channel, handler) => client.listen(channel, handler),
-    close: () => client.close(),
+    async close() {
+      await client.close();
+      await unlock();
+    },
   };
 }
 
