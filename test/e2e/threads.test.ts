@@ -115,7 +115,11 @@ describe("a thread", () => {
 
   it("is cancelled cooperatively: the running step finishes, no further step starts", async () => {
     const { threadId } = await acme.client.script.createThread({ scriptName: "sleepy" });
-    await waitForStatus(threadId, [ThreadStatus.RUNNING]);
+    // Cancel once the first step has started (a thread cancelled before it starts runs no step).
+    for (let i = 0; (await acme.client.script.getThread({ threadId })).currentStepPath !== "0"; i++) {
+      if (i > 200) throw new Error("the first step never started");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     await acme.client.script.cancelThread({ threadId, reason: "no longer needed" });
     const cancelled = await waitForStatus(threadId, [ThreadStatus.CANCELLED]);
     expect(cancelled.status).toBe(ThreadStatus.CANCELLED);
