@@ -1,5 +1,6 @@
-// The thread engine's own cost, below the API: per-step overhead (p50/p99), time from a new
-// thread to its first step, and sustained threads per second for a 3-step no-op script. Steps
+// The thread engine's own cost, below the API: per-step overhead (p50/p99), how soon a watcher
+// gets an event, time from a new thread to its first step, and sustained threads per second for
+// a 3-step no-op script. Steps
 // are `set` steps, which do no work, so what is measured is the engine (claim, lease, step rows,
 // events, signals). On the embedded database, or on PostgreSQL with DATABASE_URL.
 // Run: npx tsx bench/engine.bench.ts [threads=300]
@@ -57,10 +58,25 @@ async function waitAll(ids: string[]): Promise<void> {
 }
 
 // 1. Per-step overhead: one thread of 50 no-op steps; intervals between consecutive step starts.
+//    A watcher follows it as WatchThread does (signal, then read the new events) and records how
+//    long after each event was written it got it.
 const long = await publish("long", 50);
 const longThread = await insert(long);
+const delivery: number[] = [];
+let seen = 0;
+let reading = Promise.resolve();
+const unsubscribe = signals.onEvents(longThread.id, () => {
+  reading = reading.then(async () => {
+    for (const event of await store.eventsAfter(longThread.id, seen)) {
+      delivery.push(Date.now() - event.createdAt);
+      seen = event.sequence;
+    }
+  });
+});
 await signals.runnable();
 await waitAll([longThread.id]);
+await reading;
+unsubscribe();
 const starts = (await store.eventsAfter(longThread.id, 0)).filter((e) => e.kind === "stepStarted").map((e) => e.createdAt);
 const intervals = starts.slice(1).map((t, i) => t - starts[i]!);
 
@@ -88,5 +104,6 @@ await signals.close();
 await handle.close();
 console.log(`engine on ${handle.kind === "postgres" ? "PostgreSQL" : "embedded PGlite"}`);
 console.log(`per-step overhead (50 no-op steps): p50 ${percentile(intervals, 0.5)} ms, p99 ${percentile(intervals, 0.99)} ms`);
+console.log(`watch delivery after an event is written (${delivery.length} events): p50 ${percentile(delivery, 0.5)} ms, p99 ${percentile(delivery, 0.99)} ms`);
 console.log(`new thread to first step_started (20 runs): p50 ${percentile(firstStep, 0.5)} ms, p99 ${percentile(firstStep, 0.99)} ms`);
 console.log(`throughput: ${threadCount} threads of 3 steps in ${seconds.toFixed(2)} s = ${(threadCount / seconds).toFixed(1)} threads/s`);
