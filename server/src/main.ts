@@ -52,10 +52,9 @@ async function serve(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${error.message}\n`);
     return 1;
   }
-  // The one line a supervisor or a test waits for.
-  process.stdout.write(JSON.stringify({ ready: true, ...server.urls }) + "\n");
-  logger.info("ready", server.urls);
-  await new Promise<void>((resolve) => {
+  // Signal handlers go in before the ready line: a supervisor may send SIGTERM the moment it
+  // reads that line, and without a handler Node would die at once instead of shutting down.
+  const stopped = new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info("stopping", { signal });
       process.off("SIGTERM", onTerm);
@@ -67,6 +66,10 @@ async function serve(argv: readonly string[]): Promise<number> {
     process.on("SIGTERM", onTerm);
     process.on("SIGINT", onInt);
   });
+  // The one line a supervisor or a test waits for.
+  process.stdout.write(JSON.stringify({ ready: true, ...server.urls }) + "\n");
+  logger.info("ready", server.urls);
+  await stopped;
   await server.close();
   logger.info("stopped");
   return 0;
