@@ -1,5 +1,4 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import { compileContract } from "../dsl/contract.js";
 import type { StepBinding } from "../dsl/expressions.js";
 import { effectivePolicy, LLM_TOOL, retryDelayMs, type JsonValue, type ScriptDocument, type Step } from "../dsl/script-document.js";
 import { ToolError } from "../tools/tool-error.js";
@@ -332,9 +331,4 @@ function delay(ms: number, signal: AbortSignal): Promise<void> {
       reject(signal.reason);
     }, { once: true });
   });
-}
-
-/** The contract's check of a final output: warnings, never a failure. */
-export function outputWarnings(document: ScriptDocument, output: JsonValue): string[] {
-  return compileContract(document).validateOutput(output);
 }
