@@ -22,6 +22,12 @@ export interface ServerConfig {
   readonly llm: LlmConfig | undefined;
   /** How long a worker's claim on a thread holds without renewal: how soon a dead process's threads are resumed elsewhere. */
   readonly threadLeaseMs: number;
+  /** Lets callback URLs and the http.request tool reach loopback, private and link-local hosts. */
+  readonly allowPrivateNetwork: boolean;
+  /** Root of the filesystem object store (thread artifacts). */
+  readonly blobDir: string;
+  /** Base URL clients reach the api plane at, for the download links the server hands out; absent means the listener's own address. */
+  readonly publicApiUrl: string | undefined;
 }
 
 export interface PlanePorts {
@@ -54,6 +60,9 @@ export const settings = {
   secretKey: { flag: "secret-key", env: "PLATFORM_SECRET_KEY", fallback: "", help: "base64 32-byte key sealing secrets; empty generates <data-dir>/secret.key" },
   shutdownGraceMs: { flag: "shutdown-grace-ms", env: "PLATFORM_SHUTDOWN_GRACE_MS", fallback: "10000", help: "time in-flight requests get on SIGTERM" },
   threadLeaseMs: { flag: "thread-lease-ms", env: "PLATFORM_THREAD_LEASE_MS", fallback: "30000", help: "claim on a running thread; a dead process's threads resume this long after it died" },
+  allowPrivateNetwork: { flag: "allow-private-network", env: "PLATFORM_ALLOW_PRIVATE_NETWORK", fallback: "false", help: "true lets callbacks and http.request reach loopback, private and link-local hosts (development only)" },
+  blobDir: { flag: "blob-dir", env: "PLATFORM_BLOB_DIR", fallback: "", help: "filesystem object store for artifacts; empty uses <data-dir>/blobs" },
+  publicApiUrl: { flag: "public-api-url", env: "PLATFORM_PUBLIC_API_URL", fallback: "", help: "URL clients reach the api plane at, used in download links; empty uses the listener's address" },
   llmBaseUrl: { flag: "llm-base-url", env: LLM_ENV.baseUrl, fallback: "", help: "OpenAI-compatible API root for the llm.complete tool (for example https://api.openai.com/v1)" },
   llmApiKey: { flag: "llm-api-key", env: LLM_ENV.apiKey, fallback: "", help: "bearer token for that API" },
   llmModel: { flag: "llm-model", env: LLM_ENV.model, fallback: "", help: "model used when a call names none (required with the base URL)" },
@@ -83,8 +92,15 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     return value;
   };
   const port = (setting: Setting) => integer(setting, 65535);
+  const flag = (setting: Setting): boolean => {
+    const text = read(setting).trim().toLowerCase();
+    if (text === "true" || text === "1") return true;
+    if (text === "false" || text === "0" || text === "") return false;
+    throw new ConfigError(`--${setting.flag} (${setting.env}) must be true or false, got "${text}"`);
+  };
+  const dataDir = resolve(read(settings.dataDir));
   return {
-    dataDir: resolve(read(settings.dataDir)),
+    dataDir,
     host: read(settings.host),
     ports: {
       api: port(settings.apiPort),
@@ -102,6 +118,9 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     secretKey: read(settings.secretKey) || undefined,
     shutdownGraceMs: integer(settings.shutdownGraceMs, 600_000),
     threadLeaseMs: Math.max(1_000, integer(settings.threadLeaseMs, 3_600_000)),
+    allowPrivateNetwork: flag(settings.allowPrivateNetwork),
+    blobDir: resolve(read(settings.blobDir) || resolve(dataDir, "blobs")),
+    publicApiUrl: read(settings.publicApiUrl) || undefined,
     llm: readLlmConfig({
       [LLM_ENV.baseUrl]: read(settings.llmBaseUrl),
       [LLM_ENV.apiKey]: read(settings.llmApiKey) || undefined,

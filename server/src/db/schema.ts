@@ -249,6 +249,76 @@ export const threadEvents = pgTable(
   (t) => [primaryKey({ columns: [t.threadId, t.sequence] })],
 );
 
+/**
+ * Files steps wrote with `artifact.write`. The bytes live in object storage under the thread's
+ * prefix (`threads/<thread_id>/artifacts/<path>`); this row is what ListArtifacts reads, so a
+ * listing is one tenant-filtered query whatever the store.
+ */
+export const threadArtifacts = pgTable(
+  "thread_artifacts",
+  {
+    threadId: uuid("thread_id")
+      .notNull()
+      .references(() => threads.id, { onDelete: "cascade" }),
+    path: text("path").notNull(),
+    orgId: uuid("org_id").notNull(),
+    contentType: text("content_type").notNull(),
+    sizeBytes: epochMs("size_bytes").notNull(),
+    /** Hex SHA-256 of the bytes, to tell a download was whole. */
+    sha256: text("sha256").notNull(),
+    /** The step that wrote it last. */
+    stepPath: text("step_path").notNull().default(""),
+    createdAt: epochMs("created_at").notNull().default(nowMs),
+    updatedAt: epochMs("updated_at").notNull().default(nowMs),
+  },
+  (t) => [primaryKey({ columns: [t.threadId, t.path] })],
+);
+
+export type CallbackStatus = "pending" | "delivered" | "failed";
+
+/**
+ * The callback outbox: a row is written in the same transaction as a thread's end, then
+ * delivered to `callback_url` with retries. Its id is the delivery's stable `webhook-id`.
+ */
+export const threadCallbacks = pgTable(
+  "thread_callbacks",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    threadId: uuid("thread_id")
+      .notNull()
+      .references(() => threads.id, { onDelete: "cascade" }),
+    orgId: uuid("org_id").notNull(),
+    url: text("url").notNull(),
+    /** The body, fixed at the first attempt so every retry sends the same bytes. */
+    body: text("body"),
+    status: text("status").$type<CallbackStatus>().notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: epochMs("next_attempt_at").notNull().default(0),
+    /** A deliverer's claim, so two processes never post the same attempt. */
+    leaseExpiresAt: epochMs("lease_expires_at").notNull().default(0),
+    lastError: text("last_error").notNull().default(""),
+    lastStatusCode: integer("last_status_code").notNull().default(0),
+    createdAt: epochMs("created_at").notNull().default(nowMs),
+    deliveredAt: epochMs("delivered_at").notNull().default(0),
+  },
+  (t) => [index("thread_callbacks_due_idx").on(t.status, t.nextAttemptAt), index("thread_callbacks_thread_idx").on(t.threadId)],
+);
+
+/**
+ * Each organization's key for signing callbacks (Standard Webhooks, HMAC-SHA256). It is shown to
+ * the organization, so it is sealed like a secret. After a rotation the previous key keeps
+ * signing beside the new one until `previous_expires_at`, so receivers can switch without a gap.
+ */
+export const callbackSigningKeys = pgTable("callback_signing_keys", {
+  orgId: uuid("org_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  sealedKey: bytea("sealed_key").notNull(),
+  sealedPreviousKey: bytea("sealed_previous_key"),
+  previousExpiresAt: epochMs("previous_expires_at").notNull().default(0),
+  createdAt: epochMs("created_at").notNull().default(nowMs),
+});
+
 export const schema = {
   organizations,
   apiKeys,
@@ -261,5 +331,8 @@ export const schema = {
   threads,
   threadSteps,
   threadEvents,
+  threadArtifacts,
+  threadCallbacks,
+  callbackSigningKeys,
 };
 
