@@ -79,7 +79,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       leaseMs: config.threadLeaseMs,
       log: (msg, fields) => logger.warn(msg, fields),
     });
-    const threads = createThreadMethods({ db, store: threadStore, signals });
+    const threads = createThreadMethods({ db, store: threadStore, signals, allowPrivateCallbacks: config.allowPrivateNetwork });
     registerScriptService(api, createScriptService({ db, version, startedAt, tools, templates, threads }));
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));

@@ -16,7 +16,7 @@ let server: StartedServer | undefined;
 
 /** One server for all end-to-end files; each test makes organizations of its own with `admin create-org`. */
 export async function setup(project: TestProject): Promise<void> {
-  server = await startPlatformServer(["--cors-origin", "http://app.example"]);
+  server = await startPlatformServer(["--cors-origin", "http://app.example", "--allow-private-network=true"]);
   project.provide("platformUrls", server.urls);
   project.provide("platformDataDir", server.dataDir);
   project.provide("platformDatabaseUrl", server.databaseUrl ?? "");
