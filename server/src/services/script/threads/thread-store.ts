@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
 import { resultRows, type Database } from "../../../db/database.js";
 import { threadEvents, threads, threadSteps, type ThreadStatus } from "../../../db/schema.js";
+import { enqueueThreadCallback } from "../callbacks/callback-outbox.js";
 
 export type ThreadRow = typeof threads.$inferSelect;
 export type NewThread = typeof threads.$inferInsert;
@@ -83,10 +84,13 @@ export function createThreadStore(db: Database) {
         .returning();
     },
 
-    /** Extends the lease; false when another worker took the thread over (the lease expired). */
-    async renew(id: string, owner: string, leaseMs: number, now: number): Promise<boolean> {
-      const rows = await db.update(threads).set({ leaseExpiresAt: now + leaseMs }).where(owned(id, owner)).returning({ id: threads.id });
-      return rows.length === 1;
+    /**
+     * Extends the lease: "lost" when another worker took the thread over (the lease expired),
+     * "cancel" when a cancel was asked for meanwhile (the safety net behind the cancel signal).
+     */
+    async renew(id: string, owner: string, leaseMs: number, now: number): Promise<"held" | "cancel" | "lost"> {
+      const [row] = await db.update(threads).set({ leaseExpiresAt: now + leaseMs }).where(owned(id, owner)).returning({ cancel: threads.cancelRequested });
+      return !row ? "lost" : row.cancel ? "cancel" : "held";
     },
 
     /** Changes a thread this worker owns; false when it no longer owns it. */
@@ -100,10 +104,13 @@ export function createThreadStore(db: Database) {
       return this.update(id, owner, { ...patch, leaseOwner: "", leaseExpiresAt: 0 });
     },
 
-    /** Reads whether a cancel was asked for (workers check between steps). */
-    async cancelRequested(id: string): Promise<{ requested: boolean; reason: string }> {
-      const [row] = await db.select({ requested: threads.cancelRequested, reason: threads.cancelReason }).from(threads).where(eq(threads.id, id));
-      return row ?? { requested: false, reason: "" };
+    /** Reads whether a cancel was asked for, and at which step the thread is. */
+    async cancelRequested(id: string): Promise<{ requested: boolean; reason: string; currentStepPath: string }> {
+      const [row] = await db
+        .select({ requested: threads.cancelRequested, reason: threads.cancelReason, currentStepPath: threads.currentStepPath })
+        .from(threads)
+        .where(eq(threads.id, id));
+      return row ?? { requested: false, reason: "", currentStepPath: "" };
     },
 
     /** Changes a thread regardless of its lease (API operations: cancel, resume), if `status` still holds. */
@@ -189,8 +196,9 @@ export function createThreadStore(db: Database) {
     },
 
     /**
-     * Ends a run (completed, failed, cancelled) and appends its event in one transaction, so
-     * a reader never sees the final status without the final event. False without the lease.
+     * Ends a run (completed, failed, cancelled), appends its event and queues its callback in one
+     * transaction, so a reader never sees the final status without the final event and a thread
+     * never ends without its callback queued. False without the lease.
      */
     async endRun(id: string, owner: string, patch: Partial<NewThread>, event: EventWrite & { stepPath?: string }): Promise<boolean> {
       return db.transaction(async (tx) => {
@@ -203,6 +211,14 @@ export function createThreadStore(db: Database) {
         await tx
           .insert(threadEvents)
           .values({ threadId: id, orgId: row.orgId, sequence: row.sequence, kind: event.kind, stepPath: event.stepPath ?? "", payload: event.payload, createdAt: event.at });
+        // A cancel can stop steps mid-way: they end cancelled with the thread, not left running.
+        if (patch.status === "cancelled") {
+          await tx
+            .update(threadSteps)
+            .set({ status: "cancelled", finishedAt: event.at })
+            .where(and(eq(threadSteps.threadId, id), inArray(threadSteps.status, ["running", "waiting", "paused"])));
+        }
+        await enqueueThreadCallback(tx, id);
         return true;
       });
     },
