@@ -18,6 +18,7 @@ import { createThreadSignals, type ThreadSignals } from "./services/script/threa
 import { createThreadStore } from "./services/script/threads/thread-store.js";
 import { loadTemplateCatalog } from "./services/script/templates/template-catalog.js";
 import { createTemplateMethods } from "./services/script/templates/template-handlers.js";
+import { createCelWorkerPool } from "./services/script/tools/cel-worker-pool.js";
 import { createNativeToolSource } from "./services/script/tools/native-tools.js";
 import { createToolRegistry } from "./services/script/tools/tool-registry.js";
 import { createSecretBox } from "./services/secrets/secret-box.js";
@@ -51,6 +52,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const listeners: PlaneListener[] = [];
   const shutdown = new AbortController();
+  // json.transform's worker threads: one pool per server, started on demand, ended at close.
+  const celWorkers = createCelWorkerPool();
   let worker: ThreadWorker | undefined;
   let signals: ThreadSignals | undefined;
   let ready = false;
@@ -67,7 +70,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       readMaxBytes: config.maxBodyBytes,
       shutdownSignal: shutdown.signal,
     });
-    const tools = createToolRegistry([createNativeToolSource({ llm: config.llm })]);
+    const tools = createToolRegistry([createNativeToolSource({ llm: config.llm, celWorkers })]);
     const templates = createTemplateMethods(await loadTemplateCatalog());
     signals = await createThreadSignals(database);
     const threadStore = createThreadStore(db);
@@ -89,6 +92,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler: api.nodeHandler() }));
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
+    await celWorkers.close();
     await signals?.close();
     await database.close();
     throw error;
@@ -106,6 +110,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await Promise.all(listeners.map((l) => l.close(config.shutdownGraceMs)));
       // Running threads give their leases back, so the next start (or another server) resumes them at once.
       await worker?.stop();
+      await celWorkers.close();
       await signals?.close();
       await rm(serverRecordFile(config.dataDir), { force: true });
       await database.close();
