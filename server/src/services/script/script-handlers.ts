@@ -22,14 +22,14 @@ export interface ScriptServiceOptions {
   readonly tools: ToolRegistry;
   /** ListTemplates and GetTemplate, over the shipped template catalog. */
   readonly templates?: Pick<ScriptServiceImplementation, "listTemplates" | "getTemplate">;
-  /** The thread methods (create, read, cancel, resume, watch, results), over the engine's store. */
+  /** The thread methods (create, read, cancel, resume, watch, results, artifacts), over the engine's store. */
   readonly threads?: ThreadMethods;
 }
 
 /**
  * The script service: the liveness probe, the environment variables (tenant-wide and per-script
- * overlays), script publishing, the tool list, the templates and the thread methods. Methods not
- * listed (ListArtifacts) answer UNIMPLEMENTED through the generated glue.
+ * overlays), script publishing, the tool list, the templates and the thread methods (artifacts
+ * included). A method left out of the options answers UNIMPLEMENTED through the generated glue.
  */
 export function createScriptService(options: ScriptServiceOptions): Partial<ScriptServiceImplementation> {
   const store = createEnvStore(options.db);

@@ -1,11 +1,18 @@
 import { createHash } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { text } from "node:stream/consumers";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
+import type { BlobStore } from "../../../blob/blob-store.js";
+import { createFilesystemBlobStore } from "../../../blob/filesystem-blob-store.js";
 import { compileContract } from "../dsl/contract.js";
 import { parseScript } from "../dsl/parse-script.js";
 import { toolsRequired } from "../dsl/tools-required.js";
 import { createScriptStore, type ScriptStore } from "../script-store.js";
+import { artifactKey, createArtifactStore, type ArtifactStore } from "../threads/artifact-store.js";
 import { createThreadSignals, type ThreadSignals } from "../threads/thread-signals.js";
 import { createThreadStore, TERMINAL, type ThreadRow, type ThreadStore } from "../threads/thread-store.js";
 import { createNativeToolSource } from "../tools/native-tools.js";
@@ -20,6 +27,9 @@ let store: ThreadStore;
 let scripts: ScriptStore;
 let signals: ThreadSignals;
 let worker: ThreadWorker;
+let blobRoot: string;
+let blobs: BlobStore;
+let artifacts: ArtifactStore;
 const calls: { stepPath: string; key: string; input: JsonObject }[] = [];
 /** Gates calls wait on; once opened, a gate lets every later call through too. */
 const gates = new Map<string, (() => void)[]>();
@@ -53,13 +63,17 @@ beforeAll(async () => {
   scripts = createScriptStore(database.db);
   signals = await createThreadSignals(database.handle);
   const tools = createToolRegistry([createNativeToolSource({}), { listTools: async () => [probe] }]);
-  worker = createThreadWorker({ store, scripts, signals, tools, pollMs: 50, leaseMs: 2_000 });
+  blobRoot = await mkdtemp(join(tmpdir(), "worker-blobs-"));
+  blobs = createFilesystemBlobStore(blobRoot);
+  artifacts = createArtifactStore(database.db, blobs);
+  worker = createThreadWorker({ store, scripts, signals, tools, artifacts, pollMs: 50, leaseMs: 2_000 });
   worker.start();
 });
 afterAll(async () => {
   await worker?.stop();
   await signals?.close();
   await database.close();
+  await rm(blobRoot, { recursive: true, force: true });
 });
 
 async function startThread(source: string, input: JsonObject = {}): Promise<ThreadRow> {
@@ -170,6 +184,32 @@ steps:
     expect(done.output).toEqual({ echo: "fixed" });
     expect(calls.filter((c) => c.key === `${thread.id}:0`)).toHaveLength(1);
     expect((await kinds(thread)).filter((k) => k === "failed")).toHaveLength(1);
+  });
+
+  it("stores what artifact.write steps write, a path written again replaced, and fails a step whose name cannot be stored", async () => {
+    const thread = await startThread(`dsl: script/1
+steps:
+  - {id: draft, execute: {tool: artifact.write, input: {name: reports/summary.md, content: "# draft"}}}
+  - {id: bytes, execute: {tool: artifact.write, input: {name: raw.bin, contentBase64: "AAEC/w==", contentType: application/x-raw}}}
+  - {id: final, execute: {tool: artifact.write, input: {name: reports/summary.md, content: "# final", contentType: text/markdown}}}
+`);
+    expect((await ended(thread)).status).toBe("completed");
+    const rows = await artifacts.list(thread.orgId, thread.id);
+    expect(rows.map((r) => [r.path, r.contentType, r.sizeBytes, r.stepPath])).toEqual([
+      ["raw.bin", "application/x-raw", 4, "1"],
+      ["reports/summary.md", "text/markdown", 7, "2"],
+    ]);
+    const summary = await blobs.open(artifactKey(thread.id, "reports/summary.md"));
+    expect(await text(summary!.read())).toBe("# final");
+    expect(summary!.sha256).toBe(rows[1]!.sha256);
+
+    const refused = await startThread(`dsl: script/1
+steps:
+  - {id: long, execute: {tool: artifact.write, input: {name: "${"n".repeat(300)}", content: x}}}
+`);
+    const failed = await ended(refused);
+    expect([failed.status, failed.failedStepPath]).toEqual(["failed", "0"]);
+    expect(failed.error).toMatch(/artifact.write: .*segment longer than the filesystem allows/);
   });
 
   it("waits, then continues", async () => {

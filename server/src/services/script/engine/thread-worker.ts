@@ -3,6 +3,7 @@ import { parseScript } from "../dsl/parse-script.js";
 import type { JsonValue, ScriptDocument } from "../dsl/script-document.js";
 import type { ScriptStore } from "../script-store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
+import type { ArtifactStore } from "../threads/artifact-store.js";
 import type { ThreadSignals } from "../threads/thread-signals.js";
 import type { ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { runThread } from "./interpreter.js";
@@ -13,6 +14,8 @@ export interface ThreadWorkerOptions {
   readonly scripts: ScriptStore;
   readonly signals: ThreadSignals;
   readonly tools: ToolRegistry;
+  /** Where artifact.write steps put the thread's files. */
+  readonly artifacts: Pick<ArtifactStore, "write">;
   /** Threads run at once by this process. */
   readonly concurrency?: number;
   /** How long a claim holds; renewed at a third of it while the thread runs. */
@@ -36,7 +39,7 @@ export interface ThreadWorker {
  * step. Works the same on the embedded database and with many processes on one PostgreSQL.
  */
 export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
-  const { store, scripts, signals, tools } = options;
+  const { store, scripts, signals, tools, artifacts } = options;
   const owner = `worker-${randomUUID()}`;
   const concurrency = options.concurrency ?? 8;
   const leaseMs = options.leaseMs ?? 30_000;
@@ -90,6 +93,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
       const output = await runThread(thread, document, {
         store,
         tools,
+        artifacts,
         signal: abort.signal,
         saveStep: async (step) => {
           if (!(await store.saveStep(step, owner))) throw new LeaseLost("lease lost");

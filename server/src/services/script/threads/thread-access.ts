@@ -1,5 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { BlobUrlSigner } from "../../../blob/blob-url-signer.js";
 import type { Database } from "../../../db/database.js";
+import type { ArtifactStore } from "./artifact-store.js";
 import { checkThreadId } from "./thread-requests.js";
 import type { ThreadSignals } from "./thread-signals.js";
 import type { ThreadRow, ThreadStore } from "./thread-store.js";
@@ -9,6 +11,10 @@ export interface ThreadMethodsDeps {
   readonly db: Database;
   readonly store: ThreadStore;
   readonly signals: ThreadSignals;
+  /** The threads' files (ListArtifacts). */
+  readonly artifacts: Pick<ArtifactStore, "list">;
+  /** Makes the pre-signed download URLs ListArtifacts hands out. */
+  readonly downloadLinks: Pick<BlobUrlSigner, "sign">;
   /** The clock, in epoch milliseconds; tests pass their own. */
   readonly now?: () => number;
   /** The deadline of a thread created without `timeout` (the server's configured default), ms; 0 = none. */
@@ -24,6 +30,8 @@ export interface ThreadMethodsContext {
   readonly db: Database;
   readonly store: ThreadStore;
   readonly signals: ThreadSignals;
+  readonly artifacts: Pick<ArtifactStore, "list">;
+  readonly downloadLinks: Pick<BlobUrlSigner, "sign">;
   readonly now: () => number;
   readonly defaultTimeoutMs: number;
   readonly allowPrivateCallbacks: boolean;
@@ -37,6 +45,8 @@ export function threadMethodsContext(deps: ThreadMethodsDeps): ThreadMethodsCont
     db: deps.db,
     store: deps.store,
     signals: deps.signals,
+    artifacts: deps.artifacts,
+    downloadLinks: deps.downloadLinks,
     now: deps.now ?? Date.now,
     defaultTimeoutMs: deps.defaultTimeoutMs ?? 0,
     allowPrivateCallbacks: deps.allowPrivateCallbacks ?? false,
