@@ -34,6 +34,14 @@ describe("SSE framing", () => {
       { event: "message", data: "c" },
     ]);
   });
+
+  it("reads events of megabytes that arrive in many small chunks", async () => {
+    const big = "é".repeat(1_500_000);
+    const text = `data: ${big}\r\n\r\n` + sseMessage({ after: true }) + `data: ${big}\r`;
+    const events = await collect(parseSse(chunks(text + "\r", 4093)));
+    expect(events.map((e) => e.data.length)).toEqual([big.length, '{"after":true}'.length, big.length]);
+    expect(events[0]!.data === big && events[2]!.data === big).toBe(true);
+  });
 });
 
 describe("NDJSON framing", () => {
