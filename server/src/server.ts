@@ -83,7 +83,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       readMaxBytes: config.maxBodyBytes,
       shutdownSignal: shutdown.signal,
     });
-    const tools = createToolRegistry([createNativeToolSource({ llm: config.llm, celWorkers })]);
+    const tools = createToolRegistry([createNativeToolSource({ llm: config.llm, celWorkers, allowPrivateNetwork: config.allowPrivateNetwork })]);
     const templates = createTemplateMethods(await loadTemplateCatalog());
     signals = await createThreadSignals(database);
     const threadStore = createThreadStore(db);
