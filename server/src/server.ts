@@ -13,6 +13,9 @@ import type { ServerConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import { migrateDatabase } from "./db/migrate.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
+import { createCallbackDeliverer, type CallbackDeliverer } from "./services/script/callbacks/callback-deliverer.js";
+import { createCallbackPoster } from "./services/script/callbacks/callback-poster.js";
+import { createCallbackSigningKeys } from "./services/script/callbacks/callback-signing-keys.js";
 import { createThreadWorker, type ThreadWorker } from "./services/script/engine/thread-worker.js";
 import { createScriptService } from "./services/script/script-handlers.js";
 import { createScriptStore } from "./services/script/script-store.js";
@@ -59,6 +62,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   // json.transform's worker threads: one pool per server, started on demand, ended at close.
   const celWorkers = createCelWorkerPool();
   let worker: ThreadWorker | undefined;
+  let deliverer: CallbackDeliverer | undefined;
   let signals: ThreadSignals | undefined;
   /** The api listener's own URL, known once it listens: the base of download links without --public-api-url. */
   let apiUrl = "";
@@ -97,7 +101,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       log: (msg, fields) => logger.warn(msg, fields),
     });
     const threads = createThreadMethods({ db, store: threadStore, signals, artifacts, downloadLinks, allowPrivateCallbacks: config.allowPrivateNetwork });
-    registerScriptService(api, createScriptService({ db, version, startedAt, tools, templates, threads }));
+    const callbackKeys = createCallbackSigningKeys({ db, box });
+    deliverer = createCallbackDeliverer({ db, signals, keys: callbackKeys, post: createCallbackPoster(), log: (msg, fields) => logger.warn(msg, fields) });
+    registerScriptService(api, createScriptService({ db, version, startedAt, tools, templates, threads, callbackKeys }));
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));
 
@@ -115,6 +121,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     throw error;
   }
   worker?.start();
+  deliverer?.start();
 
   const urls = Object.fromEntries(listeners.map((l, i) => [["api"][i]!, l.url]));
   const record: ServerRecord = { pid: process.pid, api: urls.api! };
@@ -128,6 +135,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       // Running threads give their leases back, so the next start (or another server) resumes them at once.
       await worker?.stop();
       await celWorkers.close();
+      await deliverer?.stop();
       await signals?.close();
       await rm(serverRecordFile(config.dataDir), { force: true });
       await database.close();

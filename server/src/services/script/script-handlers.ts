@@ -2,6 +2,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
 import { principalOf } from "../../auth/principal.js";
 import type { Database } from "../../db/database.js";
+import { createCallbackKeyMethods } from "./callbacks/callback-key-methods.js";
+import type { CallbackSigningKeys } from "./callbacks/callback-signing-keys.js";
 import { createEnvStore } from "./env-store.js";
 import { checkDeletions, checkEntries, checkKey, checkScriptName, checkValue } from "./key-rules.js";
 import { createScriptRegistryMethods } from "./script-registry-methods.js";
@@ -24,6 +26,8 @@ export interface ScriptServiceOptions {
   readonly templates?: Pick<ScriptServiceImplementation, "listTemplates" | "getTemplate">;
   /** The thread methods (create, read, cancel, resume, watch, results, artifacts), over the engine's store. */
   readonly threads?: ThreadMethods;
+  /** The organizations' callback signing keys (GetCallbackSigningKey, RotateCallbackSigningKey). */
+  readonly callbackKeys?: CallbackSigningKeys;
 }
 
 /**
@@ -44,6 +48,7 @@ export function createScriptService(options: ScriptServiceOptions): Partial<Scri
     ...createToolMethods(options.tools),
     ...(options.templates ?? {}),
     ...(options.threads ?? {}),
+    ...(options.callbackKeys ? createCallbackKeyMethods(options.callbackKeys) : {}),
     // Public: no credentials, so it must not ask for a principal; it touches no database either, so
     // it answers "the process serves requests", the question a liveness probe asks.
     healthCheck() {

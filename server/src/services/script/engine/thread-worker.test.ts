@@ -236,6 +236,22 @@ steps:
     expect(done.output).toEqual({ ok: true });
   });
 
+  it("aborts the running step when cancelled, which ends cancelled with the thread", async () => {
+    const thread = await startThread(`dsl: script/1
+steps:
+  - {id: nap, execute: {tool: sleep, input: {duration: 1m}}}
+  - {id: never, execute: {tool: test.probe, input: {value: never}}}
+`);
+    await until(thread, (row) => row.currentStepPath === "0");
+    await store.updateIfStatus(thread.orgId, thread.id, ["running"], { cancelRequested: true, cancelReason: "stop now", status: "cancelling" });
+    await signals.cancelRequested(thread.id);
+    const done = await ended(thread);
+    expect(done.status).toBe("cancelled");
+    expect(await store.step(thread.id, "0")).toMatchObject({ status: "cancelled" });
+    expect(calls.filter((c) => c.key === `${thread.id}:1`)).toHaveLength(0);
+    expect((await store.eventsAfter(thread.id, 0)).at(-1)).toMatchObject({ kind: "cancelled", payload: { reason: "stop now", cancelledStepPath: "0" } });
+  });
+
   it("stops at the next step when cancelled", async () => {
     const thread = await startThread(`dsl: script/1
 steps:

@@ -75,10 +75,24 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     signals.eventsWritten(threadId).catch((error: unknown) => log("notifying watchers failed", { threadId, error: String(error) }));
   }
 
+  /** After a run ended: wakes the watchers, and the deliverers when the end queued a callback. */
+  function ended(thread: ThreadRow): void {
+    notify(thread.id);
+    if (thread.callbackUrl !== "") signals.callbacksDue().catch((error: unknown) => log("waking callback delivery failed", { threadId: thread.id, error: String(error) }));
+  }
+
   async function run(thread: ThreadRow, abort: AbortController): Promise<void> {
+    // A cancel stops the running steps at once rather than after they finish.
+    const stopForCancel = () => {
+      store.cancelRequested(thread.id).then(
+        ({ requested, reason, currentStepPath }) => requested && !abort.signal.aborted && abort.abort(new Cancellation(reason, currentStepPath)),
+        () => {},
+      );
+    };
+    const unsubscribeCancel = signals.onCancelRequested(thread.id, stopForCancel);
     const renewal = setInterval(() => {
       store.renew(thread.id, owner, leaseMs, now()).then(
-        (held) => held || abort.abort(new LeaseLost("lease lost")),
+        (lease) => (lease === "lost" ? abort.abort(new LeaseLost("lease lost")) : lease === "cancel" && stopForCancel()),
         () => {},
       );
     }, Math.max(100, Math.floor(leaseMs / 3)));
@@ -116,6 +130,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
       await settle(thread, abort.signal.reason ?? error, error);
     } finally {
       clearInterval(renewal);
+      unsubscribeCancel();
       clearTimeout(deadline);
       if (running.get(thread.id)?.abort === abort) running.delete(thread.id);
       if (!stopped) wake?.();
@@ -126,7 +141,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     const finished = now();
     const steps = (await store.steps(thread.id)).filter((s) => s.status === "completed").length;
     const event = { kind: "completed", payload: { durationMs: String(finished - (thread.startedAt || started)), stepsExecuted: steps }, at: finished };
-    if (await store.endRun(thread.id, owner, { status: "completed", output: output as never, finishedAt: finished, error: "", resumeOverride: null }, event)) notify(thread.id);
+    if (await store.endRun(thread.id, owner, { status: "completed", output: output as never, finishedAt: finished, error: "", resumeOverride: null }, event)) ended(thread);
   }
 
   /** Records how a run that did not complete ended. */
@@ -140,10 +155,11 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
       await store.release(thread.id, owner, { status: error.reason === "approval" ? "paused" : "running", runAfter: error.runAfter, resumeOverride: null });
       return;
     }
-    if (error instanceof Cancellation) {
+    const cancellation = reason instanceof Cancellation ? reason : error instanceof Cancellation ? error : undefined;
+    if (cancellation) {
       const at = now();
-      const event = { kind: "cancelled", payload: { reason: error.reason, cancelledStepPath: error.stepPath }, at };
-      if (await store.endRun(thread.id, owner, { status: "cancelled", finishedAt: at }, event)) notify(thread.id);
+      const event = { kind: "cancelled", payload: { reason: cancellation.reason, cancelledStepPath: cancellation.stepPath }, at };
+      if (await store.endRun(thread.id, owner, { status: "cancelled", finishedAt: at }, event)) ended(thread);
       return;
     }
     const failure = reason instanceof StepFailure ? reason : error;
@@ -153,7 +169,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     log("thread failed", { threadId: thread.id, stepPath, error: message });
     const at = now();
     const event = { kind: "failed", payload: { error: message, failedStepPath: stepPath, failedStepName: stepName }, at };
-    if (await store.endRun(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: at, resumeOverride: null }, event)) notify(thread.id);
+    if (await store.endRun(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: at, resumeOverride: null }, event)) ended(thread);
   }
 
   async function claimLoop(): Promise<void> {
