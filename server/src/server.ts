@@ -28,6 +28,7 @@ import { createTemplateMethods } from "./services/script/templates/template-hand
 import { createCelWorkerPool } from "./services/script/tools/cel-worker-pool.js";
 import { createNativeToolSource } from "./services/script/tools/native-tools.js";
 import { createToolRegistry } from "./services/script/tools/tool-registry.js";
+import { createGuardedDispatcher } from "./net/private-network.js";
 import { createSecretBox } from "./services/secrets/secret-box.js";
 import { loadSecretKey } from "./services/secrets/secret-key.js";
 import { createSecretService } from "./services/secrets/secret-handlers.js";
@@ -102,7 +103,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     });
     const threads = createThreadMethods({ db, store: threadStore, signals, artifacts, downloadLinks, allowPrivateCallbacks: config.allowPrivateNetwork });
     const callbackKeys = createCallbackSigningKeys({ db, box });
-    deliverer = createCallbackDeliverer({ db, signals, keys: callbackKeys, post: createCallbackPoster(), log: (msg, fields) => logger.warn(msg, fields) });
+    deliverer = createCallbackDeliverer({ db, signals, keys: callbackKeys, post: createCallbackPoster(createGuardedDispatcher({ allowPrivateNetwork: config.allowPrivateNetwork })), log: (msg, fields) => logger.warn(msg, fields) });
     registerScriptService(api, createScriptService({ db, version, startedAt, tools, templates, threads, callbackKeys }));
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));
