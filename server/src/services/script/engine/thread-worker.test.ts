@@ -34,6 +34,8 @@ const calls: { stepPath: string; key: string; input: JsonObject }[] = [];
 /** Gates calls wait on; once opened, a gate lets every later call through too. */
 const gates = new Map<string, (() => void)[]>();
 const opened = new Set<string>();
+/** What the worker logged. */
+const logs: { message: string; fields: Record<string, unknown> }[] = [];
 
 /** `probe` records each call; with `hold: name` it waits until the test opens that gate. */
 const probe: Tool = {
@@ -66,7 +68,7 @@ beforeAll(async () => {
   blobRoot = await mkdtemp(join(tmpdir(), "worker-blobs-"));
   blobs = createFilesystemBlobStore(blobRoot);
   artifacts = createArtifactStore(database.db, blobs);
-  worker = createThreadWorker({ store, scripts, signals, tools, artifacts, pollMs: 50, leaseMs: 2_000 });
+  worker = createThreadWorker({ store, scripts, signals, tools, artifacts, pollMs: 50, leaseMs: 2_000, log: (message, fields) => logs.push({ message, fields }) });
   worker.start();
 });
 afterAll(async () => {
@@ -148,6 +150,30 @@ output: {greeting: "\${steps.greet.output.text}", doubled: "\${steps.each.output
     expect(events).toContain("yielded@3");
     expect(events.filter((e) => e.startsWith("stepCompleted@2."))).toHaveLength(3);
     expect((await store.steps(thread.id)).map((s) => s.stepPath).sort()).toEqual(["0", "1", "1.0.0", "2", "2.0.0", "2.1.0", "2.2.0", "3"]);
+  });
+
+  it("completes a thread whose output does not match outputs, with warnings on the thread and in the log", async () => {
+    const outputs = "{type: object, required: [id, total], properties: {id: {type: string}, total: {type: number}}}";
+    const thread = await startThread(`dsl: script/1
+outputs: ${outputs}
+steps:
+  - {id: sum, set: {values: {total: "12"}}}
+output: {total: "\${steps.sum.output.total}"}
+`);
+    const done = await ended(thread);
+    expect([done.status, done.error]).toEqual(["completed", ""]);
+    expect(done.output).toEqual({ total: "12" });
+    expect(done.warnings).toEqual(["output/id: is required", "output/total: must be number"]);
+    expect((await kinds(thread)).at(-1)).toBe("completed");
+    expect(logs.find((line) => line.fields.threadId === thread.id)).toEqual({ message: "thread completed with output warnings", fields: { threadId: thread.id, warnings: done.warnings } });
+
+    const matching = await startThread(`dsl: script/1
+outputs: ${outputs}
+steps: [{id: sum, set: {values: {total: 12}}}]
+output: {id: "t-1", total: "\${steps.sum.output.total}"}
+`);
+    expect(await ended(matching)).toMatchObject({ status: "completed", warnings: [] });
+    expect(logs.some((line) => line.fields.threadId === matching.id)).toBe(false);
   });
 
   it("continues after the last completed step when a dead worker's lease expires, running no step twice", async () => {

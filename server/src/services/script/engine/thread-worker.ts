@@ -7,6 +7,7 @@ import type { ArtifactStore } from "../threads/artifact-store.js";
 import type { ThreadSignals } from "../threads/thread-signals.js";
 import type { ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { runThread } from "./interpreter.js";
+import { outputWarnings } from "./output-warnings.js";
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 
 export interface ThreadWorkerOptions {
@@ -125,7 +126,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
         now,
         emit: (kind, stepPath, payload) => emit(thread, kind, stepPath, payload),
       });
-      await finish(thread, output, started);
+      await finish(thread, document, output, started);
     } catch (error) {
       await settle(thread, abort.signal.reason ?? error, error);
     } finally {
@@ -137,11 +138,15 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     }
   }
 
-  async function finish(thread: ThreadRow, output: JsonValue, started: number): Promise<void> {
+  async function finish(thread: ThreadRow, document: ScriptDocument, output: JsonValue, started: number): Promise<void> {
     const finished = now();
     const steps = (await store.steps(thread.id)).filter((s) => s.status === "completed").length;
+    // An output that does not match `outputs` completes the thread all the same, with warnings.
+    const warnings = outputWarnings(document, output);
     const event = { kind: "completed", payload: { durationMs: String(finished - (thread.startedAt || started)), stepsExecuted: steps }, at: finished };
-    if (await store.endRun(thread.id, owner, { status: "completed", output: output as never, finishedAt: finished, error: "", resumeOverride: null }, event)) ended(thread);
+    if (!(await store.endRun(thread.id, owner, { status: "completed", output: output as never, warnings, finishedAt: finished, error: "", resumeOverride: null }, event))) return;
+    if (warnings.length > 0) log("thread completed with output warnings", { threadId: thread.id, warnings });
+    ended(thread);
   }
 
   /** Records how a run that did not complete ended. */

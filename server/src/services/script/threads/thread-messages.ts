@@ -110,6 +110,7 @@ export function toThreadMessage(row: ThreadRow, organizationName: string): Threa
     startedAtMs: BigInt(row.startedAt),
     finishedAtMs: BigInt(row.finishedAt),
     organizationName,
+    warnings: [...row.warnings],
   });
 }
 

@@ -47,6 +47,7 @@ export function createResultMethods(context: ThreadMethodsContext): ResultMethod
         yieldedValues: yields.recent.map(toYieldedValue),
         totalYielded: yields.total,
         yieldsTruncated: yields.total > yields.recent.length,
+        warnings: [...thread.warnings],
       };
     },
 

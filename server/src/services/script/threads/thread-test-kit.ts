@@ -205,8 +205,9 @@ export class EngineDouble {
     await this.kit.store.release(this.thread.id, OWNER, { status: "paused" });
   }
 
-  async complete(output: unknown, stepsExecuted = 0): Promise<void> {
-    await this.kit.store.release(this.thread.id, OWNER, { status: "completed", output, finishedAt: this.kit.clock.ms });
+  /** `warnings` stands for the output's mismatches with `outputs`, which the worker records. */
+  async complete(output: unknown, stepsExecuted = 0, warnings: string[] = []): Promise<void> {
+    await this.kit.store.release(this.thread.id, OWNER, { status: "completed", output, warnings, finishedAt: this.kit.clock.ms });
     await this.emit("completed", "", { durationMs: String(this.kit.clock.ms - this.thread.createdAt), stepsExecuted });
   }
 
