@@ -4,7 +4,7 @@ import type { Database } from "../../../db/database.js";
 import type { ArtifactStore } from "./artifact-store.js";
 import { checkThreadId } from "./thread-requests.js";
 import type { ThreadSignals } from "./thread-signals.js";
-import type { ThreadRow, ThreadStore } from "./thread-store.js";
+import type { ThreadHeader, ThreadStore } from "./thread-store.js";
 
 /** What the thread methods share: the database, the engine's store and signals, the clock, settings. */
 export interface ThreadMethodsDeps {
@@ -37,7 +37,7 @@ export interface ThreadMethodsContext {
   readonly allowPrivateCallbacks: boolean;
   readonly watchPollMs: number;
   /** The thread of the caller's organization, or NOT_FOUND (another organization's thread included). */
-  requireThread(orgId: string, threadId: string): Promise<ThreadRow>;
+  requireThread(orgId: string, threadId: string): Promise<ThreadHeader>;
 }
 
 export function threadMethodsContext(deps: ThreadMethodsDeps): ThreadMethodsContext {
@@ -53,7 +53,7 @@ export function threadMethodsContext(deps: ThreadMethodsDeps): ThreadMethodsCont
     watchPollMs: deps.watchPollMs ?? 1000,
     async requireThread(orgId, threadId) {
       checkThreadId(threadId);
-      const row = await deps.store.get(orgId, threadId);
+      const row = await deps.store.getHeader(orgId, threadId);
       if (!row) throw threadNotFound(threadId);
       return row;
     },

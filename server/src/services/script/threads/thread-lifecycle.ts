@@ -11,7 +11,7 @@ import { threadNotFound, type ThreadMethodsContext } from "./thread-access.js";
 import { createThreadApiStore } from "./thread-api-store.js";
 import { threadStatusOf } from "./thread-messages.js";
 import { invalid } from "./thread-requests.js";
-import { createThreadStore, type ThreadRow } from "./thread-store.js";
+import { createThreadStore, type ThreadHeader } from "./thread-store.js";
 
 type LifecycleMethods = Pick<ScriptServiceImplementation, "cancelThread" | "resumeThread">;
 
@@ -36,7 +36,7 @@ export function createLifecycleMethods(context: ThreadMethodsContext): Lifecycle
   const { db, signals, now } = context;
 
   /** Runs `change` on the locked thread, then sends the wake-ups it asks for. */
-  async function transition(orgId: string, threadId: string, change: (row: ThreadRow, tx: Database, at: number) => Promise<Transition>): Promise<ThreadStatus> {
+  async function transition(orgId: string, threadId: string, change: (row: ThreadHeader, tx: Database, at: number) => Promise<Transition>): Promise<ThreadStatus> {
     await context.requireThread(orgId, threadId);
     const done = await db.transaction(async (tx) => {
       const row = await createThreadApiStore(tx as unknown as Database).lockThread(orgId, threadId);

@@ -1,12 +1,18 @@
-import { and, asc, desc, eq, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
 import { resultRows, type Database } from "../../../db/database.js";
 import { threadEvents, threads, threadSteps, type ThreadStatus } from "../../../db/schema.js";
 import { enqueueThreadCallback } from "../callbacks/callback-outbox.js";
 
 export type ThreadRow = typeof threads.$inferSelect;
+/** A thread without its input and output, which can be tens of megabytes: what the API reads but for results. */
+export type ThreadHeader = Omit<ThreadRow, "input" | "output">;
 export type NewThread = typeof threads.$inferInsert;
 export type StepRow = typeof threadSteps.$inferSelect;
 export type EventRow = typeof threadEvents.$inferSelect;
+
+const { input: _input, output: _output, ...headerColumns } = getTableColumns(threads);
+/** The columns of a ThreadHeader, for queries of the API side. */
+export const threadHeaderColumns = headerColumns;
 
 /** Statuses a worker picks up: new threads, and running ones whose lease ran out. */
 const RUNNABLE: ThreadStatus[] = ["pending", "running", "cancelling"];
@@ -35,11 +41,22 @@ export function createThreadStore(db: Database) {
       return row;
     },
 
+    async getHeader(orgId: string, id: string): Promise<ThreadHeader | undefined> {
+      const [row] = await db.select(headerColumns).from(threads).where(and(eq(threads.orgId, orgId), eq(threads.id, id)));
+      return row;
+    },
+
+    /** The thread's final output; null until it completes (and for a thread that does not exist). */
+    async output(orgId: string, id: string): Promise<unknown> {
+      const [row] = await db.select({ output: threads.output }).from(threads).where(and(eq(threads.orgId, orgId), eq(threads.id, id)));
+      return row?.output ?? null;
+    },
+
     /** Newest first, by (created_at, id). */
-    list(orgId: string, page: ThreadPage): Promise<ThreadRow[]> {
+    list(orgId: string, page: ThreadPage): Promise<ThreadHeader[]> {
       const after = page.after;
       return db
-        .select()
+        .select(headerColumns)
         .from(threads)
         .where(
           and(
