@@ -150,6 +150,7 @@ output: {greeting: "\${steps.greet.output.text}", doubled: "\${steps.each.output
     expect(events).toContain("yielded@3");
     expect(events.filter((e) => e.startsWith("stepCompleted@2."))).toHaveLength(3);
     expect((await store.steps(thread.id)).map((s) => s.stepPath).sort()).toEqual(["0", "1", "1.0.0", "2", "2.0.0", "2.1.0", "2.2.0", "3"]);
+    expect((await store.eventsAfter(thread.id, 0)).at(-1)?.payload).toMatchObject({ stepsExecuted: 8 });
   });
 
   it("completes a thread whose output does not match outputs, with warnings on the thread and in the log", async () => {

@@ -140,7 +140,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
 
   async function finish(thread: ThreadRow, document: ScriptDocument, output: JsonValue, started: number): Promise<void> {
     const finished = now();
-    const steps = (await store.steps(thread.id)).filter((s) => s.status === "completed").length;
+    const steps = await store.completedStepCount(thread.id);
     // An output that does not match `outputs` completes the thread all the same, with warnings.
     const warnings = outputWarnings(document, output);
     const event = { kind: "completed", payload: { durationMs: String(finished - (thread.startedAt || started)), stepsExecuted: steps }, at: finished };

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { EngineDouble, insertThread, openThreadTestKit, type ThreadTestKit } from "./thread-test-kit.js";
 
 // A thread's input and output can be tens of megabytes; the API's reads of a thread (GetThread,
-// ListThreads, watches, cancel and resume) leave them out, and the result methods read the
-// output alone.
+// ListThreads, watches, cancel and resume) leave them out, the result methods read the output
+// alone, and the worker counts completed steps without reading their data.
 let kit: ThreadTestKit;
 let orgId: string;
 let otherOrg: string;
@@ -36,4 +36,17 @@ it("reads a thread without its input and output, and its output alone within its
 it("answers null for the output of a thread that has not completed", async () => {
   const thread = await insertThread(kit, orgId);
   expect(await kit.store.output(orgId, thread.id)).toBeNull();
+});
+
+it("counts a thread's completed steps", async () => {
+  const engine = new EngineDouble(kit, await insertThread(kit, orgId));
+  await engine.start();
+  await engine.stepStarted("0", { name: "a" });
+  await engine.stepCompleted("0", { big: "z".repeat(10_000) });
+  await engine.stepStarted("1", { name: "b" });
+  await engine.stepFailed("1", "boom");
+  await engine.stepStarted("2", { name: "c" });
+  expect(await kit.store.completedStepCount(engine.thread.id)).toBe(1);
+  await engine.stepCompleted("2", null);
+  expect(await kit.store.completedStepCount(engine.thread.id)).toBe(2);
 });

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, getTableColumns, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
 import { resultRows, type Database } from "../../../db/database.js";
 import { threadEvents, threads, threadSteps, type ThreadStatus } from "../../../db/schema.js";
 import { enqueueThreadCallback } from "../callbacks/callback-outbox.js";
@@ -142,6 +142,12 @@ export function createThreadStore(db: Database) {
 
     async steps(threadId: string): Promise<StepRow[]> {
       return db.select().from(threadSteps).where(eq(threadSteps.threadId, threadId)).orderBy(asc(threadSteps.startedAt), asc(threadSteps.stepPath));
+    },
+
+    /** How many of the thread's steps completed (ThreadCompleted `steps_executed`), without reading their data. */
+    async completedStepCount(threadId: string): Promise<number> {
+      const [row] = await db.select({ total: count() }).from(threadSteps).where(and(eq(threadSteps.threadId, threadId), eq(threadSteps.status, "completed")));
+      return row?.total ?? 0;
     },
 
     async step(threadId: string, stepPath: string): Promise<StepRow | undefined> {
