@@ -480,7 +480,8 @@ export type Artifact = Message<"platform.script.v1.Artifact"> & {
   /**
    * Short-lived pre-signed URL to download the content with a plain GET and no credentials. Fetch
    * it promptly and never store it. Not shown in the specification; following S3 pre-signed URL
-   * practice, it is valid for 15 minutes by default (server configuration).
+   * practice, it is valid for 15 minutes, then answers 403. It serves GET and HEAD with
+   * Content-Length, an ETag (the content's SHA-256) and single byte ranges.
    *
    * @generated from field: string download_url = 5;
    */
