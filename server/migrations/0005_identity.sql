@@ -158,7 +158,7 @@ CREATE TABLE "identity_users" (
 	"org_id" uuid NOT NULL,
 	"pool_id" uuid NOT NULL,
 	"email" text NOT NULL,
-	"email_normalized" text NOT NULL,
+	"email_normalized" text COLLATE "C" NOT NULL,
 	"email_verified" boolean DEFAULT false NOT NULL,
 	"password_hash" text,
 	"app_roles" text[] DEFAULT '{}'::text[] NOT NULL,

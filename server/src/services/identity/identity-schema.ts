@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { type AnyPgColumn, boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, unique, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { type AnyPgColumn, boolean, customType, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, unique, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { bytea, epochMs, nowMs } from "../../db/column-types.js";
 import { organizations } from "../../db/schema.js";
 
@@ -35,6 +35,12 @@ export interface PublicOkpJwk {
 }
 
 const emptyObject = sql`'{}'::jsonb`;
+
+/**
+ * Text compared byte by byte whatever the database's collation: a prefix (`LIKE 'ab%'`) then reads
+ * one index range, and list order is the same on every server.
+ */
+const byteText = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' });
 const emptyTextArray = sql`'{}'::text[]`;
 
 export const identityPools = pgTable(
@@ -118,7 +124,7 @@ export const identityUsers = pgTable(
     /** As the user wrote it. */
     email: text("email").notNull(),
     /** Trimmed and lower-cased: what uniqueness, lookup, the prefix filter and the list order use. */
-    emailNormalized: text("email_normalized").notNull(),
+    emailNormalized: byteText("email_normalized").notNull(),
     emailVerified: boolean("email_verified").notNull().default(false),
     /** PHC string (argon2id); null until the user sets a password (invited users). */
     passwordHash: text("password_hash"),

@@ -60,6 +60,17 @@ export function resolvePermissions(catalog: RoleCatalog, roles: readonly string[
   return [...granted].sort();
 }
 
+export const MAX_ROLES = 100;
+
+/** Checks a role set (a user's app roles, a membership's roles); answers it without repeats. */
+export function checkRoleSet(roles: readonly string[], field = "roles"): string[] {
+  if (roles.length > MAX_ROLES) invalid(`${field} holds ${roles.length} roles; at most ${MAX_ROLES}`);
+  roles.forEach((role, index) => {
+    if (typeof role !== "string" || !isRoleName(role)) invalid(`${field}[${index}] is not a role name: ${ROLE_NAME_RULE}`);
+  });
+  return [...new Set(roles)];
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
