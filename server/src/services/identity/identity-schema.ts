@@ -17,7 +17,8 @@ export type JsonObject = Record<string, unknown>;
 export type PoolState = "active" | "migrating" | "migration_failed";
 export type PoolKeyState = "active" | "retired";
 export type EmailTokenPurpose = "verify" | "reset" | "invite";
-export type MailStatus = "pending" | "sent" | "failed";
+/** `logged`: no SMTP server is configured, so the message went to the log instead. */
+export type MailStatus = "pending" | "sent" | "logged" | "failed";
 
 /** Where a pool's users live, as shown to administrators: never a credential. */
 export interface UserStoreDescription {
