@@ -1,4 +1,4 @@
-/** A contract the generator refuses: the message names the proto element and the rule broken. */
+/** A contract the generator refuses: the message names the element (proto or OpenAPI) and the rule broken. */
 export class GenerationError extends Error {
   override name = "GenerationError";
 }
