@@ -85,6 +85,24 @@ describe(`refresh families (${engineName})`, () => {
     }
   });
 
+  it("serialises refreshes of a token and of its successor without deadlock", async () => {
+    const { ref } = await fixture.newPool();
+    for (let round = 0; round < 5; round++) {
+      const first = await families.start(ref, { userId, authTimeMs: clock });
+      const second = await families.rotate(ref, first.refreshToken);
+      const results = await Promise.allSettled(
+        Array.from({ length: 20 }, (_, i) => families.rotate(ref, i % 2 === 0 ? first.refreshToken : second.refreshToken)),
+      );
+      // Whatever the order, every refusal is a clean invalid_grant (a replay that came after the
+      // successor rotated burns the family), never a database error.
+      for (const result of results) {
+        if (result.status === "rejected") expect(result.reason).toMatchObject(invalidGrant);
+      }
+      const children = new Set(results.flatMap((result) => (result.status === "fulfilled" && result.value.refreshToken !== second.refreshToken ? [result.value.refreshToken] : [])));
+      expect(children.size).toBeLessThanOrEqual(1);
+    }
+  });
+
   it("refuses an expired token without ending the session, and an unknown or another pool's token", async () => {
     const { ref } = await fixture.newPool();
     const { ref: other } = await fixture.newPool();

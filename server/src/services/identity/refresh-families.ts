@@ -49,9 +49,9 @@ export interface IssuedRefresh {
  * two tabs) gets the same successor again. The successor is kept sealed on its predecessor's row
  * for that purpose, and only until it is itself rotated.
  *
- * Rotation locks the presented token's row, then its family's, in one transaction, so concurrent
- * refreshes of one token serialise: the first rotates, the others see a rotated token within the
- * grace window and get the same successor. There is never a second child.
+ * Rotation locks the family's row in one transaction, so concurrent refreshes within a family
+ * serialise: of several refreshes of one token the first rotates, the others see a rotated token
+ * within the grace window and get the same successor. There is never a second child.
  */
 export interface RefreshFamilies {
   start(pool: PoolRef, input: SessionStart): Promise<IssuedRefresh>;
@@ -94,14 +94,18 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
 
   async function rotateIn(tx: Database, pool: PoolRef, presented: string): Promise<Outcome> {
     const at = now();
-    const [token] = await tx
-      .select()
+    const [found] = await tx
+      .select({ id: identityRefreshTokens.id, familyId: identityRefreshTokens.familyId })
       .from(identityRefreshTokens)
-      .where(and(inPool(pool), eq(identityRefreshTokens.tokenHash, hashOpaqueToken(presented))))
-      .for("update");
-    if (!token) return { kind: "refused", reason: "the refresh token is not known" };
-    const [session] = await tx.select(sessionColumns).from(identityRefreshFamilies).where(family(pool, token.familyId)).for("update");
+      .where(and(inPool(pool), eq(identityRefreshTokens.tokenHash, hashOpaqueToken(presented))));
+    if (!found) return { kind: "refused", reason: "the refresh token is not known" };
+    // The family row is the lock of its whole chain, taken before any token row: every path takes
+    // locks in that order, so refreshes of a token and of its successor cannot deadlock.
+    const [session] = await tx.select(sessionColumns).from(identityRefreshFamilies).where(family(pool, found.familyId)).for("update");
     if (!session || session.revokedAt !== 0) return { kind: "refused", reason: "the session has ended" };
+    // Read after the family lock: under READ COMMITTED this sees the rotation that held it last.
+    const [token] = await tx.select().from(identityRefreshTokens).where(eq(identityRefreshTokens.id, found.id));
+    if (!token) return { kind: "refused", reason: "the refresh token is not known" };
 
     if (token.rotatedAt === 0) {
       if (token.expiresAt <= at) return { kind: "refused", reason: "the refresh token has expired" };
@@ -121,7 +125,7 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
     }
 
     const [successor] = token.successorId
-      ? await tx.select({ rotatedAt: identityRefreshTokens.rotatedAt }).from(identityRefreshTokens).where(eq(identityRefreshTokens.id, token.successorId)).for("update")
+      ? await tx.select({ rotatedAt: identityRefreshTokens.rotatedAt }).from(identityRefreshTokens).where(eq(identityRefreshTokens.id, token.successorId))
       : [];
     if (at - token.rotatedAt <= graceMs && successor?.rotatedAt === 0 && token.sealedSuccessor) {
       const again = Buffer.from(box.open(token.sealedSuccessor, successorContext(token.id))).toString("utf8");
