@@ -188,5 +188,6 @@ CREATE INDEX "identity_memberships_user_idx" ON "identity_memberships" USING btr
 CREATE UNIQUE INDEX "identity_pool_keys_one_active" ON "identity_pool_keys" USING btree ("pool_id") WHERE state = 'active';--> statement-breakpoint
 CREATE INDEX "identity_refresh_families_user_idx" ON "identity_refresh_families" USING btree ("pool_id","user_id");--> statement-breakpoint
 CREATE INDEX "identity_refresh_tokens_family_idx" ON "identity_refresh_tokens" USING btree ("family_id");--> statement-breakpoint
+CREATE INDEX "identity_refresh_tokens_replayable_idx" ON "identity_refresh_tokens" USING btree ("successor_id") WHERE sealed_successor is not null;--> statement-breakpoint
 CREATE UNIQUE INDEX "identity_users_email_unique" ON "identity_users" USING btree ("pool_id","email_normalized") WHERE deleted_at = 0;--> statement-breakpoint
 CREATE INDEX "identity_users_list_idx" ON "identity_users" USING btree ("pool_id","email_normalized","id");

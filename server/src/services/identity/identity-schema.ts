@@ -221,7 +221,12 @@ export const identityRefreshTokens = pgTable(
     expiresAt: epochMs("expires_at").notNull(),
     createdAt: epochMs("created_at").notNull().default(nowMs),
   },
-  (t) => [poolForeignKey("identity_refresh_tokens_pool_fk", t), index("identity_refresh_tokens_family_idx").on(t.familyId)],
+  (t) => [
+    poolForeignKey("identity_refresh_tokens_pool_fk", t),
+    index("identity_refresh_tokens_family_idx").on(t.familyId),
+    // Finds the one predecessor still holding a sealed successor (to drop it) without a scan.
+    index("identity_refresh_tokens_replayable_idx").on(t.successorId).where(sql`sealed_successor is not null`),
+  ],
 );
 
 /** Codes of the authorization-code flow: single use, short-lived, bound to client, redirect and PKCE. */

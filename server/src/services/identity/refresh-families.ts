@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNotNull } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import type { SecretBox } from "../secrets/secret-box.js";
 import { GrantError } from "./grant-error.js";
@@ -119,7 +119,10 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
         .set({ rotatedAt: at, successorId: created!.id, sealedSuccessor: box.seal(Buffer.from(child.token, "utf8"), successorContext(token.id)) })
         .where(eq(identityRefreshTokens.id, token.id));
       // The predecessor can no longer be replayed (its successor is now rotated): drop its sealed copy.
-      await tx.update(identityRefreshTokens).set({ sealedSuccessor: null }).where(eq(identityRefreshTokens.successorId, token.id));
+      await tx
+        .update(identityRefreshTokens)
+        .set({ sealedSuccessor: null })
+        .where(and(eq(identityRefreshTokens.successorId, token.id), isNotNull(identityRefreshTokens.sealedSuccessor)));
       await tx.update(identityRefreshFamilies).set({ lastUsedAt: at }).where(eq(identityRefreshFamilies.id, token.familyId));
       return { kind: "issued", issued: { session, refreshToken: child.token, replayed: false } };
     }
