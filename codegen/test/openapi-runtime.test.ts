@@ -21,7 +21,7 @@ async function call(method: string, path: string, init: { headers?: Record<strin
   const response = await fetch(`${plane.url}${path}`, { method, redirect: "manual", ...init });
   const text = await response.text();
   const type = response.headers.get("content-type") ?? "";
-  return { status: response.status, headers: response.headers, type, text, body: type.startsWith("application/json") ? (JSON.parse(text) as unknown) : text };
+  return { status: response.status, headers: response.headers, type, text, body: type.startsWith("application/json") && text !== "" ? (JSON.parse(text) as unknown) : text };
 }
 
 describe("routing", () => {
@@ -85,6 +85,7 @@ describe("JSON bodies", () => {
     [{ ...widget, size: "big" }, "body.size: must be an integer or null"],
     [{ ...widget, tags: ["red", "red"] }, "body.tags: must not repeat an item (items 0 and 1 are equal)"],
     [{ ...widget, labels: { a: 1 } }, "body.labels.a: must be a string"],
+    [{ ...widget, labels: { A: "x" } }, 'body.labels: key "A": must match the pattern ^[a-z]+$'],
     [[widget], "body: must be an object"],
   ])("refuses %j naming the field", async (body, message) => {
     expect(await call("POST", "/demo/widgets", { headers: json, body: JSON.stringify(body) })).toMatchObject({ status: 400, body: { error: message } });
@@ -138,6 +139,14 @@ describe("form bodies", () => {
     expect(page.text).toContain("body.email: must be an e-mail address");
     const data = await call("POST", "/demo/login", { headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "nope", password: "secret-12" }) });
     expect(data).toMatchObject({ status: 400, body: { error: "body.email: must be an e-mail address" } });
+  });
+});
+
+describe("HEAD", () => {
+  it("answers HEAD on a GET operation like GET, without the body", async () => {
+    const answer = await call("HEAD", "/demo/login?next=x");
+    expect(answer).toMatchObject({ status: 200, type: "text/html; charset=utf-8", text: "" });
+    expect((await call("HEAD", "/demo/token")).status).toBe(405);
   });
 });
 

@@ -28,6 +28,9 @@ export function describeValidationError(errors: readonly ErrorObject[], root: st
   const error = kept[0];
   if (!error) return { field: root, reason: "is not valid" };
   const [field, reason] = explain(error, fieldName(root, error.instancePath, data), resolve);
+  // Under `propertyNames` the value checked is a key of the object, which ajv names beside the error.
+  const key = (error as { propertyName?: string }).propertyName;
+  if (key !== undefined && error.keyword !== "propertyNames") return { field, reason: `key ${JSON.stringify(key)}: ${reason}` };
   return { field, reason };
 }
 
@@ -121,6 +124,8 @@ function explain(error: ErrorObject, field: string, resolve: SchemaResolver): [s
       return [field, "does not match any of the accepted forms"];
     case "discriminator":
       return explainDiscriminator(error, field, resolve);
+    case "propertyNames":
+      return [field, `has a key ${JSON.stringify(p.propertyName)} that is not allowed`];
     case "not":
     case "false schema":
       return [field, "is not allowed"];

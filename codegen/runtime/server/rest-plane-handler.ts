@@ -130,10 +130,15 @@ export function createRestPlaneHandler<Implementation extends object>(
 
   async function handle(request: UniversalServerRequest): Promise<UniversalServerResponse> {
     const url = splitRequestTarget(request.url);
-    const match = matcher.match(request.method, url.pathname);
+    let match = matcher.match(request.method, url.pathname);
+    // HEAD is GET without the body (RFC 9110 section 9.3.2), unless the document gives it an operation.
+    const head = request.method === "HEAD" && match.kind === "method-not-allowed" && match.allowedMethods.includes("GET");
+    if (head) match = matcher.match("GET", url.pathname);
     switch (match.kind) {
-      case "matched":
-        return serve(request, match.target, match.captures, url.searchParams);
+      case "matched": {
+        const answer = await serve(request, match.target, match.captures, url.searchParams);
+        return head ? { status: answer.status, header: answer.header ?? new Headers() } : answer;
+      }
       case "not-found":
         return errorResponse(plane.errorBody, 404, Code.NotFound, `no operation for ${request.method} ${url.pathname}`);
       case "method-not-allowed":

@@ -82,6 +82,9 @@ export const GoldenPlaneValidation: RestValidationSchemas = {
         },
         "labels": {
           "type": "object",
+          "propertyNames": {
+            "pattern": "^[a-z]+$"
+          },
           "additionalProperties": {
             "type": "string"
           }
