@@ -8,10 +8,17 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 /**
  * The declared parameters of a request, as text: path variables from the matcher, query and header
  * parameters by name. Undeclared query parameters are ignored (OAuth clients add their own), a
- * repeated one is kept whole, and any other given twice is refused rather than one copy dropped.
+ * repeated one is kept whole, and any other given twice is a problem rather than one copy silently
+ * dropped (the first is kept, for a handler that validates the request itself).
  */
-export function readParameters(operation: RestOperation, captures: Readonly<Record<string, string>>, query: URLSearchParams, header: Headers): RequestParameters {
+export function readParameters(
+  operation: RestOperation,
+  captures: Readonly<Record<string, string>>,
+  query: URLSearchParams,
+  header: Headers,
+): { parameters: RequestParameters; problem: InvalidRequestError | undefined } {
   const parameters: RequestParameters = { path: {}, query: {}, headers: {} };
+  let problem: InvalidRequestError | undefined;
   for (const parameter of operation.parameters) {
     switch (parameter.in) {
       case "path": {
@@ -22,9 +29,7 @@ export function readParameters(operation: RestOperation, captures: Readonly<Reco
       case "query": {
         const values = query.getAll(parameter.name);
         if (values.length === 0) break;
-        if (values.length > 1 && !parameter.repeated) {
-          throw new InvalidRequestError(`query.${parameter.name}`, "must be given once");
-        }
+        if (values.length > 1 && !parameter.repeated) problem ??= new InvalidRequestError(`query.${parameter.name}`, "must be given once");
         parameters.query[parameter.name] = parameter.repeated ? values : values[0];
         break;
       }
@@ -35,7 +40,7 @@ export function readParameters(operation: RestOperation, captures: Readonly<Reco
       }
     }
   }
-  return parameters;
+  return { parameters, problem };
 }
 
 /**

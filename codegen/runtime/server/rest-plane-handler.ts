@@ -76,7 +76,7 @@ export function createRestPlaneHandler<Implementation extends object>(
     const requestMediaType = mediaTypeOf(request.header.get("content-type"));
     const errorForm = chooseErrorForm(operation.errorBody, requestMediaType, plane.errorBody);
     try {
-      const parameters = readParameters(operation, captures, query, request.header);
+      const { parameters, problem } = readParameters(operation, captures, query, request.header);
       let body: unknown;
       let invalid: InvalidRequestError | undefined;
       const check = (validate: () => void) => {
@@ -88,7 +88,10 @@ export function createRestPlaneHandler<Implementation extends object>(
           invalid = error;
         }
       };
-      check(() => validator.checkParameters(operation.operationId, parameters));
+      check(() => {
+        if (problem) throw problem;
+        validator.checkParameters(operation.operationId, parameters);
+      });
       if (operation.requestBody) {
         const bytes = await readBody(request, readMaxBytes);
         if (bytes === "too-large") {
