@@ -5,6 +5,10 @@
 // events, signals). On the embedded database, or on PostgreSQL with DATABASE_URL.
 // Run: npx tsx bench/engine.bench.ts [threads=300]
 import { createHash } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createFilesystemBlobStore } from "../server/src/blob/filesystem-blob-store.js";
 import { openDatabase } from "../server/src/db/database.js";
 import { migrateDatabase } from "../server/src/db/migrate.js";
 import { organizations } from "../server/src/db/schema.js";
@@ -12,6 +16,7 @@ import { compileContract } from "../server/src/services/script/dsl/contract.js";
 import { parseScript } from "../server/src/services/script/dsl/parse-script.js";
 import { createThreadWorker } from "../server/src/services/script/engine/thread-worker.js";
 import { createScriptStore } from "../server/src/services/script/script-store.js";
+import { createArtifactStore } from "../server/src/services/script/threads/artifact-store.js";
 import { createThreadSignals } from "../server/src/services/script/threads/thread-signals.js";
 import { createThreadStore, TERMINAL } from "../server/src/services/script/threads/thread-store.js";
 import { createToolRegistry } from "../server/src/services/script/tools/tool-registry.js";
@@ -42,7 +47,9 @@ async function publish(name: string, steps: number) {
 const insert = (script: { name: string; version: number; steps: number }) =>
   store.insert({ orgId: org!.id, scriptName: script.name, scriptVersion: script.version, input: {}, env: {}, metadata: {}, totalSteps: script.steps });
 
-const worker = createThreadWorker({ store, scripts, signals, tools: createToolRegistry([]), concurrency: 16, pollMs: 200 });
+const blobRoot = await mkdtemp(join(tmpdir(), "bench-blobs-"));
+const artifacts = createArtifactStore(db, createFilesystemBlobStore(blobRoot));
+const worker = createThreadWorker({ store, scripts, signals, tools: createToolRegistry([]), artifacts, concurrency: 16, pollMs: 200 });
 worker.start();
 const percentile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
 
@@ -102,6 +109,7 @@ const seconds = (performance.now() - started) / 1000;
 await worker.stop();
 await signals.close();
 await handle.close();
+await rm(blobRoot, { recursive: true, force: true });
 console.log(`engine on ${handle.kind === "postgres" ? "PostgreSQL" : "embedded PGlite"}`);
 console.log(`per-step overhead (50 no-op steps): p50 ${percentile(intervals, 0.5)} ms, p99 ${percentile(intervals, 0.99)} ms`);
 console.log(`watch delivery after an event is written (${delivery.length} events): p50 ${percentile(delivery, 0.5)} ms, p99 ${percentile(delivery, 0.99)} ms`);

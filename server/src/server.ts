@@ -6,20 +6,29 @@ import { registerIamService } from "../../gen/platform/iam/v1/iam_service_server
 import { registerScriptService } from "../../gen/platform/script/v1/script_service_server.js";
 import { createAuthInterceptor } from "./auth/auth-interceptor.js";
 import { ensureOperator } from "./auth/operator.js";
+import { createBlobDownloadHandler } from "./blob/blob-download-handler.js";
+import { createBlobUrlSigner } from "./blob/blob-url-signer.js";
+import { createFilesystemBlobStore } from "./blob/filesystem-blob-store.js";
 import type { ServerConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import { migrateDatabase } from "./db/migrate.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
+import { createCallbackDeliverer, type CallbackDeliverer } from "./services/script/callbacks/callback-deliverer.js";
+import { createCallbackPoster } from "./services/script/callbacks/callback-poster.js";
+import { createCallbackSigningKeys } from "./services/script/callbacks/callback-signing-keys.js";
 import { createThreadWorker, type ThreadWorker } from "./services/script/engine/thread-worker.js";
 import { createScriptService } from "./services/script/script-handlers.js";
 import { createScriptStore } from "./services/script/script-store.js";
+import { createArtifactStore } from "./services/script/threads/artifact-store.js";
 import { createThreadMethods } from "./services/script/threads/thread-methods.js";
 import { createThreadSignals, type ThreadSignals } from "./services/script/threads/thread-signals.js";
 import { createThreadStore } from "./services/script/threads/thread-store.js";
 import { loadTemplateCatalog } from "./services/script/templates/template-catalog.js";
 import { createTemplateMethods } from "./services/script/templates/template-handlers.js";
+import { createCelWorkerPool } from "./services/script/tools/cel-worker-pool.js";
 import { createNativeToolSource } from "./services/script/tools/native-tools.js";
 import { createToolRegistry } from "./services/script/tools/tool-registry.js";
+import { createGuardedDispatcher } from "./net/private-network.js";
 import { createSecretBox } from "./services/secrets/secret-box.js";
 import { loadSecretKey } from "./services/secrets/secret-key.js";
 import { createSecretService } from "./services/secrets/secret-handlers.js";
@@ -51,15 +60,27 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const listeners: PlaneListener[] = [];
   const shutdown = new AbortController();
+  // json.transform's worker threads: one pool per server, started on demand, ended at close.
+  const celWorkers = createCelWorkerPool();
   let worker: ThreadWorker | undefined;
+  let deliverer: CallbackDeliverer | undefined;
   let signals: ThreadSignals | undefined;
+  /** The api listener's own URL, known once it listens: the base of download links without --public-api-url. */
+  let apiUrl = "";
   let ready = false;
   try {
     logger.info("database opened", { kind: database.kind });
     await migrateDatabase(database, (line) => logger.info(line));
     const { db } = database;
     await ensureOperator(db, config.dataDir);
-    const box = createSecretBox(await loadSecretKey({ secretKey: config.secretKey, dataDir: config.dataDir }));
+    const secretKey = await loadSecretKey({ secretKey: config.secretKey, dataDir: config.dataDir });
+    const box = createSecretBox(secretKey);
+    // Only the filesystem store exists so far; an S3-compatible BlobStore, for production, is
+    // chosen here from configuration when it is added. Every process on one database must then
+    // share the store, as they share the secret key that signs its download links.
+    const blobs = createFilesystemBlobStore(config.blobDir);
+    const downloadLinks = createBlobUrlSigner({ secretKey, baseUrl: () => config.publicApiUrl ?? apiUrl });
+    const artifacts = createArtifactStore(db, blobs);
 
     // The auth interceptor reads the access rules of every service registered on the plane.
     const api = createServiceRouter({
@@ -67,7 +88,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       readMaxBytes: config.maxBodyBytes,
       shutdownSignal: shutdown.signal,
     });
-    const tools = createToolRegistry([createNativeToolSource({ llm: config.llm })]);
+    const tools = createToolRegistry([createNativeToolSource({ llm: config.llm, celWorkers, allowPrivateNetwork: config.allowPrivateNetwork })]);
     const templates = createTemplateMethods(await loadTemplateCatalog());
     signals = await createThreadSignals(database);
     const threadStore = createThreadStore(db);
@@ -76,24 +97,32 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       scripts: createScriptStore(db),
       signals,
       tools,
+      artifacts,
       leaseMs: config.threadLeaseMs,
       log: (msg, fields) => logger.warn(msg, fields),
     });
-    const threads = createThreadMethods({ db, store: threadStore, signals, allowPrivateCallbacks: config.allowPrivateNetwork });
-    registerScriptService(api, createScriptService({ db, version, startedAt, tools, templates, threads }));
+    const threads = createThreadMethods({ db, store: threadStore, signals, artifacts, downloadLinks, allowPrivateCallbacks: config.allowPrivateNetwork });
+    const callbackKeys = createCallbackSigningKeys({ db, box });
+    deliverer = createCallbackDeliverer({ db, signals, keys: callbackKeys, post: createCallbackPoster(createGuardedDispatcher({ allowPrivateNetwork: config.allowPrivateNetwork })), log: (msg, fields) => logger.warn(msg, fields) });
+    registerScriptService(api, createScriptService({ db, version, startedAt, tools, templates, threads, callbackKeys }));
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));
 
     // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.
     const common = { host: config.host, corsOrigins: config.corsOrigins, maxBodyBytes: config.maxBodyBytes, logger, isReady: () => ready, shutdownController: shutdown };
-    listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler: api.nodeHandler() }));
+    // Signed downloads are plain HTTP with the link as credential: served before the RPC router and its auth.
+    const handler = createBlobDownloadHandler({ store: blobs, signer: downloadLinks, next: api.nodeHandler(), onError: (error) => logger.error("download failed", { error }) });
+    listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler }));
+    apiUrl = listeners[0]!.url;
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
+    await celWorkers.close();
     await signals?.close();
     await database.close();
     throw error;
   }
   worker?.start();
+  deliverer?.start();
 
   const urls = Object.fromEntries(listeners.map((l, i) => [["api"][i]!, l.url]));
   const record: ServerRecord = { pid: process.pid, api: urls.api! };
@@ -106,6 +135,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await Promise.all(listeners.map((l) => l.close(config.shutdownGraceMs)));
       // Running threads give their leases back, so the next start (or another server) resumes them at once.
       await worker?.stop();
+      await celWorkers.close();
+      await deliverer?.stop();
       await signals?.close();
       await rm(serverRecordFile(config.dataDir), { force: true });
       await database.close();

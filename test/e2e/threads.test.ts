@@ -83,6 +83,19 @@ describe("a thread", () => {
     expect(result.totalYielded).toBe(1);
   });
 
+  it("completes with warnings when its output does not match outputs, in GetThread and GetThreadResult", async () => {
+    await acme.client.script.createScript({
+      name: "loose",
+      source: "dsl: script/1\noutputs: {type: object, required: [count], properties: {count: {type: integer}}}\nsteps: [{id: s, set: {values: {n: many}}}]\noutput: {count: \"${steps.s.output.n}\"}\n",
+    });
+    const { threadId } = await acme.client.script.createThread({ scriptName: "loose" });
+    const thread = await waitForStatus(threadId, [ThreadStatus.COMPLETED, ThreadStatus.FAILED]);
+    expect(thread).toMatchObject({ status: ThreadStatus.COMPLETED, error: "", warnings: ["output/count: must be integer"] });
+    expect((await acme.client.script.getThreadResult({ threadId, metadataOnly: true })).warnings).toEqual(["output/count: must be integer"]);
+    const response = await request(`${apiUrl()}/v1/script/threads/${threadId}`, { headers: acme.headers });
+    expect(((await response.body.json()) as { warnings: string[] }).warnings).toEqual(["output/count: must be integer"]);
+  });
+
   it("streams the same events as server-sent events to a plain HTTP client", async () => {
     const { threadId } = await acme.client.script.createThread({ scriptName: "doubler", inputJson: '{"numbers":[5]}' });
     const response = await request(`${apiUrl()}/v1/script/threads/${threadId}/watch`, { headers: acme.headers });

@@ -14,18 +14,26 @@ export function ndjsonError(errorJson: JsonValue): string {
   return `${JSON.stringify({ error: errorJson })}\n`;
 }
 
-/** Splits an NDJSON byte stream into parsed lines; blank lines are skipped. */
+/**
+ * Splits an NDJSON byte stream into parsed lines; blank lines are skipped. Each chunk is scanned
+ * once (the search for a newline resumes where the last one stopped), so a line that arrives in
+ * many chunks costs time linear in its length.
+ */
 export async function* parseNdjson(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<JsonValue> {
   const decoder = new TextDecoder();
   let buffer = "";
+  let scanned = 0;
   for await (const chunk of chunks) {
     buffer += decoder.decode(chunk, { stream: true });
+    let start = 0;
     let end: number;
-    while ((end = buffer.indexOf("\n")) !== -1) {
-      const line = buffer.slice(0, end).trim();
-      buffer = buffer.slice(end + 1);
+    while ((end = buffer.indexOf("\n", Math.max(start, scanned))) !== -1) {
+      const line = buffer.slice(start, end).trim();
+      start = end + 1;
       if (line !== "") yield JSON.parse(line) as JsonValue;
     }
+    buffer = buffer.slice(start);
+    scanned = buffer.length;
   }
   const rest = (buffer + decoder.decode()).trim();
   if (rest !== "") yield JSON.parse(rest) as JsonValue;

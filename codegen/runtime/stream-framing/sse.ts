@@ -28,43 +28,54 @@ export interface SseEvent {
  * Parses an SSE byte stream into events (for clients that read a stream through `fetch`, where
  * the browser's EventSource cannot send an Authorization header). Follows the WHATWG rules:
  * `event` and `data` fields (data lines joined by newlines), comments, CRLF, LF or CR line ends
- * (a CR at a chunk's end waits for a possible LF), and an event cut off by the end of the stream
- * is not dispatched.
+ * (an LF right after a CR, even in the next chunk, belongs to the same line end), and an event cut
+ * off by the end of the stream is not dispatched. Each chunk is scanned once, so an event of many
+ * megabytes arriving in small chunks costs time in proportion to its size.
  */
 export async function* parseSse(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
-  let buffer = "";
+  const lineEnd = /[\r\n]/g;
+  // The pieces of the line whose end has not arrived yet.
+  let line: string[] = [];
+  let afterCr = false;
   let event = "";
   let data: string[] = [];
-  function* takeLine(line: string): Generator<SseEvent> {
-    if (line === "") {
+  function* takeLine(text: string): Generator<SseEvent> {
+    if (text === "") {
       if (data.length > 0) yield { event: event === "" ? "message" : event, data: data.join("\n") };
       event = "";
       data = [];
       return;
     }
-    if (line.startsWith(":")) return;
-    const colon = line.indexOf(":");
-    const field = colon === -1 ? line : line.slice(0, colon);
-    const value = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "");
+    if (text.startsWith(":")) return;
+    const colon = text.indexOf(":");
+    const field = colon === -1 ? text : text.slice(0, colon);
+    const value = colon === -1 ? "" : text.slice(colon + 1).replace(/^ /, "");
     if (field === "event") event = value;
     else if (field === "data") data.push(value);
   }
-  function* takeLines(final: boolean): Generator<SseEvent> {
+  function* take(text: string): Generator<SseEvent> {
+    if (text === "") return;
+    let start = afterCr && text.startsWith("\n") ? 1 : 0;
+    afterCr = false;
     for (;;) {
-      const end = buffer.search(/[\r\n]/);
-      if (end === -1) return;
-      if (buffer[end] === "\r" && end === buffer.length - 1 && !final) return;
-      const width = buffer[end] === "\r" && buffer[end + 1] === "\n" ? 2 : 1;
-      const line = buffer.slice(0, end);
-      buffer = buffer.slice(end + width);
-      yield* takeLine(line);
+      lineEnd.lastIndex = start;
+      const found = lineEnd.exec(text);
+      if (!found) {
+        if (start < text.length) line.push(text.slice(start));
+        return;
+      }
+      line.push(text.slice(start, found.index));
+      const complete = line.join("");
+      line = [];
+      yield* takeLine(complete);
+      start = found.index + 1;
+      if (found[0] === "\r") {
+        if (start === text.length) afterCr = true;
+        else if (text[start] === "\n") start++;
+      }
     }
   }
-  for await (const chunk of chunks) {
-    buffer += decoder.decode(chunk, { stream: true });
-    yield* takeLines(false);
-  }
-  buffer += decoder.decode();
-  yield* takeLines(true);
+  for await (const chunk of chunks) yield* take(decoder.decode(chunk, { stream: true }));
+  yield* take(decoder.decode());
 }

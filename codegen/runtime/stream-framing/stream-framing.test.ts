@@ -34,6 +34,14 @@ describe("SSE framing", () => {
       { event: "message", data: "c" },
     ]);
   });
+
+  it("reads events of megabytes that arrive in many small chunks", async () => {
+    const big = "é".repeat(1_500_000);
+    const text = `data: ${big}\r\n\r\n` + sseMessage({ after: true }) + `data: ${big}\r`;
+    const events = await collect(parseSse(chunks(text + "\r", 4093)));
+    expect(events.map((e) => e.data.length)).toEqual([big.length, '{"after":true}'.length, big.length]);
+    expect(events[0]!.data === big && events[2]!.data === big).toBe(true);
+  });
 });
 
 describe("NDJSON framing", () => {
@@ -48,5 +56,13 @@ describe("NDJSON framing", () => {
 
   it("reads a last line without a newline", async () => {
     expect(await collect(parseNdjson(chunks('{"a":1}\n{"b":2}', 4)))).toEqual([{ a: 1 }, { b: 2 }]);
+  });
+
+  it("reads lines of megabytes that arrive in many small chunks", async () => {
+    const big = "é€".repeat(700_000);
+    const text = ndjsonMessage({ big }) + ndjsonMessage({ after: true }) + ndjsonMessage({ big });
+    const lines = (await collect(parseNdjson(chunks(text, 4093)))) as { big?: string; after?: boolean }[];
+    expect(lines.map((line) => Object.keys(line))).toEqual([["big"], ["after"], ["big"]]);
+    expect(lines[0]!.big === big && lines[2]!.big === big).toBe(true);
   });
 });

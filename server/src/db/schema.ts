@@ -183,6 +183,8 @@ export const threads = pgTable(
     totalSteps: integer("total_steps").notNull().default(0),
     /** The script's final output, once completed. */
     output: jsonb("output"),
+    /** Where the final output does not match the script's `outputs` schema, one line each: the thread completed anyway. */
+    warnings: jsonb("warnings").$type<string[]>().notNull().default([]),
     createdAt: epochMs("created_at").notNull().default(nowMs),
     startedAt: epochMs("started_at").notNull().default(0),
     finishedAt: epochMs("finished_at").notNull().default(0),

@@ -8,7 +8,7 @@
 import type { ClientMethodFacts, ServiceClientOptions } from "@platform/codegen/runtime";
 import { createServiceClient } from "@platform/codegen/runtime";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ActivateScriptVersionRequestSchema, CancelThreadRequestSchema, CancelThreadResponse, CreateScriptRequestSchema, CreateThreadRequestSchema, CreateThreadResponse, DeleteEnvVarRequestSchema, DeleteEnvVarResponse, GetEnvVarRequestSchema, GetEnvVarResponse, GetScriptEnvRequestSchema, GetScriptEnvResponse, GetScriptRequestSchema, GetScriptResponse, GetTemplateRequestSchema, GetTemplateResponse, GetThreadRequestSchema, GetThreadResultRequestSchema, GetThreadResultResponse, HealthCheckRequestSchema, HealthCheckResponse, ImportEnvVarsRequestSchema, ImportEnvVarsResponse, ListArtifactsRequestSchema, ListArtifactsResponse, ListEnvVarsRequestSchema, ListEnvVarsResponse, ListScriptsRequestSchema, ListScriptsResponse, ListTemplatesRequestSchema, ListTemplatesResponse, ListThreadsRequestSchema, ListThreadsResponse, ListToolsRequestSchema, ListToolsResponse, ResumeThreadRequestSchema, ResumeThreadResponse, SetEnvVarRequestSchema, SetEnvVarResponse, StreamStepResultRequestSchema, StreamThreadResultRequestSchema, UpdateScriptEnvRequestSchema, UpdateScriptEnvResponse, WatchStepRequestSchema, WatchThreadRequestSchema } from "./script_service_pb.js";
+import type { ActivateScriptVersionRequestSchema, CallbackSigningKey, CancelThreadRequestSchema, CancelThreadResponse, CreateScriptRequestSchema, CreateThreadRequestSchema, CreateThreadResponse, DeleteEnvVarRequestSchema, DeleteEnvVarResponse, GetCallbackSigningKeyRequestSchema, GetEnvVarRequestSchema, GetEnvVarResponse, GetScriptEnvRequestSchema, GetScriptEnvResponse, GetScriptRequestSchema, GetScriptResponse, GetTemplateRequestSchema, GetTemplateResponse, GetThreadRequestSchema, GetThreadResultRequestSchema, GetThreadResultResponse, HealthCheckRequestSchema, HealthCheckResponse, ImportEnvVarsRequestSchema, ImportEnvVarsResponse, ListArtifactsRequestSchema, ListArtifactsResponse, ListEnvVarsRequestSchema, ListEnvVarsResponse, ListScriptsRequestSchema, ListScriptsResponse, ListTemplatesRequestSchema, ListTemplatesResponse, ListThreadsRequestSchema, ListThreadsResponse, ListToolsRequestSchema, ListToolsResponse, ResumeThreadRequestSchema, ResumeThreadResponse, RotateCallbackSigningKeyRequestSchema, SetEnvVarRequestSchema, SetEnvVarResponse, StreamStepResultRequestSchema, StreamThreadResultRequestSchema, UpdateScriptEnvRequestSchema, UpdateScriptEnvResponse, WatchStepRequestSchema, WatchThreadRequestSchema } from "./script_service_pb.js";
 import { ScriptService } from "./script_service_pb.js";
 import type { CallOptions, Transport } from "@connectrpc/connect";
 import type { Thread } from "./thread_pb.js";
@@ -44,6 +44,8 @@ export const ScriptServiceMethods = {
   activateScriptVersion: { kind: "unary", idempotency: "idempotent" },
   getScriptEnv: { kind: "unary", idempotency: "no-side-effects" },
   updateScriptEnv: { kind: "unary", idempotency: "idempotent" },
+  getCallbackSigningKey: { kind: "unary", idempotency: "idempotent" },
+  rotateCallbackSigningKey: { kind: "unary", idempotency: "unknown" },
   listTemplates: { kind: "unary", idempotency: "no-side-effects", pagination: { pageToken: "pageToken", nextPageToken: "nextPageToken", items: "templates", pageSize: "pageSize" } },
   getTemplate: { kind: "unary", idempotency: "no-side-effects" },
   healthCheck: { kind: "unary", idempotency: "no-side-effects" },
@@ -259,6 +261,23 @@ export interface ScriptServiceClient {
    * @generated from rpc platform.script.v1.ScriptService.UpdateScriptEnv
    */
   updateScriptEnv(request: MessageInitShape<typeof UpdateScriptEnvRequestSchema>, options?: CallOptions): Promise<UpdateScriptEnvResponse>;
+  /**
+   * Returns the organization's key for verifying callback_url deliveries, creating it on first use.
+   * Not shown in the specification; as with Standard Webhooks, the key is shown as `whsec_`
+   * followed by the base64 of 32 random bytes. Reading it needs the write role, since it lets its
+   * holder forge deliveries.
+   *
+   * @generated from rpc platform.script.v1.ScriptService.GetCallbackSigningKey
+   */
+  getCallbackSigningKey(request: MessageInitShape<typeof GetCallbackSigningKeyRequestSchema>, options?: CallOptions): Promise<CallbackSigningKey>;
+  /**
+   * Replaces the organization's callback signing key with a new one. Deliveries carry a signature
+   * of the previous key too for the next 24 hours, so receivers can switch to the new key without
+   * refusing a delivery in between.
+   *
+   * @generated from rpc platform.script.v1.ScriptService.RotateCallbackSigningKey
+   */
+  rotateCallbackSigningKey(request: MessageInitShape<typeof RotateCallbackSigningKeyRequestSchema>, options?: CallOptions): Promise<CallbackSigningKey>;
   /**
    * Lists the public templates (pre-built, read-only scripts), with filters and cursor pagination.
    * Public: no credentials needed. Not shown in the specification; as Kubernetes list selectors do,

@@ -26,7 +26,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/script/v1/script_service.proto.
  */
 export const file_platform_script_v1_script_service: GenFile = /*@__PURE__*/
-  fileDesc("CidwbGF0Zm9ybS9zY3JpcHQvdjEvc2NyaXB0X3NlcnZpY2UucHJvdG8SEnBsYXRmb3JtLnNjcmlwdC52MSKlAgoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIYCgtzY3JpcHRfbmFtZRgBIAEoCUID4EECEhQKB3ZlcnNpb24YAiABKAVCA+BBARIXCgppbnB1dF9qc29uGAMgASgJQgPgQQESFAoHdGltZW91dBgEIAEoCUID4EEBEkwKCG1ldGFkYXRhGAUgAygLMjUucGxhdGZvcm0uc2NyaXB0LnYxLkNyZWF0ZVRocmVhZFJlcXVlc3QuTWV0YWRhdGFFbnRyeUID4EEBEhkKDGNhbGxiYWNrX3VybBgGIAEoCUID4EEBEhUKCGxvYWRfZW52GAcgASgIQgPgQQEaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBInIKFENyZWF0ZVRocmVhZFJlc3BvbnNlEhEKCXRocmVhZF9pZBgBIAEoCRIwCgZzdGF0dXMYAiABKA4yIC5wbGF0Zm9ybS5zY3JpcHQudjEuVGhyZWFkU3RhdHVzEhUKDWNyZWF0ZWRfYXRfbXMYAyABKAMiKgoQR2V0VGhyZWFkUmVxdWVzdBIWCgl0aHJlYWRfaWQYASABKAlCA+BBAiKkAQoSTGlzdFRocmVhZHNSZXF1ZXN0EhYKCXBhZ2Vfc2l6ZRgBIAEoBUID4EEBEhcKCnBhZ2VfdG9rZW4YAiABKAlCA+BBARI8Cg1zdGF0dXNfZmlsdGVyGAMgASgOMiAucGxhdGZvcm0uc2NyaXB0LnYxLlRocmVhZFN0YXR1c0ID4EEBEh8KEnNjcmlwdF9uYW1lX2ZpbHRlchgEIAEoCUID4EEBIlsKE0xpc3RUaHJlYWRzUmVzcG9uc2USKwoHdGhyZWFkcxgBIAMoCzIaLnBsYXRmb3JtLnNjcmlwdC52MS5UaHJlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIkIKE0NhbmNlbFRocmVhZFJlcXVlc3QSFgoJdGhyZWFkX2lkGAEgASgJQgPgQQISEwoGcmVhc29uGAIgASgJQgPgQQEiSAoUQ2FuY2VsVGhyZWFkUmVzcG9uc2USMAoGc3RhdHVzGAEgASgOMiAucGxhdGZvcm0uc2NyaXB0LnYxLlRocmVhZFN0YXR1cyJUChNSZXN1bWVUaHJlYWRSZXF1ZXN0EhYKCXRocmVhZF9pZBgBIAEoCUID4EECEiUKGHN0ZXBfaW5wdXRfb3ZlcnJpZGVfanNvbhgCIAEoCUID4EEBIkgKFFJlc3VtZVRocmVhZFJlc3BvbnNlEjAKBnN0YXR1cxgBIAEoDjIgLnBsYXRmb3JtLnNjcmlwdC52MS5UaHJlYWRTdGF0dXMiLAoSV2F0Y2hUaHJlYWRSZXF1ZXN0EhYKCXRocmVhZF9pZBgBIAEoCUID4EECIkIKEFdhdGNoU3RlcFJlcXVlc3QSFgoJdGhyZWFkX2lkGAEgASgJQgPgQQISFgoJc3RlcF9wYXRoGAIgASgJQgPgQQIifgoWR2V0VGhyZWFkUmVzdWx0UmVxdWVzdBIWCgl0aHJlYWRfaWQYASABKAlCA+BBAhIWCglzdGVwX3BhdGgYAiABKAlCA+BBARIYCgtvdXRwdXRfb25seRgDIAEoCEID4EEBEhoKDW1ldGFkYXRhX29ubHkYBCABKAhCA+BBASKnAwoXR2V0VGhyZWFkUmVzdWx0UmVzcG9uc2USEQoJdGhyZWFkX2lkGAEgASgJEjAKBnN0YXR1cxgCIAEoDjIgLnBsYXRmb3JtLnNjcmlwdC52MS5UaHJlYWRTdGF0dXMSEwoLb3V0cHV0X2RhdGEYAyABKAwSEwoLZHVyYXRpb25fbXMYBCABKAMSFgoOc3RlcHNfZXhlY3V0ZWQYBSABKAUSLgoFc3RlcHMYBiADKAsyHy5wbGF0Zm9ybS5zY3JpcHQudjEuU3RlcFN1bW1hcnkSNAoMc3RlcF9kZXRhaWxzGAcgAygLMh4ucGxhdGZvcm0uc2NyaXB0LnYxLlN0ZXBEZXRhaWwSGgoSb3V0cHV0X3RvdGFsX2J5dGVzGAggASgDEhgKEG91dHB1dF90cnVuY2F0ZWQYCSABKAgSOAoOeWllbGRlZF92YWx1ZXMYCiADKAsyIC5wbGF0Zm9ybS5zY3JpcHQudjEuWWllbGRlZFZhbHVlEhUKDXRvdGFsX3lpZWxkZWQYCyABKAUSGAoQeWllbGRzX3RydW5jYXRlZBgMIAEoCCJRChlTdHJlYW1UaHJlYWRSZXN1bHRSZXF1ZXN0EhYKCXRocmVhZF9pZBgBIAEoCUID4EECEhwKD21heF9jaHVua19ieXRlcxgCIAEoBUID4EEBImcKF1N0cmVhbVN0ZXBSZXN1bHRSZXF1ZXN0EhYKCXRocmVhZF9pZBgBIAEoCUID4EECEhYKCXN0ZXBfcGF0aBgCIAEoCUID4EEBEhwKD21heF9jaHVua19ieXRlcxgDIAEoBUID4EEBIi4KFExpc3RBcnRpZmFjdHNSZXF1ZXN0EhYKCXRocmVhZF9pZBgBIAEoCUID4EECIkgKFUxpc3RBcnRpZmFjdHNSZXNwb25zZRIvCglhcnRpZmFjdHMYASADKAsyHC5wbGF0Zm9ybS5zY3JpcHQudjEuQXJ0aWZhY3QiQwoQTGlzdFRvb2xzUmVxdWVzdBIWCglwYWdlX3NpemUYASABKAVCA+BBARIXCgpwYWdlX3Rva2VuGAIgASgJQgPgQQEiVQoRTGlzdFRvb2xzUmVzcG9uc2USJwoFdG9vbHMYASADKAsyGC5wbGF0Zm9ybS5zY3JpcHQudjEuVG9vbBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiKQoLRW52VmFyRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJIjgKEFNldEVudlZhclJlcXVlc3QSEAoDa2V5GAEgASgJQgPgQQISEgoFdmFsdWUYAiABKAlCA+BBAiIgChFTZXRFbnZWYXJSZXNwb25zZRILCgNrZXkYASABKAkiJAoQR2V0RW52VmFyUmVxdWVzdBIQCgNrZXkYASABKAlCA+BBAiIvChFHZXRFbnZWYXJSZXNwb25zZRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkiFAoSTGlzdEVudlZhcnNSZXF1ZXN0IkQKE0xpc3RFbnZWYXJzUmVzcG9uc2USLQoEdmFycxgBIAMoCzIfLnBsYXRmb3JtLnNjcmlwdC52MS5FbnZWYXJFbnRyeSInChNEZWxldGVFbnZWYXJSZXF1ZXN0EhAKA2tleRgBIAEoCUID4EECIhYKFERlbGV0ZUVudlZhclJlc3BvbnNlIooBChRJbXBvcnRFbnZWYXJzUmVxdWVzdBJFCgR2YXJzGAEgAygLMjIucGxhdGZvcm0uc2NyaXB0LnYxLkltcG9ydEVudlZhcnNSZXF1ZXN0LlZhcnNFbnRyeUID4EECGisKCVZhcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIiYKFUltcG9ydEVudlZhcnNSZXNwb25zZRINCgVjb3VudBgBIAEoBSIoChNHZXRTY3JpcHRFbnZSZXF1ZXN0EhEKBG5hbWUYASABKAlCA+BBAiJFChRHZXRTY3JpcHRFbnZSZXNwb25zZRItCgR2YXJzGAEgAygLMh8ucGxhdGZvcm0uc2NyaXB0LnYxLkVudlZhckVudHJ5IrMBChZVcGRhdGVTY3JpcHRFbnZSZXF1ZXN0EhEKBG5hbWUYASABKAlCA+BBAhJFCgNzZXQYAiADKAsyMy5wbGF0Zm9ybS5zY3JpcHQudjEuVXBkYXRlU2NyaXB0RW52UmVxdWVzdC5TZXRFbnRyeUID4EEBEhMKBmRlbGV0ZRgDIAMoCUID4EEBGioKCFNldEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiSAoXVXBkYXRlU2NyaXB0RW52UmVzcG9uc2USLQoEdmFycxgBIAMoCzIfLnBsYXRmb3JtLnNjcmlwdC52MS5FbnZWYXJFbnRyeSK7AQoUTGlzdFRlbXBsYXRlc1JlcXVlc3QSEQoEdGFncxgBIAMoCUID4EEBEjMKBmxhYmVscxgCIAMoCzIeLnBsYXRmb3JtLnNjcmlwdC52MS5MYWJlbEVudHJ5QgPgQQESFQoIY2F0ZWdvcnkYAyABKAlCA+BBARIWCglwYWdlX3NpemUYBCABKAVCA+BBARIXCgpwYWdlX3Rva2VuGAUgASgJQgPgQQESEwoGc2VhcmNoGAYgASgJQgPgQQEiegoVTGlzdFRlbXBsYXRlc1Jlc3BvbnNlEjMKCXRlbXBsYXRlcxgBIAMoCzIgLnBsYXRmb3JtLnNjcmlwdC52MS5UZW1wbGF0ZUluZm8SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3RvdGFsX2NvdW50GAMgASgFIiUKEkdldFRlbXBsYXRlUmVxdWVzdBIPCgJpZBgBIAEoCUID4EECIloKE0dldFRlbXBsYXRlUmVzcG9uc2USLgoEaW5mbxgBIAEoCzIgLnBsYXRmb3JtLnNjcmlwdC52MS5UZW1wbGF0ZUluZm8SEwoLZHNsX2NvbnRlbnQYAiABKAkiFAoSSGVhbHRoQ2hlY2tSZXF1ZXN0Ik4KE0hlYWx0aENoZWNrUmVzcG9uc2USDgoGc3RhdHVzGAEgASgJEg8KB3ZlcnNpb24YAiABKAkSFgoOdXB0aW1lX3NlY29uZHMYAyABKAMirQEKE0NyZWF0ZVNjcmlwdFJlcXVlc3QSEQoEbmFtZRgBIAEoCUID4EECEhMKBnNvdXJjZRgCIAEoCUID4EECEkIKA2VudhgDIAMoCzIwLnBsYXRmb3JtLnNjcmlwdC52MS5DcmVhdGVTY3JpcHRSZXF1ZXN0LkVudkVudHJ5QgPgQQEaKgoIRW52RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI7ChBHZXRTY3JpcHRSZXF1ZXN0EhEKBG5hbWUYASABKAlCA+BBAhIUCgd2ZXJzaW9uGAIgASgFQgPgQQEicwoRR2V0U2NyaXB0UmVzcG9uc2USKgoGc2NyaXB0GAEgASgLMhoucGxhdGZvcm0uc2NyaXB0LnYxLlNjcmlwdBIyCgd2ZXJzaW9uGAIgASgLMiEucGxhdGZvcm0uc2NyaXB0LnYxLlNjcmlwdFZlcnNpb24iRQoSTGlzdFNjcmlwdHNSZXF1ZXN0EhYKCXBhZ2Vfc2l6ZRgBIAEoBUID4EEBEhcKCnBhZ2VfdG9rZW4YAiABKAlCA+BBASJbChNMaXN0U2NyaXB0c1Jlc3BvbnNlEisKB3NjcmlwdHMYASADKAsyGi5wbGF0Zm9ybS5zY3JpcHQudjEuU2NyaXB0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJHChxBY3RpdmF0ZVNjcmlwdFZlcnNpb25SZXF1ZXN0EhEKBG5hbWUYASABKAlCA+BBAhIUCgd2ZXJzaW9uGAIgASgFQgPgQQIyyBwKDVNjcmlwdFNlcnZpY2USgAEKDENyZWF0ZVRocmVhZBInLnBsYXRmb3JtLnNjcmlwdC52MS5DcmVhdGVUaHJlYWRSZXF1ZXN0GigucGxhdGZvcm0uc2NyaXB0LnYxLkNyZWF0ZVRocmVhZFJlc3BvbnNlIh2C0+STAhc6ASoiEi92MS9zY3JpcHQvdGhyZWFkcxJ4CglHZXRUaHJlYWQSJC5wbGF0Zm9ybS5zY3JpcHQudjEuR2V0VGhyZWFkUmVxdWVzdBoaLnBsYXRmb3JtLnNjcmlwdC52MS5UaHJlYWQiKZACAYLT5JMCIBIeL3YxL3NjcmlwdC90aHJlYWRzL3t0aHJlYWRfaWR9En0KC0xpc3RUaHJlYWRzEiYucGxhdGZvcm0uc2NyaXB0LnYxLkxpc3RUaHJlYWRzUmVxdWVzdBonLnBsYXRmb3JtLnNjcmlwdC52MS5MaXN0VGhyZWFkc1Jlc3BvbnNlIh2QAgGC0+STAhQSEi92MS9zY3JpcHQvdGhyZWFkcxKWAQoMQ2FuY2VsVGhyZWFkEicucGxhdGZvcm0uc2NyaXB0LnYxLkNhbmNlbFRocmVhZFJlcXVlc3QaKC5wbGF0Zm9ybS5zY3JpcHQudjEuQ2FuY2VsVGhyZWFkUmVzcG9uc2UiM5ACAoLT5JMCKjoBKiIlL3YxL3NjcmlwdC90aHJlYWRzL3t0aHJlYWRfaWR9L2NhbmNlbBKTAQoMUmVzdW1lVGhyZWFkEicucGxhdGZvcm0uc2NyaXB0LnYxLlJlc3VtZVRocmVhZFJlcXVlc3QaKC5wbGF0Zm9ybS5zY3JpcHQudjEuUmVzdW1lVGhyZWFkUmVzcG9uc2UiMILT5JMCKjoBKiIlL3YxL3NjcmlwdC90aHJlYWRzL3t0aHJlYWRfaWR9L3Jlc3VtZRKNAQoLV2F0Y2hUaHJlYWQSJi5wbGF0Zm9ybS5zY3JpcHQudjEuV2F0Y2hUaHJlYWRSZXF1ZXN0Gh8ucGxhdGZvcm0uc2NyaXB0LnYxLlRocmVhZEV2ZW50IjOQAgGItRgBgtPkkwImEiQvdjEvc2NyaXB0L3RocmVhZHMve3RocmVhZF9pZH0vd2F0Y2gwARKZAQoJV2F0Y2hTdGVwEiQucGxhdGZvcm0uc2NyaXB0LnYxLldhdGNoU3RlcFJlcXVlc3QaHS5wbGF0Zm9ybS5zY3JpcHQudjEuU3RlcEV2ZW50IkWQAgGItRgBgtPkkwI4EjYvdjEvc2NyaXB0L3RocmVhZHMve3RocmVhZF9pZH0vc3RlcHMve3N0ZXBfcGF0aH0vd2F0Y2gwARKcAQoPR2V0VGhyZWFkUmVzdWx0EioucGxhdGZvcm0uc2NyaXB0LnYxLkdldFRocmVhZFJlc3VsdFJlcXVlc3QaKy5wbGF0Zm9ybS5zY3JpcHQudjEuR2V0VGhyZWFkUmVzdWx0UmVzcG9uc2UiMJACAYLT5JMCJxIlL3YxL3NjcmlwdC90aHJlYWRzL3t0aHJlYWRfaWR9L3Jlc3VsdBKpAQoSU3RyZWFtVGhyZWFkUmVzdWx0Ei0ucGxhdGZvcm0uc2NyaXB0LnYxLlN0cmVhbVRocmVhZFJlc3VsdFJlcXVlc3QaJS5wbGF0Zm9ybS5zY3JpcHQudjEuVGhyZWFkT3V0cHV0Q2h1bmsiO5ACAYi1GAGC0+STAi4SLC92MS9zY3JpcHQvdGhyZWFkcy97dGhyZWFkX2lkfS9yZXN1bHQvc3RyZWFtMAESogEKEFN0cmVhbVN0ZXBSZXN1bHQSKy5wbGF0Zm9ybS5zY3JpcHQudjEuU3RyZWFtU3RlcFJlc3VsdFJlcXVlc3QaIy5wbGF0Zm9ybS5zY3JpcHQudjEuU3RlcFJlc3VsdENodW5rIjqQAgGItRgBgtPkkwItEisvdjEvc2NyaXB0L3RocmVhZHMve3RocmVhZF9pZH0vc3RlcHMvc3RyZWFtMAESmQEKDUxpc3RBcnRpZmFjdHMSKC5wbGF0Zm9ybS5zY3JpcHQudjEuTGlzdEFydGlmYWN0c1JlcXVlc3QaKS5wbGF0Zm9ybS5zY3JpcHQudjEuTGlzdEFydGlmYWN0c1Jlc3BvbnNlIjOQAgGC0+STAioSKC92MS9zY3JpcHQvdGhyZWFkcy97dGhyZWFkX2lkfS9hcnRpZmFjdHMSdQoJTGlzdFRvb2xzEiQucGxhdGZvcm0uc2NyaXB0LnYxLkxpc3RUb29sc1JlcXVlc3QaJS5wbGF0Zm9ybS5zY3JpcHQudjEuTGlzdFRvb2xzUmVzcG9uc2UiG5ACAYLT5JMCEhIQL3YxL3NjcmlwdC90b29scxJ2CglTZXRFbnZWYXISJC5wbGF0Zm9ybS5zY3JpcHQudjEuU2V0RW52VmFyUmVxdWVzdBolLnBsYXRmb3JtLnNjcmlwdC52MS5TZXRFbnZWYXJSZXNwb25zZSIckAICgtPkkwITOgEqGg4vdjEvc2NyaXB0L2VudhJ5CglHZXRFbnZWYXISJC5wbGF0Zm9ybS5zY3JpcHQudjEuR2V0RW52VmFyUmVxdWVzdBolLnBsYXRmb3JtLnNjcmlwdC52MS5HZXRFbnZWYXJSZXNwb25zZSIfkAIBgtPkkwIWEhQvdjEvc2NyaXB0L2Vudi97a2V5fRJ5CgtMaXN0RW52VmFycxImLnBsYXRmb3JtLnNjcmlwdC52MS5MaXN0RW52VmFyc1JlcXVlc3QaJy5wbGF0Zm9ybS5zY3JpcHQudjEuTGlzdEVudlZhcnNSZXNwb25zZSIZkAIBgtPkkwIQEg4vdjEvc2NyaXB0L2VudhKCAQoMRGVsZXRlRW52VmFyEicucGxhdGZvcm0uc2NyaXB0LnYxLkRlbGV0ZUVudlZhclJlcXVlc3QaKC5wbGF0Zm9ybS5zY3JpcHQudjEuRGVsZXRlRW52VmFyUmVzcG9uc2UiH5ACAoLT5JMCFioUL3YxL3NjcmlwdC9lbnYve2tleX0SiQEKDUltcG9ydEVudlZhcnMSKC5wbGF0Zm9ybS5zY3JpcHQudjEuSW1wb3J0RW52VmFyc1JlcXVlc3QaKS5wbGF0Zm9ybS5zY3JpcHQudjEuSW1wb3J0RW52VmFyc1Jlc3BvbnNlIiOQAgKC0+STAho6ASoiFS92MS9zY3JpcHQvZW52L2ltcG9ydBJ1CgxDcmVhdGVTY3JpcHQSJy5wbGF0Zm9ybS5zY3JpcHQudjEuQ3JlYXRlU2NyaXB0UmVxdWVzdBoaLnBsYXRmb3JtLnNjcmlwdC52MS5TY3JpcHQiIJACAoLT5JMCFzoBKiISL3YxL3NjcmlwdC9zY3JpcHRzEn4KCUdldFNjcmlwdBIkLnBsYXRmb3JtLnNjcmlwdC52MS5HZXRTY3JpcHRSZXF1ZXN0GiUucGxhdGZvcm0uc2NyaXB0LnYxLkdldFNjcmlwdFJlc3BvbnNlIiSQAgGC0+STAhsSGS92MS9zY3JpcHQvc2NyaXB0cy97bmFtZX0SfQoLTGlzdFNjcmlwdHMSJi5wbGF0Zm9ybS5zY3JpcHQudjEuTGlzdFNjcmlwdHNSZXF1ZXN0GicucGxhdGZvcm0uc2NyaXB0LnYxLkxpc3RTY3JpcHRzUmVzcG9uc2UiHZACAYLT5JMCFBISL3YxL3NjcmlwdC9zY3JpcHRzEpcBChVBY3RpdmF0ZVNjcmlwdFZlcnNpb24SMC5wbGF0Zm9ybS5zY3JpcHQudjEuQWN0aXZhdGVTY3JpcHRWZXJzaW9uUmVxdWVzdBoaLnBsYXRmb3JtLnNjcmlwdC52MS5TY3JpcHQiMJACAoLT5JMCJzoBKiIiL3YxL3NjcmlwdC9zY3JpcHRzL3tuYW1lfS9hY3RpdmF0ZRKLAQoMR2V0U2NyaXB0RW52EicucGxhdGZvcm0uc2NyaXB0LnYxLkdldFNjcmlwdEVudlJlcXVlc3QaKC5wbGF0Zm9ybS5zY3JpcHQudjEuR2V0U2NyaXB0RW52UmVzcG9uc2UiKJACAYLT5JMCHxIdL3YxL3NjcmlwdC9zY3JpcHRzL3tuYW1lfS9lbnYSlwEKD1VwZGF0ZVNjcmlwdEVudhIqLnBsYXRmb3JtLnNjcmlwdC52MS5VcGRhdGVTY3JpcHRFbnZSZXF1ZXN0GisucGxhdGZvcm0uc2NyaXB0LnYxLlVwZGF0ZVNjcmlwdEVudlJlc3BvbnNlIiuQAgKC0+STAiI6ASoyHS92MS9zY3JpcHQvc2NyaXB0cy97bmFtZX0vZW52EosBCg1MaXN0VGVtcGxhdGVzEigucGxhdGZvcm0uc2NyaXB0LnYxLkxpc3RUZW1wbGF0ZXNSZXF1ZXN0GikucGxhdGZvcm0uc2NyaXB0LnYxLkxpc3RUZW1wbGF0ZXNSZXNwb25zZSIlkAIBkrUYAggBgtPkkwIWEhQvdjEvc2NyaXB0L3RlbXBsYXRlcxKKAQoLR2V0VGVtcGxhdGUSJi5wbGF0Zm9ybS5zY3JpcHQudjEuR2V0VGVtcGxhdGVSZXF1ZXN0GicucGxhdGZvcm0uc2NyaXB0LnYxLkdldFRlbXBsYXRlUmVzcG9uc2UiKpACAZK1GAIIAYLT5JMCGxIZL3YxL3NjcmlwdC90ZW1wbGF0ZXMve2lkfRKCAQoLSGVhbHRoQ2hlY2sSJi5wbGF0Zm9ybS5zY3JpcHQudjEuSGVhbHRoQ2hlY2tSZXF1ZXN0GicucGxhdGZvcm0uc2NyaXB0LnYxLkhlYWx0aENoZWNrUmVzcG9uc2UiIpACAZK1GAIIAYLT5JMCExIRL3YxL3NjcmlwdC9oZWFsdGgaBpq1GAIIAWIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_platform_api_v1_annotations, file_platform_script_v1_catalog, file_platform_script_v1_events, file_platform_script_v1_result_stream, file_platform_script_v1_script, file_platform_script_v1_thread]);
+  fileDesc("CidwbGF0Zm9ybS9zY3JpcHQvdjEvc2NyaXB0X3NlcnZpY2UucHJvdG8SEnBsYXRmb3JtLnNjcmlwdC52MSKlAgoTQ3JlYXRlVGhyZWFkUmVxdWVzdBIYCgtzY3JpcHRfbmFtZRgBIAEoCUID4EECEhQKB3ZlcnNpb24YAiABKAVCA+BBARIXCgppbnB1dF9qc29uGAMgASgJQgPgQQESFAoHdGltZW91dBgEIAEoCUID4EEBEkwKCG1ldGFkYXRhGAUgAygLMjUucGxhdGZvcm0uc2NyaXB0LnYxLkNyZWF0ZVRocmVhZFJlcXVlc3QuTWV0YWRhdGFFbnRyeUID4EEBEhkKDGNhbGxiYWNrX3VybBgGIAEoCUID4EEBEhUKCGxvYWRfZW52GAcgASgIQgPgQQEaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBInIKFENyZWF0ZVRocmVhZFJlc3BvbnNlEhEKCXRocmVhZF9pZBgBIAEoCRIwCgZzdGF0dXMYAiABKA4yIC5wbGF0Zm9ybS5zY3JpcHQudjEuVGhyZWFkU3RhdHVzEhUKDWNyZWF0ZWRfYXRfbXMYAyABKAMiKgoQR2V0VGhyZWFkUmVxdWVzdBIWCgl0aHJlYWRfaWQYASABKAlCA+BBAiKkAQoSTGlzdFRocmVhZHNSZXF1ZXN0EhYKCXBhZ2Vfc2l6ZRgBIAEoBUID4EEBEhcKCnBhZ2VfdG9rZW4YAiABKAlCA+BBARI8Cg1zdGF0dXNfZmlsdGVyGAMgASgOMiAucGxhdGZvcm0uc2NyaXB0LnYxLlRocmVhZFN0YXR1c0ID4EEBEh8KEnNjcmlwdF9uYW1lX2ZpbHRlchgEIAEoCUID4EEBIlsKE0xpc3RUaHJlYWRzUmVzcG9uc2USKwoHdGhyZWFkcxgBIAMoCzIaLnBsYXRmb3JtLnNjcmlwdC52MS5UaHJlYWQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIkIKE0NhbmNlbFRocmVhZFJlcXVlc3QSFgoJdGhyZWFkX2lkGAEgASgJQgPgQQISEwoGcmVhc29uGAIgASgJQgPgQQEiSAoUQ2FuY2VsVGhyZWFkUmVzcG9uc2USMAoGc3RhdHVzGAEgASgOMiAucGxhdGZvcm0uc2NyaXB0LnYxLlRocmVhZFN0YXR1cyJUChNSZXN1bWVUaHJlYWRSZXF1ZXN0EhYKCXRocmVhZF9pZBgBIAEoCUID4EECEiUKGHN0ZXBfaW5wdXRfb3ZlcnJpZGVfanNvbhgCIAEoCUID4EEBIkgKFFJlc3VtZVRocmVhZFJlc3BvbnNlEjAKBnN0YXR1cxgBIAEoDjIgLnBsYXRmb3JtLnNjcmlwdC52MS5UaHJlYWRTdGF0dXMiLAoSV2F0Y2hUaHJlYWRSZXF1ZXN0EhYKCXRocmVhZF9pZBgBIAEoCUID4EECIkIKEFdhdGNoU3RlcFJlcXVlc3QSFgoJdGhyZWFkX2lkGAEgASgJQgPgQQISFgoJc3RlcF9wYXRoGAIgASgJQgPgQQIifgoWR2V0VGhyZWFkUmVzdWx0UmVxdWVzdBIWCgl0aHJlYWRfaWQYASABKAlCA+BBAhIWCglzdGVwX3BhdGgYAiABKAlCA+BBARIYCgtvdXRwdXRfb25seRgDIAEoCEID4EEBEhoKDW1ldGFkYXRhX29ubHkYBCABKAhCA+BBASK5AwoXR2V0VGhyZWFkUmVzdWx0UmVzcG9uc2USEQoJdGhyZWFkX2lkGAEgASgJEjAKBnN0YXR1cxgCIAEoDjIgLnBsYXRmb3JtLnNjcmlwdC52MS5UaHJlYWRTdGF0dXMSEwoLb3V0cHV0X2RhdGEYAyABKAwSEwoLZHVyYXRpb25fbXMYBCABKAMSFgoOc3RlcHNfZXhlY3V0ZWQYBSABKAUSLgoFc3RlcHMYBiADKAsyHy5wbGF0Zm9ybS5zY3JpcHQudjEuU3RlcFN1bW1hcnkSNAoMc3RlcF9kZXRhaWxzGAcgAygLMh4ucGxhdGZvcm0uc2NyaXB0LnYxLlN0ZXBEZXRhaWwSGgoSb3V0cHV0X3RvdGFsX2J5dGVzGAggASgDEhgKEG91dHB1dF90cnVuY2F0ZWQYCSABKAgSOAoOeWllbGRlZF92YWx1ZXMYCiADKAsyIC5wbGF0Zm9ybS5zY3JpcHQudjEuWWllbGRlZFZhbHVlEhUKDXRvdGFsX3lpZWxkZWQYCyABKAUSGAoQeWllbGRzX3RydW5jYXRlZBgMIAEoCBIQCgh3YXJuaW5ncxgNIAMoCSJRChlTdHJlYW1UaHJlYWRSZXN1bHRSZXF1ZXN0EhYKCXRocmVhZF9pZBgBIAEoCUID4EECEhwKD21heF9jaHVua19ieXRlcxgCIAEoBUID4EEBImcKF1N0cmVhbVN0ZXBSZXN1bHRSZXF1ZXN0EhYKCXRocmVhZF9pZBgBIAEoCUID4EECEhYKCXN0ZXBfcGF0aBgCIAEoCUID4EEBEhwKD21heF9jaHVua19ieXRlcxgDIAEoBUID4EEBIi4KFExpc3RBcnRpZmFjdHNSZXF1ZXN0EhYKCXRocmVhZF9pZBgBIAEoCUID4EECIkgKFUxpc3RBcnRpZmFjdHNSZXNwb25zZRIvCglhcnRpZmFjdHMYASADKAsyHC5wbGF0Zm9ybS5zY3JpcHQudjEuQXJ0aWZhY3QiHgocR2V0Q2FsbGJhY2tTaWduaW5nS2V5UmVxdWVzdCIhCh9Sb3RhdGVDYWxsYmFja1NpZ25pbmdLZXlSZXF1ZXN0IlwKEkNhbGxiYWNrU2lnbmluZ0tleRILCgNrZXkYASABKAkSFQoNY3JlYXRlZF9hdF9tcxgCIAEoAxIiChpwcmV2aW91c19rZXlfZXhwaXJlc19hdF9tcxgDIAEoAyJDChBMaXN0VG9vbHNSZXF1ZXN0EhYKCXBhZ2Vfc2l6ZRgBIAEoBUID4EEBEhcKCnBhZ2VfdG9rZW4YAiABKAlCA+BBASJVChFMaXN0VG9vbHNSZXNwb25zZRInCgV0b29scxgBIAMoCzIYLnBsYXRmb3JtLnNjcmlwdC52MS5Ub29sEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIpCgtFbnZWYXJFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkiOAoQU2V0RW52VmFyUmVxdWVzdBIQCgNrZXkYASABKAlCA+BBAhISCgV2YWx1ZRgCIAEoCUID4EECIiAKEVNldEVudlZhclJlc3BvbnNlEgsKA2tleRgBIAEoCSIkChBHZXRFbnZWYXJSZXF1ZXN0EhAKA2tleRgBIAEoCUID4EECIi8KEUdldEVudlZhclJlc3BvbnNlEgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCSIUChJMaXN0RW52VmFyc1JlcXVlc3QiRAoTTGlzdEVudlZhcnNSZXNwb25zZRItCgR2YXJzGAEgAygLMh8ucGxhdGZvcm0uc2NyaXB0LnYxLkVudlZhckVudHJ5IicKE0RlbGV0ZUVudlZhclJlcXVlc3QSEAoDa2V5GAEgASgJQgPgQQIiFgoURGVsZXRlRW52VmFyUmVzcG9uc2UiigEKFEltcG9ydEVudlZhcnNSZXF1ZXN0EkUKBHZhcnMYASADKAsyMi5wbGF0Zm9ybS5zY3JpcHQudjEuSW1wb3J0RW52VmFyc1JlcXVlc3QuVmFyc0VudHJ5QgPgQQIaKwoJVmFyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiJgoVSW1wb3J0RW52VmFyc1Jlc3BvbnNlEg0KBWNvdW50GAEgASgFIigKE0dldFNjcmlwdEVudlJlcXVlc3QSEQoEbmFtZRgBIAEoCUID4EECIkUKFEdldFNjcmlwdEVudlJlc3BvbnNlEi0KBHZhcnMYASADKAsyHy5wbGF0Zm9ybS5zY3JpcHQudjEuRW52VmFyRW50cnkiswEKFlVwZGF0ZVNjcmlwdEVudlJlcXVlc3QSEQoEbmFtZRgBIAEoCUID4EECEkUKA3NldBgCIAMoCzIzLnBsYXRmb3JtLnNjcmlwdC52MS5VcGRhdGVTY3JpcHRFbnZSZXF1ZXN0LlNldEVudHJ5QgPgQQESEwoGZGVsZXRlGAMgAygJQgPgQQEaKgoIU2V0RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJIChdVcGRhdGVTY3JpcHRFbnZSZXNwb25zZRItCgR2YXJzGAEgAygLMh8ucGxhdGZvcm0uc2NyaXB0LnYxLkVudlZhckVudHJ5IrsBChRMaXN0VGVtcGxhdGVzUmVxdWVzdBIRCgR0YWdzGAEgAygJQgPgQQESMwoGbGFiZWxzGAIgAygLMh4ucGxhdGZvcm0uc2NyaXB0LnYxLkxhYmVsRW50cnlCA+BBARIVCghjYXRlZ29yeRgDIAEoCUID4EEBEhYKCXBhZ2Vfc2l6ZRgEIAEoBUID4EEBEhcKCnBhZ2VfdG9rZW4YBSABKAlCA+BBARITCgZzZWFyY2gYBiABKAlCA+BBASJ6ChVMaXN0VGVtcGxhdGVzUmVzcG9uc2USMwoJdGVtcGxhdGVzGAEgAygLMiAucGxhdGZvcm0uc2NyaXB0LnYxLlRlbXBsYXRlSW5mbxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEwoLdG90YWxfY291bnQYAyABKAUiJQoSR2V0VGVtcGxhdGVSZXF1ZXN0Eg8KAmlkGAEgASgJQgPgQQIiWgoTR2V0VGVtcGxhdGVSZXNwb25zZRIuCgRpbmZvGAEgASgLMiAucGxhdGZvcm0uc2NyaXB0LnYxLlRlbXBsYXRlSW5mbxITCgtkc2xfY29udGVudBgCIAEoCSIUChJIZWFsdGhDaGVja1JlcXVlc3QiTgoTSGVhbHRoQ2hlY2tSZXNwb25zZRIOCgZzdGF0dXMYASABKAkSDwoHdmVyc2lvbhgCIAEoCRIWCg51cHRpbWVfc2Vjb25kcxgDIAEoAyKtAQoTQ3JlYXRlU2NyaXB0UmVxdWVzdBIRCgRuYW1lGAEgASgJQgPgQQISEwoGc291cmNlGAIgASgJQgPgQQISQgoDZW52GAMgAygLMjAucGxhdGZvcm0uc2NyaXB0LnYxLkNyZWF0ZVNjcmlwdFJlcXVlc3QuRW52RW50cnlCA+BBARoqCghFbnZFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjsKEEdldFNjcmlwdFJlcXVlc3QSEQoEbmFtZRgBIAEoCUID4EECEhQKB3ZlcnNpb24YAiABKAVCA+BBASJzChFHZXRTY3JpcHRSZXNwb25zZRIqCgZzY3JpcHQYASABKAsyGi5wbGF0Zm9ybS5zY3JpcHQudjEuU2NyaXB0EjIKB3ZlcnNpb24YAiABKAsyIS5wbGF0Zm9ybS5zY3JpcHQudjEuU2NyaXB0VmVyc2lvbiJFChJMaXN0U2NyaXB0c1JlcXVlc3QSFgoJcGFnZV9zaXplGAEgASgFQgPgQQESFwoKcGFnZV90b2tlbhgCIAEoCUID4EEBIlsKE0xpc3RTY3JpcHRzUmVzcG9uc2USKwoHc2NyaXB0cxgBIAMoCzIaLnBsYXRmb3JtLnNjcmlwdC52MS5TY3JpcHQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIkcKHEFjdGl2YXRlU2NyaXB0VmVyc2lvblJlcXVlc3QSEQoEbmFtZRgBIAEoCUID4EECEhQKB3ZlcnNpb24YAiABKAVCA+BBAjKVHwoNU2NyaXB0U2VydmljZRKAAQoMQ3JlYXRlVGhyZWFkEicucGxhdGZvcm0uc2NyaXB0LnYxLkNyZWF0ZVRocmVhZFJlcXVlc3QaKC5wbGF0Zm9ybS5zY3JpcHQudjEuQ3JlYXRlVGhyZWFkUmVzcG9uc2UiHYLT5JMCFzoBKiISL3YxL3NjcmlwdC90aHJlYWRzEngKCUdldFRocmVhZBIkLnBsYXRmb3JtLnNjcmlwdC52MS5HZXRUaHJlYWRSZXF1ZXN0GhoucGxhdGZvcm0uc2NyaXB0LnYxLlRocmVhZCIpkAIBgtPkkwIgEh4vdjEvc2NyaXB0L3RocmVhZHMve3RocmVhZF9pZH0SfQoLTGlzdFRocmVhZHMSJi5wbGF0Zm9ybS5zY3JpcHQudjEuTGlzdFRocmVhZHNSZXF1ZXN0GicucGxhdGZvcm0uc2NyaXB0LnYxLkxpc3RUaHJlYWRzUmVzcG9uc2UiHZACAYLT5JMCFBISL3YxL3NjcmlwdC90aHJlYWRzEpYBCgxDYW5jZWxUaHJlYWQSJy5wbGF0Zm9ybS5zY3JpcHQudjEuQ2FuY2VsVGhyZWFkUmVxdWVzdBooLnBsYXRmb3JtLnNjcmlwdC52MS5DYW5jZWxUaHJlYWRSZXNwb25zZSIzkAICgtPkkwIqOgEqIiUvdjEvc2NyaXB0L3RocmVhZHMve3RocmVhZF9pZH0vY2FuY2VsEpMBCgxSZXN1bWVUaHJlYWQSJy5wbGF0Zm9ybS5zY3JpcHQudjEuUmVzdW1lVGhyZWFkUmVxdWVzdBooLnBsYXRmb3JtLnNjcmlwdC52MS5SZXN1bWVUaHJlYWRSZXNwb25zZSIwgtPkkwIqOgEqIiUvdjEvc2NyaXB0L3RocmVhZHMve3RocmVhZF9pZH0vcmVzdW1lEo0BCgtXYXRjaFRocmVhZBImLnBsYXRmb3JtLnNjcmlwdC52MS5XYXRjaFRocmVhZFJlcXVlc3QaHy5wbGF0Zm9ybS5zY3JpcHQudjEuVGhyZWFkRXZlbnQiM5ACAYi1GAGC0+STAiYSJC92MS9zY3JpcHQvdGhyZWFkcy97dGhyZWFkX2lkfS93YXRjaDABEpkBCglXYXRjaFN0ZXASJC5wbGF0Zm9ybS5zY3JpcHQudjEuV2F0Y2hTdGVwUmVxdWVzdBodLnBsYXRmb3JtLnNjcmlwdC52MS5TdGVwRXZlbnQiRZACAYi1GAGC0+STAjgSNi92MS9zY3JpcHQvdGhyZWFkcy97dGhyZWFkX2lkfS9zdGVwcy97c3RlcF9wYXRofS93YXRjaDABEpwBCg9HZXRUaHJlYWRSZXN1bHQSKi5wbGF0Zm9ybS5zY3JpcHQudjEuR2V0VGhyZWFkUmVzdWx0UmVxdWVzdBorLnBsYXRmb3JtLnNjcmlwdC52MS5HZXRUaHJlYWRSZXN1bHRSZXNwb25zZSIwkAIBgtPkkwInEiUvdjEvc2NyaXB0L3RocmVhZHMve3RocmVhZF9pZH0vcmVzdWx0EqkBChJTdHJlYW1UaHJlYWRSZXN1bHQSLS5wbGF0Zm9ybS5zY3JpcHQudjEuU3RyZWFtVGhyZWFkUmVzdWx0UmVxdWVzdBolLnBsYXRmb3JtLnNjcmlwdC52MS5UaHJlYWRPdXRwdXRDaHVuayI7kAIBiLUYAYLT5JMCLhIsL3YxL3NjcmlwdC90aHJlYWRzL3t0aHJlYWRfaWR9L3Jlc3VsdC9zdHJlYW0wARKiAQoQU3RyZWFtU3RlcFJlc3VsdBIrLnBsYXRmb3JtLnNjcmlwdC52MS5TdHJlYW1TdGVwUmVzdWx0UmVxdWVzdBojLnBsYXRmb3JtLnNjcmlwdC52MS5TdGVwUmVzdWx0Q2h1bmsiOpACAYi1GAGC0+STAi0SKy92MS9zY3JpcHQvdGhyZWFkcy97dGhyZWFkX2lkfS9zdGVwcy9zdHJlYW0wARKZAQoNTGlzdEFydGlmYWN0cxIoLnBsYXRmb3JtLnNjcmlwdC52MS5MaXN0QXJ0aWZhY3RzUmVxdWVzdBopLnBsYXRmb3JtLnNjcmlwdC52MS5MaXN0QXJ0aWZhY3RzUmVzcG9uc2UiM5ACAYLT5JMCKhIoL3YxL3NjcmlwdC90aHJlYWRzL3t0aHJlYWRfaWR9L2FydGlmYWN0cxJ1CglMaXN0VG9vbHMSJC5wbGF0Zm9ybS5zY3JpcHQudjEuTGlzdFRvb2xzUmVxdWVzdBolLnBsYXRmb3JtLnNjcmlwdC52MS5MaXN0VG9vbHNSZXNwb25zZSIbkAIBgtPkkwISEhAvdjEvc2NyaXB0L3Rvb2xzEnYKCVNldEVudlZhchIkLnBsYXRmb3JtLnNjcmlwdC52MS5TZXRFbnZWYXJSZXF1ZXN0GiUucGxhdGZvcm0uc2NyaXB0LnYxLlNldEVudlZhclJlc3BvbnNlIhyQAgKC0+STAhM6ASoaDi92MS9zY3JpcHQvZW52EnkKCUdldEVudlZhchIkLnBsYXRmb3JtLnNjcmlwdC52MS5HZXRFbnZWYXJSZXF1ZXN0GiUucGxhdGZvcm0uc2NyaXB0LnYxLkdldEVudlZhclJlc3BvbnNlIh+QAgGC0+STAhYSFC92MS9zY3JpcHQvZW52L3trZXl9EnkKC0xpc3RFbnZWYXJzEiYucGxhdGZvcm0uc2NyaXB0LnYxLkxpc3RFbnZWYXJzUmVxdWVzdBonLnBsYXRmb3JtLnNjcmlwdC52MS5MaXN0RW52VmFyc1Jlc3BvbnNlIhmQAgGC0+STAhASDi92MS9zY3JpcHQvZW52EoIBCgxEZWxldGVFbnZWYXISJy5wbGF0Zm9ybS5zY3JpcHQudjEuRGVsZXRlRW52VmFyUmVxdWVzdBooLnBsYXRmb3JtLnNjcmlwdC52MS5EZWxldGVFbnZWYXJSZXNwb25zZSIfkAICgtPkkwIWKhQvdjEvc2NyaXB0L2Vudi97a2V5fRKJAQoNSW1wb3J0RW52VmFycxIoLnBsYXRmb3JtLnNjcmlwdC52MS5JbXBvcnRFbnZWYXJzUmVxdWVzdBopLnBsYXRmb3JtLnNjcmlwdC52MS5JbXBvcnRFbnZWYXJzUmVzcG9uc2UiI5ACAoLT5JMCGjoBKiIVL3YxL3NjcmlwdC9lbnYvaW1wb3J0EnUKDENyZWF0ZVNjcmlwdBInLnBsYXRmb3JtLnNjcmlwdC52MS5DcmVhdGVTY3JpcHRSZXF1ZXN0GhoucGxhdGZvcm0uc2NyaXB0LnYxLlNjcmlwdCIgkAICgtPkkwIXOgEqIhIvdjEvc2NyaXB0L3NjcmlwdHMSfgoJR2V0U2NyaXB0EiQucGxhdGZvcm0uc2NyaXB0LnYxLkdldFNjcmlwdFJlcXVlc3QaJS5wbGF0Zm9ybS5zY3JpcHQudjEuR2V0U2NyaXB0UmVzcG9uc2UiJJACAYLT5JMCGxIZL3YxL3NjcmlwdC9zY3JpcHRzL3tuYW1lfRJ9CgtMaXN0U2NyaXB0cxImLnBsYXRmb3JtLnNjcmlwdC52MS5MaXN0U2NyaXB0c1JlcXVlc3QaJy5wbGF0Zm9ybS5zY3JpcHQudjEuTGlzdFNjcmlwdHNSZXNwb25zZSIdkAIBgtPkkwIUEhIvdjEvc2NyaXB0L3NjcmlwdHMSlwEKFUFjdGl2YXRlU2NyaXB0VmVyc2lvbhIwLnBsYXRmb3JtLnNjcmlwdC52MS5BY3RpdmF0ZVNjcmlwdFZlcnNpb25SZXF1ZXN0GhoucGxhdGZvcm0uc2NyaXB0LnYxLlNjcmlwdCIwkAICgtPkkwInOgEqIiIvdjEvc2NyaXB0L3NjcmlwdHMve25hbWV9L2FjdGl2YXRlEosBCgxHZXRTY3JpcHRFbnYSJy5wbGF0Zm9ybS5zY3JpcHQudjEuR2V0U2NyaXB0RW52UmVxdWVzdBooLnBsYXRmb3JtLnNjcmlwdC52MS5HZXRTY3JpcHRFbnZSZXNwb25zZSIokAIBgtPkkwIfEh0vdjEvc2NyaXB0L3NjcmlwdHMve25hbWV9L2VudhKXAQoPVXBkYXRlU2NyaXB0RW52EioucGxhdGZvcm0uc2NyaXB0LnYxLlVwZGF0ZVNjcmlwdEVudlJlcXVlc3QaKy5wbGF0Zm9ybS5zY3JpcHQudjEuVXBkYXRlU2NyaXB0RW52UmVzcG9uc2UiK5ACAoLT5JMCIjoBKjIdL3YxL3NjcmlwdC9zY3JpcHRzL3tuYW1lfS9lbnYSnQEKFUdldENhbGxiYWNrU2lnbmluZ0tleRIwLnBsYXRmb3JtLnNjcmlwdC52MS5HZXRDYWxsYmFja1NpZ25pbmdLZXlSZXF1ZXN0GiYucGxhdGZvcm0uc2NyaXB0LnYxLkNhbGxiYWNrU2lnbmluZ0tleSIqkAICgtPkkwIhEh8vdjEvc2NyaXB0L2NhbGxiYWNrLXNpZ25pbmcta2V5EqoBChhSb3RhdGVDYWxsYmFja1NpZ25pbmdLZXkSMy5wbGF0Zm9ybS5zY3JpcHQudjEuUm90YXRlQ2FsbGJhY2tTaWduaW5nS2V5UmVxdWVzdBomLnBsYXRmb3JtLnNjcmlwdC52MS5DYWxsYmFja1NpZ25pbmdLZXkiMYLT5JMCKzoBKiImL3YxL3NjcmlwdC9jYWxsYmFjay1zaWduaW5nLWtleTpyb3RhdGUSiwEKDUxpc3RUZW1wbGF0ZXMSKC5wbGF0Zm9ybS5zY3JpcHQudjEuTGlzdFRlbXBsYXRlc1JlcXVlc3QaKS5wbGF0Zm9ybS5zY3JpcHQudjEuTGlzdFRlbXBsYXRlc1Jlc3BvbnNlIiWQAgGStRgCCAGC0+STAhYSFC92MS9zY3JpcHQvdGVtcGxhdGVzEooBCgtHZXRUZW1wbGF0ZRImLnBsYXRmb3JtLnNjcmlwdC52MS5HZXRUZW1wbGF0ZVJlcXVlc3QaJy5wbGF0Zm9ybS5zY3JpcHQudjEuR2V0VGVtcGxhdGVSZXNwb25zZSIqkAIBkrUYAggBgtPkkwIbEhkvdjEvc2NyaXB0L3RlbXBsYXRlcy97aWR9EoIBCgtIZWFsdGhDaGVjaxImLnBsYXRmb3JtLnNjcmlwdC52MS5IZWFsdGhDaGVja1JlcXVlc3QaJy5wbGF0Zm9ybS5zY3JpcHQudjEuSGVhbHRoQ2hlY2tSZXNwb25zZSIikAIBkrUYAggBgtPkkwITEhEvdjEvc2NyaXB0L2hlYWx0aBoGmrUYAggBYgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior, file_platform_api_v1_annotations, file_platform_script_v1_catalog, file_platform_script_v1_events, file_platform_script_v1_result_stream, file_platform_script_v1_script, file_platform_script_v1_thread]);
 
 /**
  * Request of CreateThread.
@@ -75,15 +75,20 @@ export type CreateThreadRequest = Message<"platform.script.v1.CreateThreadReques
   metadata: { [key: string]: string };
 
   /**
-   * Webhook called once when the thread reaches a terminal status (COMPLETED, FAILED or CANCELLED).
-   * Not shown in the specification; following GitHub's `X-Hub-Signature-256` webhooks, the final
-   * Thread is POSTed as its proto3 JSON (`Content-Type: application/json`) with the header
-   * `x-platform-signature: sha256=<hex>`, the lower-case hex HMAC-SHA256 of the raw body keyed with
-   * the organization's webhook signing secret. Any 2xx response acknowledges it; other responses
-   * and network errors are retried with exponential backoff. Delivery is best effort and never
-   * changes the thread's status. Must be an absolute `https` (or `http`) URL; redirects are not
-   * followed and, unless the server allows it, private, loopback and link-local addresses are
-   * refused (INVALID_ARGUMENT).
+   * Webhook called each time the thread reaches a terminal status (COMPLETED, FAILED or CANCELLED;
+   * a resumed thread that ends again calls it again). Not shown in the specification; deliveries
+   * follow Standard Webhooks (standardwebhooks.com), so its verification libraries work as they
+   * are: a POST with `Content-Type: application/json` and the body
+   * `{"type": "thread.completed" | "thread.failed" | "thread.cancelled", "timestamp": RFC 3339,
+   * "data": <the final Thread as GetThread returns it>}`, with the headers `webhook-id` (stable
+   * across retries of one delivery), `webhook-timestamp` (Unix seconds of this attempt) and
+   * `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, one per active
+   * key, space-separated, keyed with the organization's callback signing key: see
+   * GetCallbackSigningKey). Any 2xx response acknowledges it; other responses and network errors
+   * are retried with exponential backoff for about a day (410 Gone stops at once). Delivery is
+   * best effort and never changes the thread's status. Must be an absolute `https` (or `http`)
+   * URL; redirects are not followed and, unless the server allows it, private, loopback and
+   * link-local addresses are refused (INVALID_ARGUMENT).
    *
    * @generated from field: string callback_url = 6;
    */
@@ -527,6 +532,14 @@ export type GetThreadResultResponse = Message<"platform.script.v1.GetThreadResul
    * @generated from field: bool yields_truncated = 12;
    */
   yieldsTruncated: boolean;
+
+  /**
+   * Our addition, not in the specification: the thread's output warnings, as Thread `warnings` (the
+   * final output's mismatches with the script's `outputs` schema). Returned with metadata_only too.
+   *
+   * @generated from field: repeated string warnings = 13;
+   */
+  warnings: string[];
 };
 
 /**
@@ -648,6 +661,72 @@ export const ListArtifactsResponseSchema: GenMessage<ListArtifactsResponse> = /*
   messageDesc(file_platform_script_v1_script_service, 16);
 
 /**
+ * Request of GetCallbackSigningKey.
+ *
+ * @generated from message platform.script.v1.GetCallbackSigningKeyRequest
+ */
+export type GetCallbackSigningKeyRequest = Message<"platform.script.v1.GetCallbackSigningKeyRequest"> & {
+};
+
+/**
+ * Describes the message platform.script.v1.GetCallbackSigningKeyRequest.
+ * Use `create(GetCallbackSigningKeyRequestSchema)` to create a new message.
+ */
+export const GetCallbackSigningKeyRequestSchema: GenMessage<GetCallbackSigningKeyRequest> = /*@__PURE__*/
+  messageDesc(file_platform_script_v1_script_service, 17);
+
+/**
+ * Request of RotateCallbackSigningKey.
+ *
+ * @generated from message platform.script.v1.RotateCallbackSigningKeyRequest
+ */
+export type RotateCallbackSigningKeyRequest = Message<"platform.script.v1.RotateCallbackSigningKeyRequest"> & {
+};
+
+/**
+ * Describes the message platform.script.v1.RotateCallbackSigningKeyRequest.
+ * Use `create(RotateCallbackSigningKeyRequestSchema)` to create a new message.
+ */
+export const RotateCallbackSigningKeyRequestSchema: GenMessage<RotateCallbackSigningKeyRequest> = /*@__PURE__*/
+  messageDesc(file_platform_script_v1_script_service, 18);
+
+/**
+ * The key that signs the organization's callback deliveries.
+ *
+ * @generated from message platform.script.v1.CallbackSigningKey
+ */
+export type CallbackSigningKey = Message<"platform.script.v1.CallbackSigningKey"> & {
+  /**
+   * The key, `whsec_<base64>`: what Standard Webhooks libraries take as the secret.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * When this key was made, in epoch milliseconds.
+   *
+   * @generated from field: int64 created_at_ms = 2;
+   */
+  createdAtMs: bigint;
+
+  /**
+   * Until when deliveries also carry a signature of the previous key (epoch milliseconds); 0 when
+   * no previous key signs any more.
+   *
+   * @generated from field: int64 previous_key_expires_at_ms = 3;
+   */
+  previousKeyExpiresAtMs: bigint;
+};
+
+/**
+ * Describes the message platform.script.v1.CallbackSigningKey.
+ * Use `create(CallbackSigningKeySchema)` to create a new message.
+ */
+export const CallbackSigningKeySchema: GenMessage<CallbackSigningKey> = /*@__PURE__*/
+  messageDesc(file_platform_script_v1_script_service, 19);
+
+/**
  * Request of ListTools.
  *
  * @generated from message platform.script.v1.ListToolsRequest
@@ -674,7 +753,7 @@ export type ListToolsRequest = Message<"platform.script.v1.ListToolsRequest"> & 
  * Use `create(ListToolsRequestSchema)` to create a new message.
  */
 export const ListToolsRequestSchema: GenMessage<ListToolsRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 17);
+  messageDesc(file_platform_script_v1_script_service, 20);
 
 /**
  * Response of ListTools.
@@ -702,7 +781,7 @@ export type ListToolsResponse = Message<"platform.script.v1.ListToolsResponse"> 
  * Use `create(ListToolsResponseSchema)` to create a new message.
  */
 export const ListToolsResponseSchema: GenMessage<ListToolsResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 18);
+  messageDesc(file_platform_script_v1_script_service, 21);
 
 /**
  * An environment variable: a key and its value.
@@ -730,7 +809,7 @@ export type EnvVarEntry = Message<"platform.script.v1.EnvVarEntry"> & {
  * Use `create(EnvVarEntrySchema)` to create a new message.
  */
 export const EnvVarEntrySchema: GenMessage<EnvVarEntry> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 19);
+  messageDesc(file_platform_script_v1_script_service, 22);
 
 /**
  * Request of SetEnvVar.
@@ -760,7 +839,7 @@ export type SetEnvVarRequest = Message<"platform.script.v1.SetEnvVarRequest"> & 
  * Use `create(SetEnvVarRequestSchema)` to create a new message.
  */
 export const SetEnvVarRequestSchema: GenMessage<SetEnvVarRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 20);
+  messageDesc(file_platform_script_v1_script_service, 23);
 
 /**
  * Response of SetEnvVar.
@@ -781,7 +860,7 @@ export type SetEnvVarResponse = Message<"platform.script.v1.SetEnvVarResponse"> 
  * Use `create(SetEnvVarResponseSchema)` to create a new message.
  */
 export const SetEnvVarResponseSchema: GenMessage<SetEnvVarResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 21);
+  messageDesc(file_platform_script_v1_script_service, 24);
 
 /**
  * Request of GetEnvVar.
@@ -802,7 +881,7 @@ export type GetEnvVarRequest = Message<"platform.script.v1.GetEnvVarRequest"> & 
  * Use `create(GetEnvVarRequestSchema)` to create a new message.
  */
 export const GetEnvVarRequestSchema: GenMessage<GetEnvVarRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 22);
+  messageDesc(file_platform_script_v1_script_service, 25);
 
 /**
  * Response of GetEnvVar.
@@ -830,7 +909,7 @@ export type GetEnvVarResponse = Message<"platform.script.v1.GetEnvVarResponse"> 
  * Use `create(GetEnvVarResponseSchema)` to create a new message.
  */
 export const GetEnvVarResponseSchema: GenMessage<GetEnvVarResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 23);
+  messageDesc(file_platform_script_v1_script_service, 26);
 
 /**
  * Request of ListEnvVars. It has no fields.
@@ -845,7 +924,7 @@ export type ListEnvVarsRequest = Message<"platform.script.v1.ListEnvVarsRequest"
  * Use `create(ListEnvVarsRequestSchema)` to create a new message.
  */
 export const ListEnvVarsRequestSchema: GenMessage<ListEnvVarsRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 24);
+  messageDesc(file_platform_script_v1_script_service, 27);
 
 /**
  * Response of ListEnvVars.
@@ -866,7 +945,7 @@ export type ListEnvVarsResponse = Message<"platform.script.v1.ListEnvVarsRespons
  * Use `create(ListEnvVarsResponseSchema)` to create a new message.
  */
 export const ListEnvVarsResponseSchema: GenMessage<ListEnvVarsResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 25);
+  messageDesc(file_platform_script_v1_script_service, 28);
 
 /**
  * Request of DeleteEnvVar.
@@ -887,7 +966,7 @@ export type DeleteEnvVarRequest = Message<"platform.script.v1.DeleteEnvVarReques
  * Use `create(DeleteEnvVarRequestSchema)` to create a new message.
  */
 export const DeleteEnvVarRequestSchema: GenMessage<DeleteEnvVarRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 26);
+  messageDesc(file_platform_script_v1_script_service, 29);
 
 /**
  * Response of DeleteEnvVar. It has no fields.
@@ -902,7 +981,7 @@ export type DeleteEnvVarResponse = Message<"platform.script.v1.DeleteEnvVarRespo
  * Use `create(DeleteEnvVarResponseSchema)` to create a new message.
  */
 export const DeleteEnvVarResponseSchema: GenMessage<DeleteEnvVarResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 27);
+  messageDesc(file_platform_script_v1_script_service, 30);
 
 /**
  * Request of ImportEnvVars.
@@ -923,7 +1002,7 @@ export type ImportEnvVarsRequest = Message<"platform.script.v1.ImportEnvVarsRequ
  * Use `create(ImportEnvVarsRequestSchema)` to create a new message.
  */
 export const ImportEnvVarsRequestSchema: GenMessage<ImportEnvVarsRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 28);
+  messageDesc(file_platform_script_v1_script_service, 31);
 
 /**
  * Response of ImportEnvVars.
@@ -944,7 +1023,7 @@ export type ImportEnvVarsResponse = Message<"platform.script.v1.ImportEnvVarsRes
  * Use `create(ImportEnvVarsResponseSchema)` to create a new message.
  */
 export const ImportEnvVarsResponseSchema: GenMessage<ImportEnvVarsResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 29);
+  messageDesc(file_platform_script_v1_script_service, 32);
 
 /**
  * Request of GetScriptEnv.
@@ -965,7 +1044,7 @@ export type GetScriptEnvRequest = Message<"platform.script.v1.GetScriptEnvReques
  * Use `create(GetScriptEnvRequestSchema)` to create a new message.
  */
 export const GetScriptEnvRequestSchema: GenMessage<GetScriptEnvRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 30);
+  messageDesc(file_platform_script_v1_script_service, 33);
 
 /**
  * Response of GetScriptEnv.
@@ -986,7 +1065,7 @@ export type GetScriptEnvResponse = Message<"platform.script.v1.GetScriptEnvRespo
  * Use `create(GetScriptEnvResponseSchema)` to create a new message.
  */
 export const GetScriptEnvResponseSchema: GenMessage<GetScriptEnvResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 31);
+  messageDesc(file_platform_script_v1_script_service, 34);
 
 /**
  * Request of UpdateScriptEnv.
@@ -1025,7 +1104,7 @@ export type UpdateScriptEnvRequest = Message<"platform.script.v1.UpdateScriptEnv
  * Use `create(UpdateScriptEnvRequestSchema)` to create a new message.
  */
 export const UpdateScriptEnvRequestSchema: GenMessage<UpdateScriptEnvRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 32);
+  messageDesc(file_platform_script_v1_script_service, 35);
 
 /**
  * Response of UpdateScriptEnv.
@@ -1046,7 +1125,7 @@ export type UpdateScriptEnvResponse = Message<"platform.script.v1.UpdateScriptEn
  * Use `create(UpdateScriptEnvResponseSchema)` to create a new message.
  */
 export const UpdateScriptEnvResponseSchema: GenMessage<UpdateScriptEnvResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 33);
+  messageDesc(file_platform_script_v1_script_service, 36);
 
 /**
  * Request of ListTemplates.
@@ -1105,7 +1184,7 @@ export type ListTemplatesRequest = Message<"platform.script.v1.ListTemplatesRequ
  * Use `create(ListTemplatesRequestSchema)` to create a new message.
  */
 export const ListTemplatesRequestSchema: GenMessage<ListTemplatesRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 34);
+  messageDesc(file_platform_script_v1_script_service, 37);
 
 /**
  * Response of ListTemplates.
@@ -1140,7 +1219,7 @@ export type ListTemplatesResponse = Message<"platform.script.v1.ListTemplatesRes
  * Use `create(ListTemplatesResponseSchema)` to create a new message.
  */
 export const ListTemplatesResponseSchema: GenMessage<ListTemplatesResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 35);
+  messageDesc(file_platform_script_v1_script_service, 38);
 
 /**
  * Request of GetTemplate.
@@ -1161,7 +1240,7 @@ export type GetTemplateRequest = Message<"platform.script.v1.GetTemplateRequest"
  * Use `create(GetTemplateRequestSchema)` to create a new message.
  */
 export const GetTemplateRequestSchema: GenMessage<GetTemplateRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 36);
+  messageDesc(file_platform_script_v1_script_service, 39);
 
 /**
  * Response of GetTemplate.
@@ -1189,7 +1268,7 @@ export type GetTemplateResponse = Message<"platform.script.v1.GetTemplateRespons
  * Use `create(GetTemplateResponseSchema)` to create a new message.
  */
 export const GetTemplateResponseSchema: GenMessage<GetTemplateResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 37);
+  messageDesc(file_platform_script_v1_script_service, 40);
 
 /**
  * Request of HealthCheck. It has no fields.
@@ -1204,7 +1283,7 @@ export type HealthCheckRequest = Message<"platform.script.v1.HealthCheckRequest"
  * Use `create(HealthCheckRequestSchema)` to create a new message.
  */
 export const HealthCheckRequestSchema: GenMessage<HealthCheckRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 38);
+  messageDesc(file_platform_script_v1_script_service, 41);
 
 /**
  * Response of HealthCheck.
@@ -1239,7 +1318,7 @@ export type HealthCheckResponse = Message<"platform.script.v1.HealthCheckRespons
  * Use `create(HealthCheckResponseSchema)` to create a new message.
  */
 export const HealthCheckResponseSchema: GenMessage<HealthCheckResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 39);
+  messageDesc(file_platform_script_v1_script_service, 42);
 
 /**
  * Request of CreateScript.
@@ -1275,7 +1354,7 @@ export type CreateScriptRequest = Message<"platform.script.v1.CreateScriptReques
  * Use `create(CreateScriptRequestSchema)` to create a new message.
  */
 export const CreateScriptRequestSchema: GenMessage<CreateScriptRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 40);
+  messageDesc(file_platform_script_v1_script_service, 43);
 
 /**
  * Request of GetScript.
@@ -1303,7 +1382,7 @@ export type GetScriptRequest = Message<"platform.script.v1.GetScriptRequest"> & 
  * Use `create(GetScriptRequestSchema)` to create a new message.
  */
 export const GetScriptRequestSchema: GenMessage<GetScriptRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 41);
+  messageDesc(file_platform_script_v1_script_service, 44);
 
 /**
  * Response of GetScript.
@@ -1331,7 +1410,7 @@ export type GetScriptResponse = Message<"platform.script.v1.GetScriptResponse"> 
  * Use `create(GetScriptResponseSchema)` to create a new message.
  */
 export const GetScriptResponseSchema: GenMessage<GetScriptResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 42);
+  messageDesc(file_platform_script_v1_script_service, 45);
 
 /**
  * Request of ListScripts.
@@ -1359,7 +1438,7 @@ export type ListScriptsRequest = Message<"platform.script.v1.ListScriptsRequest"
  * Use `create(ListScriptsRequestSchema)` to create a new message.
  */
 export const ListScriptsRequestSchema: GenMessage<ListScriptsRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 43);
+  messageDesc(file_platform_script_v1_script_service, 46);
 
 /**
  * Response of ListScripts.
@@ -1387,7 +1466,7 @@ export type ListScriptsResponse = Message<"platform.script.v1.ListScriptsRespons
  * Use `create(ListScriptsResponseSchema)` to create a new message.
  */
 export const ListScriptsResponseSchema: GenMessage<ListScriptsResponse> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 44);
+  messageDesc(file_platform_script_v1_script_service, 47);
 
 /**
  * Request of ActivateScriptVersion.
@@ -1415,7 +1494,7 @@ export type ActivateScriptVersionRequest = Message<"platform.script.v1.ActivateS
  * Use `create(ActivateScriptVersionRequestSchema)` to create a new message.
  */
 export const ActivateScriptVersionRequestSchema: GenMessage<ActivateScriptVersionRequest> = /*@__PURE__*/
-  messageDesc(file_platform_script_v1_script_service, 45);
+  messageDesc(file_platform_script_v1_script_service, 48);
 
 /**
  * Runs scripts as threads. A client creates a thread; the platform schedules and runs it as a
@@ -1708,6 +1787,31 @@ export const ScriptService: GenService<{
     methodKind: "unary";
     input: typeof UpdateScriptEnvRequestSchema;
     output: typeof UpdateScriptEnvResponseSchema;
+  },
+  /**
+   * Returns the organization's key for verifying callback_url deliveries, creating it on first use.
+   * Not shown in the specification; as with Standard Webhooks, the key is shown as `whsec_`
+   * followed by the base64 of 32 random bytes. Reading it needs the write role, since it lets its
+   * holder forge deliveries.
+   *
+   * @generated from rpc platform.script.v1.ScriptService.GetCallbackSigningKey
+   */
+  getCallbackSigningKey: {
+    methodKind: "unary";
+    input: typeof GetCallbackSigningKeyRequestSchema;
+    output: typeof CallbackSigningKeySchema;
+  },
+  /**
+   * Replaces the organization's callback signing key with a new one. Deliveries carry a signature
+   * of the previous key too for the next 24 hours, so receivers can switch to the new key without
+   * refusing a delivery in between.
+   *
+   * @generated from rpc platform.script.v1.ScriptService.RotateCallbackSigningKey
+   */
+  rotateCallbackSigningKey: {
+    methodKind: "unary";
+    input: typeof RotateCallbackSigningKeyRequestSchema;
+    output: typeof CallbackSigningKeySchema;
   },
   /**
    * Lists the public templates (pre-built, read-only scripts), with filters and cursor pagination.

@@ -2,6 +2,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
 import { principalOf } from "../../auth/principal.js";
 import type { Database } from "../../db/database.js";
+import { createCallbackKeyMethods } from "./callbacks/callback-key-methods.js";
+import type { CallbackSigningKeys } from "./callbacks/callback-signing-keys.js";
 import { createEnvStore } from "./env-store.js";
 import { checkDeletions, checkEntries, checkKey, checkScriptName, checkValue } from "./key-rules.js";
 import { createScriptRegistryMethods } from "./script-registry-methods.js";
@@ -22,14 +24,16 @@ export interface ScriptServiceOptions {
   readonly tools: ToolRegistry;
   /** ListTemplates and GetTemplate, over the shipped template catalog. */
   readonly templates?: Pick<ScriptServiceImplementation, "listTemplates" | "getTemplate">;
-  /** The thread methods (create, read, cancel, resume, watch, results), over the engine's store. */
+  /** The thread methods (create, read, cancel, resume, watch, results, artifacts), over the engine's store. */
   readonly threads?: ThreadMethods;
+  /** The organizations' callback signing keys (GetCallbackSigningKey, RotateCallbackSigningKey). */
+  readonly callbackKeys?: CallbackSigningKeys;
 }
 
 /**
  * The script service: the liveness probe, the environment variables (tenant-wide and per-script
- * overlays), script publishing, the tool list, the templates and the thread methods. Methods not
- * listed (ListArtifacts) answer UNIMPLEMENTED through the generated glue.
+ * overlays), script publishing, the tool list, the templates and the thread methods (artifacts
+ * included). A method left out of the options answers UNIMPLEMENTED through the generated glue.
  */
 export function createScriptService(options: ScriptServiceOptions): Partial<ScriptServiceImplementation> {
   const store = createEnvStore(options.db);
@@ -44,6 +48,7 @@ export function createScriptService(options: ScriptServiceOptions): Partial<Scri
     ...createToolMethods(options.tools),
     ...(options.templates ?? {}),
     ...(options.threads ?? {}),
+    ...(options.callbackKeys ? createCallbackKeyMethods(options.callbackKeys) : {}),
     // Public: no credentials, so it must not ask for a principal; it touches no database either, so
     // it answers "the process serves requests", the question a liveness probe asks.
     healthCheck() {

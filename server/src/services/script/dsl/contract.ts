@@ -12,7 +12,7 @@ import type { ScriptDocument } from "./script-document.js";
  *   `default`s filled in (what `inputs` binds to); a failure is INVALID_ARGUMENT naming each bad
  *   field as a pointer under the request field: `input_json/ticket_id: must be string`.
  * - validateOutput lists what is wrong with a final output without throwing: a thread that did its
- *   work should not be failed for its shape; the engine records the list (schema_warnings).
+ *   work should not be failed for its shape; the engine records the list on the thread (its `warnings`).
  * - toProto gives the ScriptContract fields (Struct JSON).
  */
 

@@ -3,6 +3,7 @@ import type { StepBinding } from "../dsl/expressions.js";
 import { effectivePolicy, LLM_TOOL, retryDelayMs, type JsonValue, type ScriptDocument, type Step } from "../dsl/script-document.js";
 import { ToolError } from "../tools/tool-error.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
+import type { ArtifactStore } from "../threads/artifact-store.js";
 import type { EventWrite, StepRow, StepWrite, ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 import { StepScope } from "./step-scope.js";
@@ -16,6 +17,8 @@ export interface InterpreterDeps {
   /** Ends a step (row, event) in one round trip; false when the lease is gone. */
   finishStep(step: Parameters<ThreadStore["finishStep"]>[1], event: EventWrite): Promise<boolean>;
   readonly tools: ToolRegistry;
+  /** Where artifact.write puts a thread's files. */
+  readonly artifacts: Pick<ArtifactStore, "write">;
   /** Records an event and wakes the thread's watchers. */
   emit(kind: string, stepPath: string, payload: Record<string, unknown>): Promise<void>;
   /** Aborted when the lease is lost, the deadline passes or the server stops. */
@@ -171,8 +174,8 @@ class Runner {
           threadId: this.thread.id,
           stepPath: path,
           env: this.thread.env,
-          writeArtifact: async () => {
-            throw new ToolError("failed", "artifact storage is not available in this build");
+          writeArtifact: async (name, contentType, bytes) => {
+            await this.deps.artifacts.write({ threadId: this.thread.id, orgId: this.thread.orgId, stepPath: path }, name, contentType, bytes);
           },
         });
       } catch (error) {

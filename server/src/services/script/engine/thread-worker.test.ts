@@ -1,11 +1,18 @@
 import { createHash } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { text } from "node:stream/consumers";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
+import type { BlobStore } from "../../../blob/blob-store.js";
+import { createFilesystemBlobStore } from "../../../blob/filesystem-blob-store.js";
 import { compileContract } from "../dsl/contract.js";
 import { parseScript } from "../dsl/parse-script.js";
 import { toolsRequired } from "../dsl/tools-required.js";
 import { createScriptStore, type ScriptStore } from "../script-store.js";
+import { artifactKey, createArtifactStore, type ArtifactStore } from "../threads/artifact-store.js";
 import { createThreadSignals, type ThreadSignals } from "../threads/thread-signals.js";
 import { createThreadStore, TERMINAL, type ThreadRow, type ThreadStore } from "../threads/thread-store.js";
 import { createNativeToolSource } from "../tools/native-tools.js";
@@ -20,10 +27,15 @@ let store: ThreadStore;
 let scripts: ScriptStore;
 let signals: ThreadSignals;
 let worker: ThreadWorker;
+let blobRoot: string;
+let blobs: BlobStore;
+let artifacts: ArtifactStore;
 const calls: { stepPath: string; key: string; input: JsonObject }[] = [];
 /** Gates calls wait on; once opened, a gate lets every later call through too. */
 const gates = new Map<string, (() => void)[]>();
 const opened = new Set<string>();
+/** What the worker logged. */
+const logs: { message: string; fields: Record<string, unknown> }[] = [];
 
 /** `probe` records each call; with `hold: name` it waits until the test opens that gate. */
 const probe: Tool = {
@@ -53,13 +65,17 @@ beforeAll(async () => {
   scripts = createScriptStore(database.db);
   signals = await createThreadSignals(database.handle);
   const tools = createToolRegistry([createNativeToolSource({}), { listTools: async () => [probe] }]);
-  worker = createThreadWorker({ store, scripts, signals, tools, pollMs: 50, leaseMs: 2_000 });
+  blobRoot = await mkdtemp(join(tmpdir(), "worker-blobs-"));
+  blobs = createFilesystemBlobStore(blobRoot);
+  artifacts = createArtifactStore(database.db, blobs);
+  worker = createThreadWorker({ store, scripts, signals, tools, artifacts, pollMs: 50, leaseMs: 2_000, log: (message, fields) => logs.push({ message, fields }) });
   worker.start();
 });
 afterAll(async () => {
   await worker?.stop();
   await signals?.close();
   await database.close();
+  await rm(blobRoot, { recursive: true, force: true });
 });
 
 async function startThread(source: string, input: JsonObject = {}): Promise<ThreadRow> {
@@ -134,6 +150,31 @@ output: {greeting: "\${steps.greet.output.text}", doubled: "\${steps.each.output
     expect(events).toContain("yielded@3");
     expect(events.filter((e) => e.startsWith("stepCompleted@2."))).toHaveLength(3);
     expect((await store.steps(thread.id)).map((s) => s.stepPath).sort()).toEqual(["0", "1", "1.0.0", "2", "2.0.0", "2.1.0", "2.2.0", "3"]);
+    expect((await store.eventsAfter(thread.id, 0)).at(-1)?.payload).toMatchObject({ stepsExecuted: 8 });
+  });
+
+  it("completes a thread whose output does not match outputs, with warnings on the thread and in the log", async () => {
+    const outputs = "{type: object, required: [id, total], properties: {id: {type: string}, total: {type: number}}}";
+    const thread = await startThread(`dsl: script/1
+outputs: ${outputs}
+steps:
+  - {id: sum, set: {values: {total: "12"}}}
+output: {total: "\${steps.sum.output.total}"}
+`);
+    const done = await ended(thread);
+    expect([done.status, done.error]).toEqual(["completed", ""]);
+    expect(done.output).toEqual({ total: "12" });
+    expect(done.warnings).toEqual(["output/id: is required", "output/total: must be number"]);
+    expect((await kinds(thread)).at(-1)).toBe("completed");
+    expect(logs.find((line) => line.fields.threadId === thread.id)).toEqual({ message: "thread completed with output warnings", fields: { threadId: thread.id, warnings: done.warnings } });
+
+    const matching = await startThread(`dsl: script/1
+outputs: ${outputs}
+steps: [{id: sum, set: {values: {total: 12}}}]
+output: {id: "t-1", total: "\${steps.sum.output.total}"}
+`);
+    expect(await ended(matching)).toMatchObject({ status: "completed", warnings: [] });
+    expect(logs.some((line) => line.fields.threadId === matching.id)).toBe(false);
   });
 
   it("continues after the last completed step when a dead worker's lease expires, running no step twice", async () => {
@@ -172,6 +213,32 @@ steps:
     expect((await kinds(thread)).filter((k) => k === "failed")).toHaveLength(1);
   });
 
+  it("stores what artifact.write steps write, a path written again replaced, and fails a step whose name cannot be stored", async () => {
+    const thread = await startThread(`dsl: script/1
+steps:
+  - {id: draft, execute: {tool: artifact.write, input: {name: reports/summary.md, content: "# draft"}}}
+  - {id: bytes, execute: {tool: artifact.write, input: {name: raw.bin, contentBase64: "AAEC/w==", contentType: application/x-raw}}}
+  - {id: final, execute: {tool: artifact.write, input: {name: reports/summary.md, content: "# final", contentType: text/markdown}}}
+`);
+    expect((await ended(thread)).status).toBe("completed");
+    const rows = await artifacts.list(thread.orgId, thread.id);
+    expect(rows.map((r) => [r.path, r.contentType, r.sizeBytes, r.stepPath])).toEqual([
+      ["raw.bin", "application/x-raw", 4, "1"],
+      ["reports/summary.md", "text/markdown", 7, "2"],
+    ]);
+    const summary = await blobs.open(artifactKey(thread.id, "reports/summary.md"));
+    expect(await text(summary!.read())).toBe("# final");
+    expect(summary!.sha256).toBe(rows[1]!.sha256);
+
+    const refused = await startThread(`dsl: script/1
+steps:
+  - {id: long, execute: {tool: artifact.write, input: {name: "${"n".repeat(300)}", content: x}}}
+`);
+    const failed = await ended(refused);
+    expect([failed.status, failed.failedStepPath]).toEqual(["failed", "0"]);
+    expect(failed.error).toMatch(/artifact.write: .*segment longer than the filesystem allows/);
+  });
+
   it("waits, then continues", async () => {
     const thread = await startThread(`dsl: script/1
 steps:
@@ -194,6 +261,22 @@ steps:
     await signals.runnable();
     const done = await until(thread, (row) => row.status === "completed");
     expect(done.output).toEqual({ ok: true });
+  });
+
+  it("aborts the running step when cancelled, which ends cancelled with the thread", async () => {
+    const thread = await startThread(`dsl: script/1
+steps:
+  - {id: nap, execute: {tool: sleep, input: {duration: 1m}}}
+  - {id: never, execute: {tool: test.probe, input: {value: never}}}
+`);
+    await until(thread, (row) => row.currentStepPath === "0");
+    await store.updateIfStatus(thread.orgId, thread.id, ["running"], { cancelRequested: true, cancelReason: "stop now", status: "cancelling" });
+    await signals.cancelRequested(thread.id);
+    const done = await ended(thread);
+    expect(done.status).toBe("cancelled");
+    expect(await store.step(thread.id, "0")).toMatchObject({ status: "cancelled" });
+    expect(calls.filter((c) => c.key === `${thread.id}:1`)).toHaveLength(0);
+    expect((await store.eventsAfter(thread.id, 0)).at(-1)).toMatchObject({ kind: "cancelled", payload: { reason: "stop now", cancelledStepPath: "0" } });
   });
 
   it("stops at the next step when cancelled", async () => {

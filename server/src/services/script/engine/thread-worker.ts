@@ -3,9 +3,11 @@ import { parseScript } from "../dsl/parse-script.js";
 import type { JsonValue, ScriptDocument } from "../dsl/script-document.js";
 import type { ScriptStore } from "../script-store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
+import type { ArtifactStore } from "../threads/artifact-store.js";
 import type { ThreadSignals } from "../threads/thread-signals.js";
 import type { ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { runThread } from "./interpreter.js";
+import { outputWarnings } from "./output-warnings.js";
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 
 export interface ThreadWorkerOptions {
@@ -13,6 +15,8 @@ export interface ThreadWorkerOptions {
   readonly scripts: ScriptStore;
   readonly signals: ThreadSignals;
   readonly tools: ToolRegistry;
+  /** Where artifact.write steps put the thread's files. */
+  readonly artifacts: Pick<ArtifactStore, "write">;
   /** Threads run at once by this process. */
   readonly concurrency?: number;
   /** How long a claim holds; renewed at a third of it while the thread runs. */
@@ -36,7 +40,7 @@ export interface ThreadWorker {
  * step. Works the same on the embedded database and with many processes on one PostgreSQL.
  */
 export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
-  const { store, scripts, signals, tools } = options;
+  const { store, scripts, signals, tools, artifacts } = options;
   const owner = `worker-${randomUUID()}`;
   const concurrency = options.concurrency ?? 8;
   const leaseMs = options.leaseMs ?? 30_000;
@@ -72,10 +76,24 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     signals.eventsWritten(threadId).catch((error: unknown) => log("notifying watchers failed", { threadId, error: String(error) }));
   }
 
+  /** After a run ended: wakes the watchers, and the deliverers when the end queued a callback. */
+  function ended(thread: ThreadRow): void {
+    notify(thread.id);
+    if (thread.callbackUrl !== "") signals.callbacksDue().catch((error: unknown) => log("waking callback delivery failed", { threadId: thread.id, error: String(error) }));
+  }
+
   async function run(thread: ThreadRow, abort: AbortController): Promise<void> {
+    // A cancel stops the running steps at once rather than after they finish.
+    const stopForCancel = () => {
+      store.cancelRequested(thread.id).then(
+        ({ requested, reason, currentStepPath }) => requested && !abort.signal.aborted && abort.abort(new Cancellation(reason, currentStepPath)),
+        () => {},
+      );
+    };
+    const unsubscribeCancel = signals.onCancelRequested(thread.id, stopForCancel);
     const renewal = setInterval(() => {
       store.renew(thread.id, owner, leaseMs, now()).then(
-        (held) => held || abort.abort(new LeaseLost("lease lost")),
+        (lease) => (lease === "lost" ? abort.abort(new LeaseLost("lease lost")) : lease === "cancel" && stopForCancel()),
         () => {},
       );
     }, Math.max(100, Math.floor(leaseMs / 3)));
@@ -90,6 +108,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
       const output = await runThread(thread, document, {
         store,
         tools,
+        artifacts,
         signal: abort.signal,
         saveStep: async (step) => {
           if (!(await store.saveStep(step, owner))) throw new LeaseLost("lease lost");
@@ -107,22 +126,27 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
         now,
         emit: (kind, stepPath, payload) => emit(thread, kind, stepPath, payload),
       });
-      await finish(thread, output, started);
+      await finish(thread, document, output, started);
     } catch (error) {
       await settle(thread, abort.signal.reason ?? error, error);
     } finally {
       clearInterval(renewal);
+      unsubscribeCancel();
       clearTimeout(deadline);
       if (running.get(thread.id)?.abort === abort) running.delete(thread.id);
       if (!stopped) wake?.();
     }
   }
 
-  async function finish(thread: ThreadRow, output: JsonValue, started: number): Promise<void> {
+  async function finish(thread: ThreadRow, document: ScriptDocument, output: JsonValue, started: number): Promise<void> {
     const finished = now();
-    const steps = (await store.steps(thread.id)).filter((s) => s.status === "completed").length;
+    const steps = await store.completedStepCount(thread.id);
+    // An output that does not match `outputs` completes the thread all the same, with warnings.
+    const warnings = outputWarnings(document, output);
     const event = { kind: "completed", payload: { durationMs: String(finished - (thread.startedAt || started)), stepsExecuted: steps }, at: finished };
-    if (await store.endRun(thread.id, owner, { status: "completed", output: output as never, finishedAt: finished, error: "", resumeOverride: null }, event)) notify(thread.id);
+    if (!(await store.endRun(thread.id, owner, { status: "completed", output: output as never, warnings, finishedAt: finished, error: "", resumeOverride: null }, event))) return;
+    if (warnings.length > 0) log("thread completed with output warnings", { threadId: thread.id, warnings });
+    ended(thread);
   }
 
   /** Records how a run that did not complete ended. */
@@ -136,10 +160,11 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
       await store.release(thread.id, owner, { status: error.reason === "approval" ? "paused" : "running", runAfter: error.runAfter, resumeOverride: null });
       return;
     }
-    if (error instanceof Cancellation) {
+    const cancellation = reason instanceof Cancellation ? reason : error instanceof Cancellation ? error : undefined;
+    if (cancellation) {
       const at = now();
-      const event = { kind: "cancelled", payload: { reason: error.reason, cancelledStepPath: error.stepPath }, at };
-      if (await store.endRun(thread.id, owner, { status: "cancelled", finishedAt: at }, event)) notify(thread.id);
+      const event = { kind: "cancelled", payload: { reason: cancellation.reason, cancelledStepPath: cancellation.stepPath }, at };
+      if (await store.endRun(thread.id, owner, { status: "cancelled", finishedAt: at }, event)) ended(thread);
       return;
     }
     const failure = reason instanceof StepFailure ? reason : error;
@@ -149,7 +174,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     log("thread failed", { threadId: thread.id, stepPath, error: message });
     const at = now();
     const event = { kind: "failed", payload: { error: message, failedStepPath: stepPath, failedStepName: stepName }, at };
-    if (await store.endRun(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: at, resumeOverride: null }, event)) notify(thread.id);
+    if (await store.endRun(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: at, resumeOverride: null }, event)) ended(thread);
   }
 
   async function claimLoop(): Promise<void> {

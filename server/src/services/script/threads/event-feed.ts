@@ -59,7 +59,7 @@ export class EventFeed {
    */
   async ended(): Promise<boolean> {
     if (!TERMINAL_EVENT_KINDS.has(this.lastKind)) return false;
-    const thread = await this.context.store.get(this.orgId, this.threadId);
+    const thread = await this.context.store.getHeader(this.orgId, this.threadId);
     if (!thread) return true;
     if (!TERMINAL.has(thread.status)) return false;
     if ((await this.context.store.eventsAfter(this.threadId, this.last)).length === 0) return true;

@@ -1,14 +1,20 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { BlobUrlSigner } from "../../../blob/blob-url-signer.js";
 import type { Database } from "../../../db/database.js";
+import type { ArtifactStore } from "./artifact-store.js";
 import { checkThreadId } from "./thread-requests.js";
 import type { ThreadSignals } from "./thread-signals.js";
-import type { ThreadRow, ThreadStore } from "./thread-store.js";
+import type { ThreadHeader, ThreadStore } from "./thread-store.js";
 
 /** What the thread methods share: the database, the engine's store and signals, the clock, settings. */
 export interface ThreadMethodsDeps {
   readonly db: Database;
   readonly store: ThreadStore;
   readonly signals: ThreadSignals;
+  /** The threads' files (ListArtifacts). */
+  readonly artifacts: Pick<ArtifactStore, "list">;
+  /** Makes the pre-signed download URLs ListArtifacts hands out. */
+  readonly downloadLinks: Pick<BlobUrlSigner, "sign">;
   /** The clock, in epoch milliseconds; tests pass their own. */
   readonly now?: () => number;
   /** The deadline of a thread created without `timeout` (the server's configured default), ms; 0 = none. */
@@ -24,12 +30,14 @@ export interface ThreadMethodsContext {
   readonly db: Database;
   readonly store: ThreadStore;
   readonly signals: ThreadSignals;
+  readonly artifacts: Pick<ArtifactStore, "list">;
+  readonly downloadLinks: Pick<BlobUrlSigner, "sign">;
   readonly now: () => number;
   readonly defaultTimeoutMs: number;
   readonly allowPrivateCallbacks: boolean;
   readonly watchPollMs: number;
   /** The thread of the caller's organization, or NOT_FOUND (another organization's thread included). */
-  requireThread(orgId: string, threadId: string): Promise<ThreadRow>;
+  requireThread(orgId: string, threadId: string): Promise<ThreadHeader>;
 }
 
 export function threadMethodsContext(deps: ThreadMethodsDeps): ThreadMethodsContext {
@@ -37,13 +45,15 @@ export function threadMethodsContext(deps: ThreadMethodsDeps): ThreadMethodsCont
     db: deps.db,
     store: deps.store,
     signals: deps.signals,
+    artifacts: deps.artifacts,
+    downloadLinks: deps.downloadLinks,
     now: deps.now ?? Date.now,
     defaultTimeoutMs: deps.defaultTimeoutMs ?? 0,
     allowPrivateCallbacks: deps.allowPrivateCallbacks ?? false,
     watchPollMs: deps.watchPollMs ?? 1000,
     async requireThread(orgId, threadId) {
       checkThreadId(threadId);
-      const row = await deps.store.get(orgId, threadId);
+      const row = await deps.store.getHeader(orgId, threadId);
       if (!row) throw threadNotFound(threadId);
       return row;
     },

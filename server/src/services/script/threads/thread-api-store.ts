@@ -2,7 +2,7 @@ import { and, count, desc, eq, inArray, like, or } from "drizzle-orm";
 import type { Database } from "../../../db/database.js";
 import { threadEvents, threads, threadSteps } from "../../../db/schema.js";
 import { comparePaths, type StepSummaryRow } from "./thread-messages.js";
-import type { EventRow, StepRow, ThreadRow } from "./thread-store.js";
+import { threadHeaderColumns, type EventRow, type StepRow, type ThreadHeader } from "./thread-store.js";
 
 /**
  * Queries of the API side of threads that the engine's thread store does not have: a thread row
@@ -15,8 +15,8 @@ export function createThreadApiStore(db: Database) {
      * The thread, locked until the end of the transaction `db` is (FOR UPDATE): a worker's claim
      * (FOR UPDATE SKIP LOCKED) passes it by meanwhile, and a claim in progress is seen whole.
      */
-    async lockThread(orgId: string, id: string): Promise<ThreadRow | undefined> {
-      const [row] = await db.select().from(threads).where(and(eq(threads.orgId, orgId), eq(threads.id, id))).for("update");
+    async lockThread(orgId: string, id: string): Promise<ThreadHeader | undefined> {
+      const [row] = await db.select(threadHeaderColumns).from(threads).where(and(eq(threads.orgId, orgId), eq(threads.id, id))).for("update");
       return row;
     },
 

@@ -6,11 +6,12 @@ import { ThreadStatus } from "../../../../../gen/platform/script/v1/thread_pb.js
 import { principalOf } from "../../../auth/principal.js";
 import type { Database } from "../../../db/database.js";
 import type { ThreadStatus as ThreadStatusText } from "../../../db/schema.js";
+import { enqueueThreadCallback } from "../callbacks/callback-outbox.js";
 import { threadNotFound, type ThreadMethodsContext } from "./thread-access.js";
 import { createThreadApiStore } from "./thread-api-store.js";
 import { threadStatusOf } from "./thread-messages.js";
 import { invalid } from "./thread-requests.js";
-import { createThreadStore, type ThreadRow } from "./thread-store.js";
+import { createThreadStore, type ThreadHeader } from "./thread-store.js";
 
 type LifecycleMethods = Pick<ScriptServiceImplementation, "cancelThread" | "resumeThread">;
 
@@ -22,6 +23,8 @@ interface Transition {
   readonly status: ThreadStatus;
   readonly eventsWritten?: boolean;
   readonly runnable?: boolean;
+  readonly callbackQueued?: boolean;
+  readonly cancelRequested?: boolean;
 }
 
 /**
@@ -33,7 +36,7 @@ export function createLifecycleMethods(context: ThreadMethodsContext): Lifecycle
   const { db, signals, now } = context;
 
   /** Runs `change` on the locked thread, then sends the wake-ups it asks for. */
-  async function transition(orgId: string, threadId: string, change: (row: ThreadRow, tx: Database, at: number) => Promise<Transition>): Promise<ThreadStatus> {
+  async function transition(orgId: string, threadId: string, change: (row: ThreadHeader, tx: Database, at: number) => Promise<Transition>): Promise<ThreadStatus> {
     await context.requireThread(orgId, threadId);
     const done = await db.transaction(async (tx) => {
       const row = await createThreadApiStore(tx as unknown as Database).lockThread(orgId, threadId);
@@ -42,6 +45,8 @@ export function createLifecycleMethods(context: ThreadMethodsContext): Lifecycle
     });
     if (done.eventsWritten) await wake(() => signals.eventsWritten(threadId));
     if (done.runnable) await wake(() => signals.runnable());
+    if (done.callbackQueued) await wake(() => signals.callbacksDue());
+    if (done.cancelRequested) await wake(() => signals.cancelRequested(threadId));
     return done.status;
   }
 
@@ -59,14 +64,15 @@ export function createLifecycleMethods(context: ThreadMethodsContext): Lifecycle
           const cancelledStepPath = row.status === "paused" ? row.currentStepPath : "";
           const payload = toJson(ThreadCancelledSchema, create(ThreadCancelledSchema, { reason: request.reason, cancelledStepPath }));
           await store.appendEvent(row.id, orgId, "cancelled", "", payload as Record<string, JsonValue>);
-          return { status: ThreadStatus.CANCELLED, eventsWritten: true };
+          return { status: ThreadStatus.CANCELLED, eventsWritten: true, callbackQueued: await enqueueThreadCallback(tx, row.id) };
         }
         if (row.status === "running" || row.status === "pending" || row.status === "paused") {
-          // A worker runs it (or will: a lease ran out, a wait is pending). It sees the request
-          // before its next step, stops, and writes CANCELLED with the `cancelled` event;
-          // run_after 0 lets a thread asleep in a wait step be claimed for that at once.
+          // A worker runs it (or will: a lease ran out, a wait is pending). The signal aborts its
+          // running steps (its lease renewal notices too, should the signal be lost); it then
+          // writes CANCELLED with the `cancelled` event. run_after 0 lets a thread asleep in a
+          // wait step be claimed for that at once.
           await store.updateIfStatus(orgId, row.id, [row.status], { status: "cancelling", cancelRequested: true, cancelReason: request.reason, runAfter: 0 });
-          return { status: ThreadStatus.CANCELLING, runnable: true };
+          return { status: ThreadStatus.CANCELLING, runnable: true, cancelRequested: true };
         }
         // Repeat calls answer the status again (Temporal's RequestCancelWorkflowExecution).
         if (row.status === "cancelling" || row.status === "cancelled") return { status: threadStatusOf(row.status) };

@@ -74,9 +74,9 @@ describe("comparePaths", () => {
 
 describe("row messages", () => {
   it("builds a Thread with the organization name and bigint times", () => {
-    const row = { id: THREAD_ID, scriptName: "demo", scriptVersion: 3, status: "running", currentStepPath: "1", currentStepName: "b", totalSteps: 4, metadata: { team: "a" }, error: "", createdAt: 10, startedAt: 20, finishedAt: 0 } as unknown as ThreadRow;
+    const row = { id: THREAD_ID, scriptName: "demo", scriptVersion: 3, status: "running", currentStepPath: "1", currentStepName: "b", totalSteps: 4, metadata: { team: "a" }, error: "", createdAt: 10, startedAt: 20, finishedAt: 0, warnings: ["output/x: must be string"] } as unknown as ThreadRow;
     const thread = toThreadMessage(row, "acme");
-    expect(thread).toMatchObject({ threadId: THREAD_ID, scriptVersion: 3, status: ThreadStatus.RUNNING, totalSteps: 4, metadata: { team: "a" }, createdAtMs: 10n, startedAtMs: 20n, finishedAtMs: 0n, organizationName: "acme" });
+    expect(thread).toMatchObject({ threadId: THREAD_ID, scriptVersion: 3, status: ThreadStatus.RUNNING, totalSteps: 4, metadata: { team: "a" }, createdAtMs: 10n, startedAtMs: 20n, finishedAtMs: 0n, organizationName: "acme", warnings: ["output/x: must be string"] });
   });
 
   it("reports a step's run time so far while it runs", () => {

@@ -21,7 +21,7 @@ import {
   type YieldedValue,
 } from "../../../../../gen/platform/script/v1/thread_pb.js";
 import type { StepStatus as StepStatusText, ThreadStatus as ThreadStatusText } from "../../../db/schema.js";
-import type { EventRow, StepRow, ThreadRow } from "./thread-store.js";
+import type { EventRow, StepRow, ThreadHeader } from "./thread-store.js";
 
 /**
  * Rows the engine writes (threads, thread_steps, thread_events) → the contract's messages. Pure
@@ -95,7 +95,7 @@ export function comparePaths(a: string, b: string): number {
   return left.length - right.length;
 }
 
-export function toThreadMessage(row: ThreadRow, organizationName: string): Thread {
+export function toThreadMessage(row: ThreadHeader, organizationName: string): Thread {
   return create(ThreadSchema, {
     threadId: row.id,
     scriptName: row.scriptName,
@@ -110,6 +110,7 @@ export function toThreadMessage(row: ThreadRow, organizationName: string): Threa
     startedAtMs: BigInt(row.startedAt),
     finishedAtMs: BigInt(row.finishedAt),
     organizationName,
+    warnings: [...row.warnings],
   });
 }
 

@@ -107,7 +107,7 @@ describe("CreateThread", () => {
     ["a zero timeout", { timeout: "0s" }, /^timeout: "0s" must be longer than 0/],
     ["too much metadata", { metadata: { ["k".repeat(41)]: "v" } }, /^metadata\[/],
     ["a callback URL that is not http", { callbackUrl: "ftp://example.com/x" }, /^callback_url: the scheme/],
-    ["a callback URL to a private address", { callbackUrl: "http://10.0.0.8/hook" }, /^callback_url: "10.0.0.8" is a loopback/],
+    ["a callback URL to a private address", { callbackUrl: "http://10.0.0.8/hook" }, /^callback_url: "10.0.0.8" is a private address/],
   ])("refuses %s with INVALID_ARGUMENT naming the field", async (_name, init, message) => {
     const error = await failure(createThread(init));
     expect(error.code).toBe(Code.InvalidArgument);

@@ -13,6 +13,7 @@ import { createEnvStore } from "../env-store.js";
 import { checkScriptName } from "../key-rules.js";
 import { createScriptStore } from "../script-store.js";
 import { threadMethodsContext, type ThreadMethodsDeps } from "./thread-access.js";
+import { createArtifactMethods } from "./thread-artifacts.js";
 import { createLifecycleMethods, wake } from "./thread-lifecycle.js";
 import { threadStatusText, toThreadMessage } from "./thread-messages.js";
 import { checkCallbackUrl, checkMetadata, decodeThreadCursor, encodeThreadCursor, invalid, threadTimeoutMs } from "./thread-requests.js";
@@ -33,6 +34,7 @@ export type ThreadMethods = Pick<
   | "getThreadResult"
   | "streamThreadResult"
   | "streamStepResult"
+  | "listArtifacts"
 >;
 
 /** ListThreads page sizes, as the contract says (AIP-158). */
@@ -40,9 +42,9 @@ export const THREAD_PAGE_SIZE = { fallback: 50, max: 500 } as const;
 
 /**
  * The thread methods of the script service. They create threads and make the transitions the API
- * owns (cancel while idle, resume); everything else (running steps, writing events, delivering
- * callbacks) is the engine's, which this side reads back through the thread store and wakes
- * through the thread signals.
+ * owns (cancel while idle, resume); everything else (running steps, writing events and artifacts,
+ * delivering callbacks) is the engine's, which this side reads back through the thread store and
+ * wakes through the thread signals.
  */
 export function createThreadMethods(deps: ThreadMethodsDeps): ThreadMethods {
   const context = threadMethodsContext(deps);
@@ -135,5 +137,6 @@ export function createThreadMethods(deps: ThreadMethodsDeps): ThreadMethods {
     ...createLifecycleMethods(context),
     ...createWatchMethods(context),
     ...createResultMethods(context),
+    ...createArtifactMethods(context),
   };
 }

@@ -1,5 +1,5 @@
-import { isIP } from "node:net";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { privateHostKind } from "../../../net/private-network.js";
 import { decodePageToken, encodePageToken } from "../../../pagination/page-token.js";
 import { DurationError, parseDuration } from "../dsl/duration.js";
 import { parsePath } from "../dsl/step-paths.js";
@@ -67,7 +67,8 @@ export const MAX_CALLBACK_URL_LENGTH = 2048;
 /**
  * CreateThread `callback_url`: an absolute http(s) URL. Unless the server allows it, a host that
  * is a loopback, private or link-local address (or `localhost`) is refused here; a name that
- * resolves to one can only be caught when the webhook is delivered, which is the engine's part.
+ * resolves to one can only be caught when the webhook is delivered, through the same policy
+ * (net/private-network.ts).
  */
 export function checkCallbackUrl(text: string, allowPrivate: boolean): void {
   if (text === "") return;
@@ -79,34 +80,8 @@ export function checkCallbackUrl(text: string, allowPrivate: boolean): void {
     throw invalid(`callback_url: ${quote(text)} is not an absolute URL`);
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") throw invalid(`callback_url: the scheme must be https or http, not ${quote(url.protocol.slice(0, -1))}`);
-  if (!allowPrivate && isPrivateHost(url.hostname)) {
-    throw invalid(`callback_url: ${quote(url.hostname)} is a loopback, private or link-local address, which this server does not call`);
-  }
-}
-
-/** Loopback, private, link-local, unspecified and shared (CGNAT) addresses, and `localhost` names. */
-export function isPrivateHost(hostname: string): boolean {
-  const host = hostname.startsWith("[") ? hostname.slice(1, -1).toLowerCase() : hostname.toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  const kind = isIP(host);
-  if (kind === 4) return isPrivateIpv4(host);
-  if (kind !== 6) return false;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host);
-  if (mapped) return isPrivateIpv4(mapped[1] as string);
-  const hextets = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
-  if (hextets) {
-    const high = parseInt(hextets[1] as string, 16);
-    const low = parseInt(hextets[2] as string, 16);
-    return isPrivateIpv4(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`);
-  }
-  if (host === "::" || host === "::1") return true;
-  const first = parseInt(host.split(":")[0] || "0", 16);
-  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80;
-}
-
-function isPrivateIpv4(address: string): boolean {
-  const [a, b] = address.split(".").map(Number) as [number, number];
-  return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+  const kind = allowPrivate ? undefined : privateHostKind(url.hostname);
+  if (kind !== undefined) throw invalid(`callback_url: ${quote(url.hostname)} is ${kind}, which this server does not call`);
 }
 
 /** Chunk sizes of the result streams: default 2 MiB, moved into 64 KiB..16 MiB, negative refused. */

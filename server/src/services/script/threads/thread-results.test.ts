@@ -109,6 +109,18 @@ describe("GetThreadResult", () => {
     expect(await result(few.thread)).toMatchObject({ totalYielded: 2, yieldsTruncated: false, yieldedValues: [{ sequence: 1n }, { sequence: 2n }] });
   });
 
+  it("reports the output's warnings, in GetThread too, and none for a matching output", async () => {
+    const engine = new EngineDouble(kit, await insertThread(kit, orgId));
+    await engine.start();
+    const warnings = ["output/total: must be number", "output/id: is required"];
+    await engine.complete({ total: "12" }, 0, warnings);
+    expect(await result(engine.thread)).toMatchObject({ status: ThreadStatus.COMPLETED, warnings });
+    expect(await result(engine.thread, { metadataOnly: true })).toMatchObject({ warnings });
+    const thread = await call(methods.getThread, kit.methods.getThread, { threadId: engine.thread.id }, contextFor(orgId));
+    expect(thread).toMatchObject({ status: ThreadStatus.COMPLETED, warnings });
+    expect((await result(big)).warnings).toEqual([]);
+  });
+
   it("answers NOT_FOUND in another organization", async () => {
     expect((await failure(result(big, {}, otherOrg))).code).toBe(Code.NotFound);
   });

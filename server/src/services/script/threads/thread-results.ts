@@ -28,7 +28,7 @@ export function createResultMethods(context: ThreadMethodsContext): ResultMethod
       const now = context.now();
       const full = !request.metadataOnly;
       // The final output exists once the thread is COMPLETED; before, output_data stays empty.
-      const output = thread.status === "completed" ? jsonBytes(thread.output) : new Uint8Array(0);
+      const output = thread.status === "completed" ? jsonBytes(await store.output(orgId, thread.id)) : new Uint8Array(0);
       const summaries = await results.stepSummaries(orgId, thread.id);
       const details = request.stepPath === "" ? [] : await results.stepTree(orgId, thread.id, request.stepPath);
       if (request.stepPath !== "" && details[0]?.stepPath !== request.stepPath) throw stepNotFound(thread.id, request.stepPath);
@@ -47,6 +47,7 @@ export function createResultMethods(context: ThreadMethodsContext): ResultMethod
         yieldedValues: yields.recent.map(toYieldedValue),
         totalYielded: yields.total,
         yieldsTruncated: yields.total > yields.recent.length,
+        warnings: [...thread.warnings],
       };
     },
 
@@ -62,7 +63,7 @@ export function createResultMethods(context: ThreadMethodsContext): ResultMethod
         yield message({ case: "meta", value: { status, totalBytes: 0n, totalChunks: 0 } });
         return;
       }
-      const output = jsonBytes(thread.output);
+      const output = jsonBytes(await store.output(orgId, thread.id));
       const chunks = pieces(output, chunkBytes);
       yield message({ case: "meta", value: { status, totalBytes: BigInt(output.length), totalChunks: chunks.length } });
       for (const [index, data] of chunks.entries()) {

@@ -1,11 +1,18 @@
-import { and, asc, desc, eq, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
 import { resultRows, type Database } from "../../../db/database.js";
 import { threadEvents, threads, threadSteps, type ThreadStatus } from "../../../db/schema.js";
+import { enqueueThreadCallback } from "../callbacks/callback-outbox.js";
 
 export type ThreadRow = typeof threads.$inferSelect;
+/** A thread without its input and output, which can be tens of megabytes: what the API reads but for results. */
+export type ThreadHeader = Omit<ThreadRow, "input" | "output">;
 export type NewThread = typeof threads.$inferInsert;
 export type StepRow = typeof threadSteps.$inferSelect;
 export type EventRow = typeof threadEvents.$inferSelect;
+
+const { input: _input, output: _output, ...headerColumns } = getTableColumns(threads);
+/** The columns of a ThreadHeader, for queries of the API side. */
+export const threadHeaderColumns = headerColumns;
 
 /** Statuses a worker picks up: new threads, and running ones whose lease ran out. */
 const RUNNABLE: ThreadStatus[] = ["pending", "running", "cancelling"];
@@ -34,11 +41,22 @@ export function createThreadStore(db: Database) {
       return row;
     },
 
+    async getHeader(orgId: string, id: string): Promise<ThreadHeader | undefined> {
+      const [row] = await db.select(headerColumns).from(threads).where(and(eq(threads.orgId, orgId), eq(threads.id, id)));
+      return row;
+    },
+
+    /** The thread's final output; null until it completes (and for a thread that does not exist). */
+    async output(orgId: string, id: string): Promise<unknown> {
+      const [row] = await db.select({ output: threads.output }).from(threads).where(and(eq(threads.orgId, orgId), eq(threads.id, id)));
+      return row?.output ?? null;
+    },
+
     /** Newest first, by (created_at, id). */
-    list(orgId: string, page: ThreadPage): Promise<ThreadRow[]> {
+    list(orgId: string, page: ThreadPage): Promise<ThreadHeader[]> {
       const after = page.after;
       return db
-        .select()
+        .select(headerColumns)
         .from(threads)
         .where(
           and(
@@ -83,10 +101,13 @@ export function createThreadStore(db: Database) {
         .returning();
     },
 
-    /** Extends the lease; false when another worker took the thread over (the lease expired). */
-    async renew(id: string, owner: string, leaseMs: number, now: number): Promise<boolean> {
-      const rows = await db.update(threads).set({ leaseExpiresAt: now + leaseMs }).where(owned(id, owner)).returning({ id: threads.id });
-      return rows.length === 1;
+    /**
+     * Extends the lease: "lost" when another worker took the thread over (the lease expired),
+     * "cancel" when a cancel was asked for meanwhile (the safety net behind the cancel signal).
+     */
+    async renew(id: string, owner: string, leaseMs: number, now: number): Promise<"held" | "cancel" | "lost"> {
+      const [row] = await db.update(threads).set({ leaseExpiresAt: now + leaseMs }).where(owned(id, owner)).returning({ cancel: threads.cancelRequested });
+      return !row ? "lost" : row.cancel ? "cancel" : "held";
     },
 
     /** Changes a thread this worker owns; false when it no longer owns it. */
@@ -100,10 +121,13 @@ export function createThreadStore(db: Database) {
       return this.update(id, owner, { ...patch, leaseOwner: "", leaseExpiresAt: 0 });
     },
 
-    /** Reads whether a cancel was asked for (workers check between steps). */
-    async cancelRequested(id: string): Promise<{ requested: boolean; reason: string }> {
-      const [row] = await db.select({ requested: threads.cancelRequested, reason: threads.cancelReason }).from(threads).where(eq(threads.id, id));
-      return row ?? { requested: false, reason: "" };
+    /** Reads whether a cancel was asked for, and at which step the thread is. */
+    async cancelRequested(id: string): Promise<{ requested: boolean; reason: string; currentStepPath: string }> {
+      const [row] = await db
+        .select({ requested: threads.cancelRequested, reason: threads.cancelReason, currentStepPath: threads.currentStepPath })
+        .from(threads)
+        .where(eq(threads.id, id));
+      return row ?? { requested: false, reason: "", currentStepPath: "" };
     },
 
     /** Changes a thread regardless of its lease (API operations: cancel, resume), if `status` still holds. */
@@ -118,6 +142,12 @@ export function createThreadStore(db: Database) {
 
     async steps(threadId: string): Promise<StepRow[]> {
       return db.select().from(threadSteps).where(eq(threadSteps.threadId, threadId)).orderBy(asc(threadSteps.startedAt), asc(threadSteps.stepPath));
+    },
+
+    /** How many of the thread's steps completed (ThreadCompleted `steps_executed`), without reading their data. */
+    async completedStepCount(threadId: string): Promise<number> {
+      const [row] = await db.select({ total: count() }).from(threadSteps).where(and(eq(threadSteps.threadId, threadId), eq(threadSteps.status, "completed")));
+      return row?.total ?? 0;
     },
 
     async step(threadId: string, stepPath: string): Promise<StepRow | undefined> {
@@ -189,8 +219,9 @@ export function createThreadStore(db: Database) {
     },
 
     /**
-     * Ends a run (completed, failed, cancelled) and appends its event in one transaction, so
-     * a reader never sees the final status without the final event. False without the lease.
+     * Ends a run (completed, failed, cancelled), appends its event and queues its callback in one
+     * transaction, so a reader never sees the final status without the final event and a thread
+     * never ends without its callback queued. False without the lease.
      */
     async endRun(id: string, owner: string, patch: Partial<NewThread>, event: EventWrite & { stepPath?: string }): Promise<boolean> {
       return db.transaction(async (tx) => {
@@ -203,6 +234,14 @@ export function createThreadStore(db: Database) {
         await tx
           .insert(threadEvents)
           .values({ threadId: id, orgId: row.orgId, sequence: row.sequence, kind: event.kind, stepPath: event.stepPath ?? "", payload: event.payload, createdAt: event.at });
+        // A cancel can stop steps mid-way: they end cancelled with the thread, not left running.
+        if (patch.status === "cancelled") {
+          await tx
+            .update(threadSteps)
+            .set({ status: "cancelled", finishedAt: event.at })
+            .where(and(eq(threadSteps.threadId, id), inArray(threadSteps.status, ["running", "waiting", "paused"])));
+        }
+        await enqueueThreadCallback(tx, id);
         return true;
       });
     },

@@ -1,14 +1,21 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { create, type DescMessage, type DescMethodServerStreaming, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { createContextValues, createHandlerContext, type HandlerContext, type MethodImpl } from "@connectrpc/connect";
 import { ScriptService } from "../../../../../gen/platform/script/v1/script_service_pb.js";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
 import { principalKey } from "../../../auth/principal.js";
+import type { BlobStore } from "../../../blob/blob-store.js";
+import { createBlobUrlSigner, type BlobUrlSigner } from "../../../blob/blob-url-signer.js";
+import { createFilesystemBlobStore } from "../../../blob/filesystem-blob-store.js";
 import type { DatabaseHandle } from "../../../db/database.js";
 import type { StepStatus } from "../../../db/schema.js";
 import { compileContract } from "../dsl/contract.js";
 import { parseScript } from "../dsl/parse-script.js";
 import { createScriptStore } from "../script-store.js";
+import { createArtifactStore, type ArtifactStore } from "./artifact-store.js";
 import { createThreadMethods, type ThreadMethods } from "./thread-methods.js";
 import { createThreadSignals, type ThreadSignals } from "./thread-signals.js";
 import { createThreadStore, type NewThread, type ThreadRow, type ThreadStore } from "./thread-store.js";
@@ -24,6 +31,12 @@ export interface ThreadTestKit {
   readonly store: ThreadStore;
   readonly signals: ThreadSignals;
   readonly methods: ThreadMethods;
+  /** A filesystem object store in a temporary folder, and the thread artifacts over it. */
+  readonly blobs: BlobStore;
+  readonly artifacts: ArtifactStore;
+  /** Signs download links under `downloadBase.url`, with the clock below. */
+  readonly downloadLinks: BlobUrlSigner;
+  readonly downloadBase: { url: string };
   /** The clock the methods read; tests move it. */
   readonly clock: { ms: number };
   close(): Promise<void>;
@@ -45,16 +58,26 @@ export async function openThreadTestKit(options: { allowPrivateCallbacks?: boole
   const signals = await createThreadSignals(handle);
   const store = createThreadStore(database.db);
   const clock = { ms: START_MS };
-  const methods = createThreadMethods({ db: database.db, store, signals, now: () => clock.ms, watchPollMs: 50, ...options });
+  const blobRoot = await mkdtemp(join(tmpdir(), "thread-blobs-"));
+  const blobs = createFilesystemBlobStore(blobRoot);
+  const artifacts = createArtifactStore(database.db, blobs);
+  const downloadBase = { url: "http://downloads.test" };
+  const downloadLinks = createBlobUrlSigner({ secretKey: new Uint8Array(randomBytes(32)), baseUrl: () => downloadBase.url, now: () => clock.ms });
+  const methods = createThreadMethods({ db: database.db, store, signals, artifacts, downloadLinks, now: () => clock.ms, watchPollMs: 50, ...options });
   return {
     database,
     store,
     signals,
     methods,
+    blobs,
+    artifacts,
+    downloadLinks,
+    downloadBase,
     clock,
     async close() {
       await signals.close();
       await database.close();
+      await rm(blobRoot, { recursive: true, force: true });
     },
   };
 }
@@ -182,8 +205,9 @@ export class EngineDouble {
     await this.kit.store.release(this.thread.id, OWNER, { status: "paused" });
   }
 
-  async complete(output: unknown, stepsExecuted = 0): Promise<void> {
-    await this.kit.store.release(this.thread.id, OWNER, { status: "completed", output, finishedAt: this.kit.clock.ms });
+  /** `warnings` stands for the output's mismatches with `outputs`, which the worker records. */
+  async complete(output: unknown, stepsExecuted = 0, warnings: string[] = []): Promise<void> {
+    await this.kit.store.release(this.thread.id, OWNER, { status: "completed", output, warnings, finishedAt: this.kit.clock.ms });
     await this.emit("completed", "", { durationMs: String(this.kit.clock.ms - this.thread.createdAt), stepsExecuted });
   }
 

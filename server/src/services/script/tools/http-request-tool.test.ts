@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_RESPONSE_BYTES } from "./http-request-tool.js";
+import { createGuardedDispatcher, privateAddressKind } from "../../../net/private-network.js";
+import type { HostLookup } from "../../../net/private-network.js";
+import { createHttpRequestTool, MAX_RESPONSE_BYTES } from "./http-request-tool.js";
 import { createNativeToolSource } from "./native-tools.js";
 import { sendJson, startTestServer, testContext, toolError } from "./test-kit.js";
 import type { TestServer } from "./test-kit.js";
 import { createToolRegistry } from "./tool-registry.js";
 import type { JsonObject } from "./tool.js";
 
-const registry = createToolRegistry([createNativeToolSource()]);
+// The test server listens on loopback, which only a server allowing private networks reaches.
+const registry = createToolRegistry([createNativeToolSource({ allowPrivateNetwork: true })]);
 const request = (input: JsonObject, signal?: AbortSignal) => registry.invoke("org", "http.request", input, testContext(signal));
 
 let server: TestServer;
@@ -43,6 +46,10 @@ beforeAll(async () => {
       for (let sent = 0; sent <= MAX_RESPONSE_BYTES && !response.destroyed; sent += chunk.length) {
         if (!response.write(chunk)) await writable();
       }
+      return void response.end();
+    }
+    if (path === "/redirect") {
+      response.writeHead(302, { location: new URL(received.url, "http://x").searchParams.get("to") ?? "/" });
       return void response.end();
     }
     if (path === "/slow") return void setTimeout(() => response.end("late"), 5_000).unref();
@@ -173,5 +180,59 @@ describe("http.request", () => {
     const own = createToolRegistry([createNativeToolSource({ fetch: fake })]);
     expect(await own.invoke("org", "http.request", { url: "https://example.com/a" }, testContext())).toMatchObject({ body: "hi" });
     expect(seen).toEqual(["https://example.com/a"]);
+  });
+});
+
+describe("http.request and private networks", () => {
+  const guarded = createToolRegistry([createNativeToolSource()]);
+  const call = (registryOf: typeof guarded, url: string) => registryOf.invoke("org", "http.request", { url }, testContext());
+  /** A guarded tool whose names resolve from `table`; `reachable` is let through the policy, standing in for a public address. */
+  const withNames = (table: Record<string, string>, reachable?: string) => {
+    const lookup: HostLookup = async (hostname) => [{ address: table[hostname] ?? "", family: 4 }];
+    const policy = (address: string) => (address === reachable ? undefined : privateAddressKind(address));
+    const tool = createHttpRequestTool({ dispatcher: createGuardedDispatcher({ allowPrivateNetwork: false, lookup, policy }) });
+    return createToolRegistry([{ listTools: async () => [tool] }]);
+  };
+
+  it("refuses private IP literals and localhost before connecting, naming the host and why", async () => {
+    const port = new URL(server.url).port;
+    const refused: Record<string, string> = {
+      [`http://127.0.0.1:${port}/json`]: "127.0.0.1 is a loopback address",
+      [`http://localhost:${port}/json`]: "localhost is a local name",
+      [`http://[::1]:${port}/json`]: "[::1] is a loopback address",
+      [`http://[::ffff:127.0.0.1]:${port}/json`]: "[::ffff:7f00:1] is a loopback address",
+      "http://169.254.169.254/latest/meta-data/": "169.254.169.254 is a link-local address",
+      "http://10.0.0.8/": "10.0.0.8 is a private address",
+      "http://100.64.1.1/": "100.64.1.1 is a shared (carrier-grade NAT) address",
+      "http://0x7f.1/": "127.0.0.1 is a loopback address",
+    };
+    const before = server.requests.length;
+    for (const [url, why] of Object.entries(refused)) {
+      expect((await toolError(call(guarded, url), "invalid_input")).message, url).toBe(`http.request: url refused: ${why}, which this server does not connect to`);
+    }
+    expect(server.requests.length).toBe(before);
+  });
+
+  it("refuses a name that resolves to a loopback address when it connects", async () => {
+    const port = new URL(server.url).port;
+    const error = await toolError(call(withNames({ "app.example.test": "127.0.0.1" }), `http://app.example.test:${port}/json?token=secret`), "invalid_input");
+    expect(error.message).toBe(`http.request: GET http://app.example.test:${port}/json refused: app.example.test resolves to 127.0.0.1, a loopback address, which this server does not connect to`);
+  });
+
+  it("checks every redirect hop", async () => {
+    const port = new URL(server.url).port;
+    const tool = withNames({ "public.example.test": "127.0.0.1", "internal.example.test": "10.1.2.3" }, "127.0.0.1");
+    const start = `http://public.example.test:${port}`;
+    expect(await call(tool, `${start}/redirect?to=${encodeURIComponent(`${start}/json`)}`)).toMatchObject({ status: 200, body: { ok: true } });
+    const toName = await toolError(call(tool, `${start}/redirect?to=${encodeURIComponent("http://internal.example.test/admin")}`), "invalid_input");
+    expect(toName.message).toMatch(/refused: internal\.example\.test resolves to 10\.1\.2\.3, a private address, which this server does not connect to$/);
+    const toMetadata = await toolError(call(tool, `${start}/redirect?to=${encodeURIComponent("http://169.254.169.254/latest/meta-data/")}`), "invalid_input");
+    expect(toMetadata.message).toMatch(/refused: 169\.254\.169\.254 is a link-local address, which this server does not connect to$/);
+  });
+
+  it("reaches private hosts when the operator allows them", async () => {
+    const port = new URL(server.url).port;
+    expect(await call(registry, `http://localhost:${port}/json`)).toMatchObject({ status: 200, body: { ok: true } });
+    expect(await call(registry, `${server.url}/redirect?to=${encodeURIComponent(`http://[::ffff:127.0.0.1]:${port}/json`)}`)).toMatchObject({ status: 200 });
   });
 });

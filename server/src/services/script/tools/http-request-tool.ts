@@ -1,3 +1,5 @@
+import type { Dispatcher } from "undici";
+import { createGuardedDispatcher, PrivateNetworkError, privateHostKind, privateNetworkErrorOf } from "../../../net/private-network.js";
 import { formatDuration, tryParseDuration as parseDuration } from "../dsl/duration.js";
 import { NATIVE_TOOL_VERSION, NATIVE_TOOLS_CREATED_AT_MS, nativeRuntime } from "./native-runtime.js";
 import { formatBytes, readCappedBody } from "./response-body.js";
@@ -16,6 +18,10 @@ const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 export interface HttpRequestToolOptions {
   readonly fetch?: typeof fetch;
+  /** The operator's --allow-private-network: true lets calls reach loopback, private and link-local hosts. */
+  readonly allowPrivateNetwork?: boolean;
+  /** Where connections are made; default createGuardedDispatcher with allowPrivateNetwork. */
+  readonly dispatcher?: Dispatcher;
 }
 
 /**
@@ -24,9 +30,16 @@ export interface HttpRequestToolOptions {
  * request's timeout, or a response body over 10 MiB. Unsafe methods carry `idempotency-key:
  * <thread_id:step_path>` unless the call sets that header itself, so a retried step is safe at a
  * target that deduplicates (the IETF httpapi Idempotency-Key draft, Stripe, PayPal).
+ *
+ * Unless the operator allows private networks, a call may not reach the server's own machine or
+ * network (net/private-network.ts): a host written as such an address, or `localhost`, is refused
+ * before connecting, and a name resolving to one, on the first request or any redirect hop, is
+ * refused when the connection is made.
  */
 export function createHttpRequestTool(options: HttpRequestToolOptions = {}): Tool {
   const fetchFn = options.fetch ?? fetch;
+  const allowPrivateNetwork = options.allowPrivateNetwork ?? false;
+  const network = { allowPrivateNetwork, dispatcher: options.dispatcher ?? createGuardedDispatcher({ allowPrivateNetwork }) };
   return {
     name: "http.request",
     version: NATIVE_TOOL_VERSION,
@@ -50,14 +63,21 @@ export function createHttpRequestTool(options: HttpRequestToolOptions = {}): Too
     ],
     runtime: nativeRuntime("httpRequest", MAX_REQUEST_TIMEOUT_MS + 30_000),
     createdAtMs: NATIVE_TOOLS_CREATED_AT_MS,
-    invoke: (input, context) => httpRequest(fetchFn, input, context),
+    invoke: (input, context) => httpRequest(fetchFn, network, input, context),
   };
 }
 
-async function httpRequest(fetchFn: typeof fetch, input: JsonObject, context: ToolContext): Promise<JsonValue> {
+interface Network {
+  readonly allowPrivateNetwork: boolean;
+  readonly dispatcher: Dispatcher;
+}
+
+async function httpRequest(fetchFn: typeof fetch, network: Network, input: JsonObject, context: ToolContext): Promise<JsonValue> {
   const method = String(input.method).toUpperCase();
   if (!METHODS.has(method)) throw invalidInput(`http.request: method ${JSON.stringify(input.method)} is not one of ${[...METHODS].join(", ")}`);
   const url = requestUrl(String(input.url), input.query as JsonObject);
+  const hostKind = network.allowPrivateNetwork ? undefined : privateHostKind(url.hostname);
+  if (hostKind !== undefined) throw invalidInput(`http.request: url refused: ${new PrivateNetworkError(url.hostname, url.hostname, hostKind).message}`);
   const timeoutMs = requestTimeout(String(input.timeout));
   const headers = requestHeaders(input.headers as JsonObject);
   const body = requestBody(method, input.body, headers);
@@ -69,7 +89,9 @@ async function httpRequest(fetchFn: typeof fetch, input: JsonObject, context: To
   const signal = AbortSignal.any([context.signal, deadline.signal]);
   const started = performance.now();
   try {
-    const response = await fetchFn(url, { method, headers, body, signal, redirect: "follow" });
+    // Node's fetch takes undici's `dispatcher`, which the DOM RequestInit type does not declare.
+    const init: RequestInit & { dispatcher: Dispatcher } = { method, headers, body, signal, redirect: "follow", dispatcher: network.dispatcher };
+    const response = await fetchFn(url, init);
     const bytes = await readCappedBody(response, MAX_RESPONSE_BYTES, `http.request: the response body of ${target}`);
     return {
       status: response.status,
@@ -81,6 +103,8 @@ async function httpRequest(fetchFn: typeof fetch, input: JsonObject, context: To
     if (context.signal.aborted) throw context.signal.reason;
     if (deadline.signal.aborted) throw new ToolError("timeout", `http.request: ${target} did not answer within ${formatDuration(timeoutMs)}`);
     if (error instanceof ToolError) throw error;
+    const refused = privateNetworkErrorOf(error);
+    if (refused !== undefined) throw invalidInput(`http.request: ${target} refused: ${refused.message}`);
     throw new ToolError("unavailable", `http.request: ${target} failed: ${networkReason(error)}`, { cause: error });
   } finally {
     clearTimeout(timer);

@@ -1,10 +1,14 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { createCelWorkerPool } from "./cel-worker-pool.js";
+import { createJsonTransformTool } from "./json-transform-tool.js";
 import { createNativeToolSource } from "./native-tools.js";
 import { testContext, toolError } from "./test-kit.js";
 import { createToolRegistry } from "./tool-registry.js";
 import type { JsonValue } from "./tool.js";
 
-const registry = createToolRegistry([createNativeToolSource()]);
+const celWorkers = createCelWorkerPool({ size: 2 });
+afterAll(() => celWorkers.close());
+const registry = createToolRegistry([createNativeToolSource({ celWorkers })]);
 const transform = async (data: JsonValue, expression: string) =>
   ((await registry.invoke("org", "json.transform", { data, expression }, testContext())) as { result: JsonValue }).result;
 
@@ -53,5 +57,24 @@ describe("json.transform", () => {
   it("reports a syntax error as invalid input and a missing key as a failure", async () => {
     expect((await toolError(transform({}, "data.a +"), "invalid_input")).message).toMatch(/^json\.transform: expression does not parse: /);
     expect((await toolError(transform({ a: 1 }, "data.b"), "failed")).message).toContain("b");
+  });
+
+  it("stops a runaway expression at its limit, naming the tool and the limit", async () => {
+    const tool = createJsonTransformTool({ workers: celWorkers, timeLimitMs: 250 });
+    const limited = createToolRegistry([{ listTools: async () => [tool] }]);
+    const data = Array.from({ length: 3000 }, (_, i) => i);
+    const error = await toolError(limited.invoke("org", "json.transform", { data, expression: "data.all(x, data.all(y, y >= 0))" }, testContext()), "timeout");
+    expect(error.message).toBe("json.transform: the expression did not finish within the limit of 250ms and was stopped");
+    expect(tool.runtime.memoryMiB).toBe(256);
+    expect(tool.description).toContain("stopped after 250ms");
+  });
+
+  it("stops the evaluation when the step is cancelled", async () => {
+    const controller = new AbortController();
+    const data = Array.from({ length: 3000 }, (_, i) => i);
+    const call = registry.invoke("org", "json.transform", { data, expression: "data.all(x, data.all(y, y >= 0))" }, testContext(controller.signal));
+    setTimeout(() => controller.abort(), 100);
+    expect((await toolError(call, "cancelled")).message).toBe("json.transform was cancelled");
+    expect(await transform({ n: 1 }, "data.n")).toBe(1);
   });
 });

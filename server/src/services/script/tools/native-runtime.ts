@@ -12,7 +12,8 @@ export const NATIVE_TOOL_VERSION = "1";
 /**
  * The runtime of a built-in tool: it runs in the server process (language `native`, no image, no
  * GPU), entered through the named function. Memory is 0, the platform default: an in-process call
- * has no memory limit of its own, and a number we do not enforce would mislead.
+ * has no memory limit of its own, and a number we do not enforce would mislead. A tool that does
+ * enforce one (json.transform's worker heap) reports it instead.
  */
 export function nativeRuntime(entrypoint: string, timeoutMs: number): ToolRuntime {
   return { entrypoint, language: "native", image: "", timeoutMs, memoryMiB: 0, gpu: "" };

@@ -1,4 +1,6 @@
 import { createArtifactWriteTool } from "./artifact-write-tool.js";
+import { createCelWorkerPool } from "./cel-worker-pool.js";
+import type { CelWorkerPool } from "./cel-worker-pool.js";
 import { createHttpRequestTool } from "./http-request-tool.js";
 import { createJsonTransformTool } from "./json-transform-tool.js";
 import { createLlmCompleteTool } from "./llm-complete-tool.js";
@@ -14,6 +16,13 @@ export interface NativeToolOptions {
   readonly fetch?: typeof fetch;
   /** The operator's LLM endpoint (readLlmConfig); undefined keeps llm.complete listed but failing. */
   readonly llm?: LlmConfig | undefined;
+  /** The operator's --allow-private-network, for http.request (net/private-network.ts); default false. */
+  readonly allowPrivateNetwork?: boolean;
+  /**
+   * Worker threads for json.transform. The server passes the pool it closes at shutdown; absent,
+   * the source makes its own, whose workers start only when used and do not hold the process open.
+   */
+  readonly celWorkers?: CelWorkerPool;
 }
 
 /**
@@ -22,8 +31,8 @@ export interface NativeToolOptions {
  */
 export function createNativeToolSource(options: NativeToolOptions = {}): ToolSource {
   const tools: readonly Tool[] = Object.freeze([
-    createHttpRequestTool({ fetch: options.fetch }),
-    createJsonTransformTool(),
+    createHttpRequestTool({ fetch: options.fetch, allowPrivateNetwork: options.allowPrivateNetwork }),
+    createJsonTransformTool({ workers: options.celWorkers ?? createCelWorkerPool() }),
     createTextSplitTool(),
     createTemplateRenderTool(),
     createSleepTool(),

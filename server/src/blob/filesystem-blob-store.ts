@@ -1,0 +1,151 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, open, rename, rm, unlink, type FileHandle } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { BlobKeyError, checkBlobKey, checkBlobPrefix, checkContentType } from "./blob-key.js";
+import type { BlobInfo, BlobStore, OpenBlob } from "./blob-store.js";
+
+/** Longest file name most filesystems take (NAME_MAX), in bytes. */
+const NAME_MAX_BYTES = 255;
+/** Ends every object's file name; no folder name can end so (see segmentName). */
+const OBJECT_SUFFIX = "%blob";
+/** The header line is JSON of a checked content type and a hash: far below this. */
+const HEADER_READ_BYTES = 2048;
+
+interface Header {
+  readonly contentType: string;
+  readonly sha256: string;
+}
+
+/**
+ * The object store on a local filesystem (or a volume every process shares), rooted at `root`:
+ * `objects/` holds one file per object at its key's path, `tmp/` the files being written.
+ *
+ * A write goes to a temporary file, is flushed, then renamed over the object's file: rename is
+ * atomic, so a reader opens the old version or the new one, and a reader that opened the old one
+ * keeps reading it. The content type and hash travel in the same file, on a JSON line before the
+ * content, so that one rename changes all of it together (a sidecar file could disagree with the
+ * content it describes). Object files end in `%blob` and `%` in key segments is written `%25`, so
+ * an object `a` and an object `a/b` (a file and a folder of the same name) can both exist.
+ */
+export function createFilesystemBlobStore(root: string): BlobStore {
+  const objects = join(root, "objects");
+  const temporary = join(root, "tmp");
+
+  const fileOf = (key: string): string => {
+    const segments = checkBlobKey(key).split("/").map(segmentName);
+    segments.push(`${segments.pop()!}${OBJECT_SUFFIX}`);
+    for (const name of segments) {
+      if (Buffer.byteLength(name) > NAME_MAX_BYTES) {
+        throw new BlobKeyError(`object key ${JSON.stringify(key.slice(0, 80))} has a segment longer than the filesystem allows (${NAME_MAX_BYTES - OBJECT_SUFFIX.length} bytes)`);
+      }
+    }
+    return join(objects, ...segments);
+  };
+
+  async function openBlob(key: string): Promise<OpenBlob | undefined> {
+    let handle: FileHandle;
+    try {
+      handle = await open(fileOf(key), "r");
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+    try {
+      const [stats, { header, offset }] = await Promise.all([handle.stat(), readHeader(handle, key)]);
+      let released = false;
+      return {
+        key,
+        size: stats.size - offset,
+        contentType: header.contentType,
+        sha256: header.sha256,
+        updatedAt: Math.floor(stats.mtimeMs),
+        read(range) {
+          released = true;
+          return handle.createReadStream({ start: offset + (range?.start ?? 0), ...(range ? { end: offset + range.end } : {}), autoClose: true });
+        },
+        async close() {
+          if (released) return;
+          released = true;
+          await handle.close();
+        },
+      };
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  return {
+    async put(key, bytes, options) {
+      const file = fileOf(key);
+      const header: Header = { contentType: checkContentType(options.contentType), sha256: createHash("sha256").update(bytes).digest("hex") };
+      await Promise.all([mkdir(temporary, { recursive: true, mode: 0o700 }), mkdir(dirname(file), { recursive: true, mode: 0o700 })]);
+      const written = join(temporary, `${randomBytes(12).toString("hex")}.tmp`);
+      const handle = await open(written, "wx", 0o600);
+      let updatedAt: number;
+      try {
+        await handle.writeFile(`${JSON.stringify(header)}\n`);
+        await handle.writeFile(bytes);
+        // Flushed before the rename, so a crash never leaves a renamed but empty object.
+        await handle.sync();
+        updatedAt = Math.floor((await handle.stat()).mtimeMs);
+      } catch (error) {
+        await handle.close();
+        await rm(written, { force: true });
+        throw error;
+      }
+      await handle.close();
+      try {
+        await rename(written, file);
+      } catch (error) {
+        await rm(written, { force: true });
+        throw error;
+      }
+      return { key, size: bytes.byteLength, ...header, updatedAt } satisfies BlobInfo;
+    },
+
+    open: openBlob,
+
+    async stat(key) {
+      const blob = await openBlob(key);
+      if (!blob) return undefined;
+      await blob.close();
+      const { read: _read, close: _close, ...info } = blob;
+      return info;
+    },
+
+    async delete(key) {
+      try {
+        await unlink(fileOf(key));
+        return true;
+      } catch (error) {
+        if (isMissing(error)) return false;
+        throw error;
+      }
+    },
+
+    async deletePrefix(prefix) {
+      const folder = checkBlobPrefix(prefix).slice(0, -1).split("/").map(segmentName);
+      await rm(join(objects, ...folder), { recursive: true, force: true, maxRetries: 3 });
+    },
+  };
+}
+
+/** A key segment as a file or folder name: only `%` is escaped, which keeps `%blob` for object files. */
+function segmentName(segment: string): string {
+  return segment.replaceAll("%", "%25");
+}
+
+async function readHeader(handle: FileHandle, key: string): Promise<{ header: Header; offset: number }> {
+  const buffer = Buffer.alloc(HEADER_READ_BYTES);
+  const { bytesRead } = await handle.read(buffer, 0, HEADER_READ_BYTES, 0);
+  const end = buffer.subarray(0, bytesRead).indexOf(0x0a);
+  if (end === -1) throw new Error(`object ${JSON.stringify(key)} has no header: the file was not written by this store`);
+  const header = JSON.parse(buffer.subarray(0, end).toString("utf8")) as Header;
+  return { header, offset: end + 1 };
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { EngineDouble, insertThread, openThreadTestKit, type ThreadTestKit } from "./thread-test-kit.js";
+
+// A thread's input and output can be tens of megabytes; the API's reads of a thread (GetThread,
+// ListThreads, watches, cancel and resume) leave them out, the result methods read the output
+// alone, and the worker counts completed steps without reading their data.
+let kit: ThreadTestKit;
+let orgId: string;
+let otherOrg: string;
+beforeAll(async () => {
+  kit = await openThreadTestKit();
+  orgId = await kit.database.createOrganization();
+  otherOrg = await kit.database.createOrganization();
+});
+afterAll(() => kit.close());
+
+it("reads a thread without its input and output, and its output alone within its organization", async () => {
+  const output = { text: "y".repeat(100_000) };
+  const engine = new EngineDouble(kit, await insertThread(kit, orgId, { input: { text: "x".repeat(100_000) }, metadata: { team: "a" } }));
+  await engine.start();
+  await engine.complete(output, 0);
+  const { id } = engine.thread;
+
+  const header = await kit.store.getHeader(orgId, id);
+  expect(header).toMatchObject({ id, orgId, status: "completed", metadata: { team: "a" } });
+  expect(header).not.toHaveProperty("input");
+  expect(header).not.toHaveProperty("output");
+  const [listed] = await kit.store.list(orgId, { limit: 1 });
+  expect(listed).toEqual(header);
+
+  expect(await kit.store.output(orgId, id)).toEqual(output);
+  expect(await kit.store.output(otherOrg, id)).toBeNull();
+  expect(await kit.store.getHeader(otherOrg, id)).toBeUndefined();
+});
+
+it("answers null for the output of a thread that has not completed", async () => {
+  const thread = await insertThread(kit, orgId);
+  expect(await kit.store.output(orgId, thread.id)).toBeNull();
+});
+
+it("counts a thread's completed steps", async () => {
+  const engine = new EngineDouble(kit, await insertThread(kit, orgId));
+  await engine.start();
+  await engine.stepStarted("0", { name: "a" });
+  await engine.stepCompleted("0", { big: "z".repeat(10_000) });
+  await engine.stepStarted("1", { name: "b" });
+  await engine.stepFailed("1", "boom");
+  await engine.stepStarted("2", { name: "c" });
+  expect(await kit.store.completedStepCount(engine.thread.id)).toBe(1);
+  await engine.stepCompleted("2", null);
+  expect(await kit.store.completedStepCount(engine.thread.id)).toBe(2);
+});
