@@ -1,5 +1,6 @@
 // Time to generate the full contract (`buf generate`: protoc-gen-es and protoc-gen-platform), with
-// protoc-gen-es alone in the same run as the baseline. Output goes to a temporary directory.
+// protoc-gen-es alone in the same run as the baseline, and the OpenAPI generator that
+// `npm run generate` runs after buf. Output goes to a temporary directory.
 // Run: npx tsx bench/generate.bench.ts
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -18,12 +19,13 @@ const ourOnly = JSON.stringify({
   plugins: [{ local: ["node", "--import", "tsx", "codegen/src/proto/main.ts"], out: "gen", strategy: "all", opt: ["target=ts", "import_extension=js"] }],
 });
 
-function time(label: string, args: string[], runs = 5): void {
+/** Runs a generator writing into a fresh temporary directory, `runs` times, and prints the spread. */
+function time(label: string, generate: (out: string) => void, runs = 5): void {
   const seconds: number[] = [];
   for (let i = 0; i < runs; i++) {
     const out = mkdtempSync(join(tmpdir(), "gen-"));
     const start = performance.now();
-    execFileSync(buf, [...args, "-o", out], { stdio: "inherit" });
+    generate(out);
     seconds.push((performance.now() - start) / 1000);
     rmSync(out, { recursive: true, force: true });
   }
@@ -31,6 +33,14 @@ function time(label: string, args: string[], runs = 5): void {
   console.log(`${label.padEnd(46)} median ${seconds[Math.floor(runs / 2)]!.toFixed(2)} s  (min ${seconds[0]!.toFixed(2)}, max ${seconds.at(-1)!.toFixed(2)})`);
 }
 
-time("buf generate (full contract, both plugins)", ["generate"]);
-time("baseline: protoc-gen-es alone", ["generate", "--template", esOnly]);
-time("protoc-gen-platform alone", ["generate", "--template", ourOnly]);
+const bufGenerate = (args: string[]) => (out: string) => execFileSync(buf, ["generate", ...args, "-o", out], { stdio: "inherit" });
+const openApiGenerate = (out: string) => execFileSync("node", ["--import", "tsx", "codegen/src/openapi/main.ts", join(out, "openapi")], { stdio: "inherit" });
+
+time("buf generate (full contract, both plugins)", bufGenerate([]));
+time("baseline: protoc-gen-es alone", bufGenerate(["--template", esOnly]));
+time("protoc-gen-platform alone", bufGenerate(["--template", ourOnly]));
+time("OpenAPI generator (openapi/*.yaml)", openApiGenerate);
+time("npm run generate (buf, then the OpenAPI generator)", (out) => {
+  bufGenerate([])(out);
+  openApiGenerate(out);
+});

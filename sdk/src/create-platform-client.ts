@@ -1,6 +1,6 @@
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
-import type { ServiceClientOptions } from "@platform/codegen/runtime";
+import type { RestClientOptions, ServiceClientOptions } from "@platform/codegen/runtime";
 import { createBuildServiceClient, type BuildServiceClient } from "../../gen/platform/compute/v1/build_service_client.js";
 import { createComputeServiceClient, type ComputeServiceClient } from "../../gen/platform/compute/v1/compute_service_client.js";
 import { createSecretServiceClient, type SecretServiceClient } from "../../gen/platform/compute/v1/secret_service_client.js";
@@ -12,12 +12,17 @@ import { createVectorServiceClient, type VectorServiceClient } from "../../gen/p
 import { createIamServiceClient, type IamServiceClient } from "../../gen/platform/iam/v1/iam_service_client.js";
 import { createScriptServiceClient, type ScriptServiceClient } from "../../gen/platform/script/v1/script_service_client.js";
 import { createVectorDbServiceClient, type VectorDbServiceClient } from "../../gen/platform/vectordb/v1/vectordb_service_client.js";
+import { createIdentityAdminClient, type IdentityAdminClient } from "../../gen/openapi/identity-admin/client.js";
+import type { IdentityIssuerClient } from "../../gen/openapi/identity-issuer/client.js";
+import { createIssuerClient } from "./create-issuer-client.js";
 
 export interface PlatformClientOptions {
   /** Base URL of the API plane (script, compute, secrets, builds, vector databases, IAM). */
   readonly apiUrl: string;
   /** Base URL of the data plane (actions, pipelines, sources, ingest, vector engine and search); defaults to apiUrl. */
   readonly dataUrl?: string;
+  /** Base URL of the identity plane, where pool issuers are served (`{identity_url}`); defaults to apiUrl. */
+  readonly identityUrl?: string;
   /** An API key (`dk_...`) or access token, sent as `Authorization: Bearer`. */
   readonly token?: string;
   /** The caller's organization, sent as `x-organization-name` where the contract asks for it. */
@@ -28,7 +33,7 @@ export interface PlatformClientOptions {
   readonly binary?: boolean;
   /** A custom fetch, for proxies, mTLS or tests. */
   readonly fetch?: typeof globalThis.fetch;
-  /** Extra interceptors, run after the credentials are set (logging, tracing). */
+  /** Extra interceptors, run after the credentials are set (logging, tracing); RPC planes only. */
   readonly interceptors?: Interceptor[];
   /** Retries of idempotent calls; `false` turns them off. */
   readonly retry?: ServiceClientOptions["retry"];
@@ -47,6 +52,13 @@ export interface PlatformClient {
   readonly vector: VectorServiceClient;
   readonly vectorDb: VectorDbServiceClient;
   readonly iam: IamServiceClient;
+  /** The identity admin API, `{apiUrl}/v1/identity`, with the platform credential. */
+  readonly identityAdmin: IdentityAdminClient;
+  /**
+   * The issuer of one identity pool, `{identityUrl}/{org}/{pool}`. Its `token` is a pool access
+   * token (for `getCurrentUser`): the platform credential is never sent to an issuer.
+   */
+  identityIssuer(pool: { readonly org: string; readonly pool: string; readonly token?: RestClientOptions["token"] }): IdentityIssuerClient;
 }
 
 /**
@@ -57,6 +69,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   const api = createTransport(options.apiUrl, options);
   const data = options.dataUrl === undefined ? api : createTransport(options.dataUrl, options);
   const clientOptions: ServiceClientOptions = options.retry === undefined ? {} : { retry: options.retry };
+  const rest = { ...clientOptions, ...(options.fetch ? { fetch: options.fetch } : {}) };
   return {
     script: createScriptServiceClient(api, clientOptions),
     actions: createActionsServiceClient(data, clientOptions),
@@ -69,6 +82,9 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     vector: createVectorServiceClient(data, clientOptions),
     vectorDb: createVectorDbServiceClient(api, clientOptions),
     iam: createIamServiceClient(api, clientOptions),
+    identityAdmin: createIdentityAdminClient({ baseUrl: options.apiUrl, ...(options.token !== undefined ? { token: options.token } : {}), ...rest }),
+    identityIssuer: ({ org, pool, token }) =>
+      createIssuerClient({ identityUrl: options.identityUrl ?? options.apiUrl, org, pool, ...(token !== undefined ? { token } : {}), ...rest }),
   };
 }
 

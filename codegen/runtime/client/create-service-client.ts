@@ -1,7 +1,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { ConnectError, Code, createClient, type CallOptions, type Transport } from "@connectrpc/connect";
 import type { ClientMethodFacts } from "./client-method-facts.js";
-import { defaultRetryPolicy, retryDelayMs, sleep, type RetryPolicy } from "./retry-policy.js";
+import { defaultRetryPolicy, withRetries, type RetryPolicy } from "./retry-policy.js";
 
 export interface ServiceClientOptions {
   /** Retry policy for idempotent methods, or `false` to never retry. */
@@ -29,7 +29,7 @@ export function createServiceClient<Client>(
     const fact = facts[name];
     const call = base[name]!;
     const retryable = fact !== undefined && fact.kind === "unary" && fact.idempotency !== "unknown" && policy.maxRetries > 0;
-    client[name] = retryable ? (request, callOptions) => callWithRetries(call, request, callOptions, policy) : call;
+    client[name] = retryable ? (request, callOptions) => withRetries(() => call(request, callOptions) as Promise<unknown>, policy, callOptions?.signal) : call;
     const pagination = fact?.pagination;
     if (pagination) {
       const list = client[name]!;
@@ -38,18 +38,6 @@ export function createServiceClient<Client>(
   }
   // The generated interface describes exactly the methods built above, from the same descriptor.
   return client as Client;
-}
-
-async function callWithRetries(call: AnyCall, request: unknown, options: CallOptions | undefined, policy: RetryPolicy): Promise<unknown> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call(request, options);
-    } catch (error) {
-      const delay = retryDelayMs(error, attempt, policy);
-      if (delay === undefined || options?.signal?.aborted) throw error;
-      await sleep(delay, options?.signal);
-    }
-  }
 }
 
 async function* iterateItems(

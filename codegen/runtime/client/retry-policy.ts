@@ -46,6 +46,19 @@ function parseRetryAfter(value: string | null, now: number): number | undefined 
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/** Calls until the call succeeds or the policy says its error must not be retried. */
+export async function withRetries<T>(call: () => Promise<T>, policy: RetryPolicy, signal: AbortSignal | undefined): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      const delay = retryDelayMs(error, attempt, policy);
+      if (delay === undefined || signal?.aborted) throw error;
+      await sleep(delay, signal);
+    }
+  }
+}
+
 /** Waits, unless the signal aborts first. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -3,7 +3,6 @@ import { Code, ConnectError, createHandlerContext, type ContextValues, type Inte
 import {
   createAsyncIterable,
   invokeUnaryImplementation,
-  readAllBytes,
   transformInvokeImplementation,
   type UniversalHandlerFn,
   type UniversalServerRequest,
@@ -12,8 +11,11 @@ import {
 import { errorEnvelope, routingErrorBody } from "../errors/error-envelope.js";
 import type { HttpRoute } from "../http-route.js";
 import { createPathMatcher } from "../path-template/index.js";
+import { isJsonMediaType, mediaTypeOf } from "../rest/media-type.js";
 import { decodeRequest } from "../transcode/decode-request.js";
 import { encodeResponse } from "../transcode/encode-response.js";
+import { readRequestBody } from "./read-request-body.js";
+import { splitRequestTarget } from "./request-target.js";
 import { negotiateFraming, streamResponse } from "./stream-response.js";
 
 /** One HTTP route and the implementation it reaches. */
@@ -75,14 +77,14 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
     });
     let body: Uint8Array;
     try {
-      body = await readBody(request, readMaxBytes);
+      body = await readRequestBody(request, readMaxBytes);
     } catch (error) {
       const tooLarge = ConnectError.from(error).code === Code.ResourceExhausted;
       if (!tooLarge) throw error;
       return jsonResponse(413, routingErrorBody(Code.ResourceExhausted, `request body exceeds ${readMaxBytes} bytes`));
     }
     try {
-      if (body.byteLength > 0 && route.body !== "" && !isJson(request.header.get("content-type"))) {
+      if (body.byteLength > 0 && route.body !== "" && !isJsonMediaType(mediaTypeOf(request.header.get("content-type")))) {
         return jsonResponse(415, routingErrorBody(Code.InvalidArgument, `unsupported content type "${request.header.get("content-type") ?? ""}": send application/json`));
       }
       const input = decodeRequest(spec.method.input, route, { captures: match.captures, query: url.searchParams, body });
@@ -107,33 +109,6 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
       return jsonResponse(envelope.status, envelope.body, envelope.headers);
     }
   };
-}
-
-/**
- * Path and query of a request target, taken as sent: `new URL` would resolve dot segments and
- * read `//host/...` as an authority, routing a request to a path the client never asked for.
- */
-function splitRequestTarget(target: string): { pathname: string; searchParams: URLSearchParams } {
-  const origin = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
-  const rest = origin ? target.slice(origin[0].length) || "/" : target;
-  const end = rest.search(/[?#]/);
-  const pathname = end === -1 ? rest : rest.slice(0, end);
-  const query = end !== -1 && rest[end] === "?" ? rest.slice(end + 1).split("#")[0]! : "";
-  return { pathname, searchParams: new URLSearchParams(query) };
-}
-
-async function readBody(request: UniversalServerRequest, readMaxBytes: number): Promise<Uint8Array> {
-  if (!(Symbol.asyncIterator in Object(request.body))) {
-    // A framework already parsed the JSON body.
-    return encoder.encode(JSON.stringify(request.body));
-  }
-  const length = Number(request.header.get("content-length") ?? Number.NaN);
-  return readAllBytes(request.body as AsyncIterable<Uint8Array>, readMaxBytes, Number.isFinite(length) ? length : null);
-}
-
-function isJson(contentType: string | null): boolean {
-  const mediaType = contentType?.split(";")[0]?.trim().toLowerCase();
-  return mediaType === "application/json" || (mediaType?.endsWith("+json") ?? false);
 }
 
 function jsonResponse(status: number, json: JsonValue, headers?: HeadersInit): UniversalServerResponse {

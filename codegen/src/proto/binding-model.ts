@@ -4,7 +4,7 @@ import { getComments } from "@bufbuild/protoplugin";
 import type { HttpRoute, StreamFraming } from "../../runtime/http-route.js";
 import { parsePathTemplate } from "../../runtime/path-template/index.js";
 import type { OptionReader } from "./options.js";
-import { GenerationError } from "./generation-error.js";
+import { GenerationError } from "../generation-error.js";
 
 /**
  * The one model of a service that all four emitters read: routes, service glue, SDK clients

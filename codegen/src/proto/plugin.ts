@@ -5,7 +5,7 @@ import { buildServiceModel, type ServiceModel } from "./binding-model.js";
 import { emitClient } from "./emit-client.js";
 import { emitRoutes } from "./emit-routes.js";
 import { emitServer } from "./emit-server.js";
-import { GenerationError } from "./generation-error.js";
+import { GenerationError } from "../generation-error.js";
 import { emitOpenApiDocuments } from "./openapi/emit-openapi.js";
 import { createOptionReader } from "./options.js";
 

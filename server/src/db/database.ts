@@ -9,7 +9,11 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { lockDataDir } from "./data-dir-lock.js";
-import { schema } from "./schema.js";
+import { identitySchema } from "../services/identity/identity-schema.js";
+import { schema as platformSchema } from "./schema.js";
+
+/** Every table drizzle knows: the platform's and those of services that keep their own schema file. */
+const schema = { ...platformSchema, ...identitySchema };
 
 /** The drizzle database every store uses, whichever engine is behind it. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;

@@ -1,0 +1,35 @@
+import type { RestClientOptions, RetryPolicy } from "@platform/codegen/runtime";
+import { createIdentityIssuerClient, type IdentityIssuerClient } from "../../gen/openapi/identity-issuer/client.js";
+
+export interface IssuerClientOptions {
+  /** Base URL of the identity plane (`{identity_url}`), without the organization and pool. */
+  readonly identityUrl: string;
+  /** The organization's name. */
+  readonly org: string;
+  /** The pool's name. */
+  readonly pool: string;
+  /**
+   * A pool access token, for the operations that take one (`getCurrentUser`); a function is asked
+   * before each call so a caller can refresh it. Never the platform credential.
+   */
+  readonly token?: RestClientOptions["token"];
+  /** A custom fetch, for proxies, mTLS or tests. */
+  readonly fetch?: typeof globalThis.fetch;
+  /** Retries of idempotent calls (GET) on 429 and 503; `false` turns them off. */
+  readonly retry?: Partial<RetryPolicy> | false;
+}
+
+/**
+ * A client of one identity pool's issuer, `{identity_url}/{org}/{pool}`: discovery, keys, the
+ * token endpoint, account flows and the signed-in user. It needs no platform credential, so a
+ * login page or an app's backend can use it on its own.
+ */
+export function createIssuerClient(options: IssuerClientOptions): IdentityIssuerClient {
+  return createIdentityIssuerClient({
+    baseUrl: options.identityUrl,
+    serverVariables: { org: options.org, pool: options.pool },
+    ...(options.token !== undefined ? { token: options.token } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.retry !== undefined ? { retry: options.retry } : {}),
+  });
+}

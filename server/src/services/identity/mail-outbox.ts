@@ -1,0 +1,136 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+import type { Database } from "../../db/database.js";
+import type { Logger } from "../../transport/logger.js";
+import type { SecretBox } from "../secrets/secret-box.js";
+import { identityMailOutbox, type EmailTokenPurpose } from "./identity-schema.js";
+import type { PoolRef } from "./pool-store.js";
+import type { MailSender } from "./smtp-mail-sender.js";
+
+export interface QueuedMail {
+  readonly to: string;
+  readonly purpose: EmailTokenPurpose;
+  readonly subject: string;
+  readonly text: string;
+  /** The message's link, kept apart so the log can show it when nothing is sent. */
+  readonly link: string;
+}
+
+export interface DeliveryReport {
+  readonly sent: number;
+  readonly logged: number;
+  readonly retrying: number;
+  readonly failed: number;
+}
+
+/**
+ * The identity e-mails, written to an outbox in the transaction that decided to send them (the
+ * user row and the link token commit together with the message, or not at all), then delivered
+ * by {@link MailOutbox.deliverDue}. Bodies hold live links and are sealed at rest.
+ *
+ * Without an SMTP sender a message is written to the log with its link and marked `logged`: the
+ * embedded default has no mail server and a developer follows the link from the log. With a sender
+ * the log line carries no link, since a link in a log is a credential in a log. Failed sends are
+ * retried with exponential backoff, then marked `failed`. Rows are claimed with a lease under
+ * `FOR UPDATE SKIP LOCKED`, so several server processes deliver without sending a message twice.
+ */
+export interface MailOutbox {
+  enqueue(pool: PoolRef, mail: QueuedMail, db?: Database): Promise<string>;
+  deliverDue(max?: number): Promise<DeliveryReport>;
+}
+
+export interface MailOutboxOptions {
+  readonly sender?: MailSender | undefined;
+  readonly logger: Logger;
+  readonly now?: () => number;
+  readonly maxAttempts?: number;
+}
+
+const LEASE_MS = 60_000;
+const FIRST_RETRY_MS = 30_000;
+const LAST_RETRY_MS = 3_600_000;
+const bodyContext = (id: string) => `identity-mail:${id}`;
+
+export function createMailOutbox(db: Database, box: SecretBox, options: MailOutboxOptions): MailOutbox {
+  const now = options.now ?? Date.now;
+  const maxAttempts = options.maxAttempts ?? 8;
+  const { logger, sender } = options;
+
+  async function claim(max: number, at: number) {
+    return db.transaction(async (tx) => {
+      const due = await tx
+        .select({ id: identityMailOutbox.id })
+        .from(identityMailOutbox)
+        .where(and(eq(identityMailOutbox.status, "pending"), lte(identityMailOutbox.nextAttemptAt, at), lte(identityMailOutbox.leaseExpiresAt, at)))
+        .orderBy(asc(identityMailOutbox.nextAttemptAt))
+        .limit(max)
+        .for("update", { skipLocked: true });
+      if (due.length === 0) return [];
+      return tx
+        .update(identityMailOutbox)
+        .set({ leaseExpiresAt: at + LEASE_MS, attempts: sql`${identityMailOutbox.attempts} + 1` })
+        .where(
+          inArray(
+            identityMailOutbox.id,
+            due.map((row) => row.id),
+          ),
+        )
+        .returning();
+    });
+  }
+
+  return {
+    async enqueue(pool, mail, executor = db) {
+      const id = crypto.randomUUID();
+      const body = Buffer.from(JSON.stringify({ text: mail.text, link: mail.link }), "utf8");
+      await executor.insert(identityMailOutbox).values({ ...pool, id, recipient: mail.to, purpose: mail.purpose, subject: mail.subject, sealedBody: box.seal(body, bodyContext(id)) });
+      return id;
+    },
+
+    async deliverDue(max = 50) {
+      const report = { sent: 0, logged: 0, retrying: 0, failed: 0 };
+      for (const row of await claim(max, now())) {
+        const fields = { mailId: row.id, to: row.recipient, purpose: row.purpose, attempt: row.attempts };
+        const settle = (set: Partial<typeof identityMailOutbox.$inferInsert>) => db.update(identityMailOutbox).set({ leaseExpiresAt: 0, ...set }).where(eq(identityMailOutbox.id, row.id));
+        try {
+          const { text, link } = JSON.parse(Buffer.from(box.open(row.sealedBody, bodyContext(row.id))).toString("utf8")) as { text: string; link: string };
+          if (!sender) {
+            logger.info("identity mail not sent (no SMTP server configured); its link follows", { ...fields, subject: row.subject, link });
+            await settle({ status: "logged", sentAt: now() });
+            report.logged++;
+            continue;
+          }
+          await sender.send({ to: row.recipient, subject: row.subject, text });
+          await settle({ status: "sent", sentAt: now(), lastError: "" });
+          logger.info("identity mail sent", fields);
+          report.sent++;
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : String(error);
+          if (row.attempts >= maxAttempts) {
+            await settle({ status: "failed", lastError: reason });
+            logger.error("identity mail failed for good", { ...fields, error: reason });
+            report.failed++;
+          } else {
+            const delay = Math.min(LAST_RETRY_MS, FIRST_RETRY_MS * 2 ** (row.attempts - 1));
+            await settle({ nextAttemptAt: now() + delay, lastError: reason });
+            logger.warn("identity mail not sent; will retry", { ...fields, error: reason, retryInMs: delay });
+            report.retrying++;
+          }
+        }
+      }
+      return report;
+    },
+  };
+}
+
+/** Delivers due mail every `intervalMs` until `signal` aborts; a failed round is reported and the loop goes on. */
+export async function runMailDelivery(outbox: MailOutbox, options: { readonly intervalMs: number; readonly signal: AbortSignal; readonly onError: (error: unknown) => void }): Promise<void> {
+  while (!options.signal.aborted) {
+    try {
+      await outbox.deliverDue();
+    } catch (error) {
+      options.onError(error);
+    }
+    await sleep(options.intervalMs, undefined, { signal: options.signal }).catch(() => {});
+  }
+}

@@ -1,0 +1,189 @@
+import { and, eq, isNotNull } from "drizzle-orm";
+import type { Database } from "../../db/database.js";
+import type { SecretBox } from "../secrets/secret-box.js";
+import { GrantError } from "./grant-error.js";
+import { identityRefreshFamilies, identityRefreshTokens } from "./identity-schema.js";
+import { hashOpaqueToken, newOpaqueToken } from "./opaque-token.js";
+import type { PoolRef } from "./pool-store.js";
+
+/** A refresh token stays usable this long after it was issued (each rotation issues a fresh one). */
+export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
+/** How long a rotated token may be presented again and get the same successor back. */
+export const REFRESH_REUSE_GRACE_MS = 10_000;
+
+export type RevokeReason = "logout" | "reuse" | "code_replay" | "user_revoked" | "password_changed" | "password_reset" | "user_deleted" | "user_banned";
+
+/** What a session (refresh-token family) was started for. */
+export interface SessionRecord {
+  readonly id: string;
+  readonly userId: string;
+  /** "" for the password grant. */
+  readonly clientId: string;
+  /** The pinned tenant slug, "" for none. */
+  readonly tenant: string;
+  readonly scope: string;
+  readonly authTime: number;
+  readonly revokedAt: number;
+}
+
+export interface SessionStart {
+  readonly userId: string;
+  readonly clientId?: string;
+  readonly tenant?: string;
+  readonly scope?: string;
+  readonly authTimeMs: number;
+}
+
+export interface IssuedRefresh {
+  readonly session: SessionRecord;
+  readonly refreshToken: string;
+  /** True when a double submit within the grace window got the successor issued before. */
+  readonly replayed: boolean;
+}
+
+/**
+ * Sessions and their rotating refresh tokens. A refresh token is opaque and stored as its SHA-256;
+ * every use rotates it. Presenting a token that was already rotated burns the whole family, the
+ * standard defence against a stolen token, except for the immediate predecessor of the current
+ * token within {@link REFRESH_REUSE_GRACE_MS}: a client that sent the same refresh twice (a retry,
+ * two tabs) gets the same successor again. The successor is kept sealed on its predecessor's row
+ * for that purpose, and only until it is itself rotated.
+ *
+ * Rotation locks the family's row in one transaction, so concurrent refreshes within a family
+ * serialise: of several refreshes of one token the first rotates, the others see a rotated token
+ * within the grace window and get the same successor. There is never a second child.
+ */
+export interface RefreshFamilies {
+  start(pool: PoolRef, input: SessionStart): Promise<IssuedRefresh>;
+  /** Throws {@link GrantError} `invalid_grant` for an unknown, expired, revoked or reused token. */
+  rotate(pool: PoolRef, presented: string): Promise<IssuedRefresh>;
+  get(pool: PoolRef, sessionId: string): Promise<SessionRecord | undefined>;
+  /** Logout: revokes the family the token belongs to. Answers whether a live session ended. */
+  revokeByToken(pool: PoolRef, presented: string): Promise<boolean>;
+  revokeFamily(pool: PoolRef, sessionId: string, reason: RevokeReason): Promise<boolean>;
+  /** Signs a user out everywhere; answers how many sessions ended. */
+  revokeUser(pool: PoolRef, userId: string, reason: RevokeReason): Promise<number>;
+}
+
+export interface RefreshFamilyOptions {
+  readonly now?: () => number;
+  readonly graceMs?: number;
+  readonly ttlMs?: number;
+}
+
+type Outcome = { readonly kind: "issued"; readonly issued: IssuedRefresh } | { readonly kind: "refused"; readonly reason: string };
+
+const sessionColumns = {
+  id: identityRefreshFamilies.id,
+  userId: identityRefreshFamilies.userId,
+  clientId: identityRefreshFamilies.clientId,
+  tenant: identityRefreshFamilies.tenant,
+  scope: identityRefreshFamilies.scope,
+  authTime: identityRefreshFamilies.authTime,
+  revokedAt: identityRefreshFamilies.revokedAt,
+};
+
+export function createRefreshFamilies(db: Database, box: SecretBox, options: RefreshFamilyOptions = {}): RefreshFamilies {
+  const now = options.now ?? Date.now;
+  const graceMs = options.graceMs ?? REFRESH_REUSE_GRACE_MS;
+  const ttlMs = options.ttlMs ?? REFRESH_TOKEN_TTL_MS;
+  const successorContext = (tokenId: string) => `identity-refresh-successor:${tokenId}`;
+  const inPool = (pool: PoolRef) => and(eq(identityRefreshTokens.orgId, pool.orgId), eq(identityRefreshTokens.poolId, pool.poolId));
+  const family = (pool: PoolRef, id: string) =>
+    and(eq(identityRefreshFamilies.orgId, pool.orgId), eq(identityRefreshFamilies.poolId, pool.poolId), eq(identityRefreshFamilies.id, id));
+
+  async function rotateIn(tx: Database, pool: PoolRef, presented: string): Promise<Outcome> {
+    const at = now();
+    const [found] = await tx
+      .select({ id: identityRefreshTokens.id, familyId: identityRefreshTokens.familyId })
+      .from(identityRefreshTokens)
+      .where(and(inPool(pool), eq(identityRefreshTokens.tokenHash, hashOpaqueToken(presented))));
+    if (!found) return { kind: "refused", reason: "the refresh token is not known" };
+    // The family row is the lock of its whole chain, taken before any token row: every path takes
+    // locks in that order, so refreshes of a token and of its successor cannot deadlock.
+    const [session] = await tx.select(sessionColumns).from(identityRefreshFamilies).where(family(pool, found.familyId)).for("update");
+    if (!session || session.revokedAt !== 0) return { kind: "refused", reason: "the session has ended" };
+    // Read after the family lock: under READ COMMITTED this sees the rotation that held it last.
+    const [token] = await tx.select().from(identityRefreshTokens).where(eq(identityRefreshTokens.id, found.id));
+    if (!token) return { kind: "refused", reason: "the refresh token is not known" };
+
+    if (token.rotatedAt === 0) {
+      if (token.expiresAt <= at) return { kind: "refused", reason: "the refresh token has expired" };
+      const child = newOpaqueToken();
+      const [created] = await tx
+        .insert(identityRefreshTokens)
+        .values({ ...pool, familyId: token.familyId, tokenHash: child.hash, expiresAt: at + ttlMs })
+        .returning({ id: identityRefreshTokens.id });
+      await tx
+        .update(identityRefreshTokens)
+        .set({ rotatedAt: at, successorId: created!.id, sealedSuccessor: box.seal(Buffer.from(child.token, "utf8"), successorContext(token.id)) })
+        .where(eq(identityRefreshTokens.id, token.id));
+      // The predecessor can no longer be replayed (its successor is now rotated): drop its sealed copy.
+      await tx
+        .update(identityRefreshTokens)
+        .set({ sealedSuccessor: null })
+        .where(and(eq(identityRefreshTokens.successorId, token.id), isNotNull(identityRefreshTokens.sealedSuccessor)));
+      await tx.update(identityRefreshFamilies).set({ lastUsedAt: at }).where(eq(identityRefreshFamilies.id, token.familyId));
+      return { kind: "issued", issued: { session, refreshToken: child.token, replayed: false } };
+    }
+
+    const [successor] = token.successorId
+      ? await tx.select({ rotatedAt: identityRefreshTokens.rotatedAt }).from(identityRefreshTokens).where(eq(identityRefreshTokens.id, token.successorId))
+      : [];
+    if (at - token.rotatedAt <= graceMs && successor?.rotatedAt === 0 && token.sealedSuccessor) {
+      const again = Buffer.from(box.open(token.sealedSuccessor, successorContext(token.id))).toString("utf8");
+      return { kind: "issued", issued: { session, refreshToken: again, replayed: true } };
+    }
+    await tx.update(identityRefreshFamilies).set({ revokedAt: at, revokedReason: "reuse" }).where(eq(identityRefreshFamilies.id, token.familyId));
+    return { kind: "refused", reason: "the refresh token was already used; the session has been revoked" };
+  }
+
+  return {
+    start: (pool, input) => startFamily(db, pool, input, now(), ttlMs),
+
+    async rotate(pool, presented) {
+      // Decided inside, thrown outside: a refusal that burns the family must commit first.
+      const outcome = await db.transaction((tx) => rotateIn(tx, pool, presented));
+      if (outcome.kind === "refused") throw new GrantError("invalid_grant", outcome.reason);
+      return outcome.issued;
+    },
+
+    async get(pool, sessionId) {
+      const [row] = await db.select(sessionColumns).from(identityRefreshFamilies).where(family(pool, sessionId));
+      return row;
+    },
+
+    async revokeByToken(pool, presented) {
+      const [token] = await db
+        .select({ familyId: identityRefreshTokens.familyId })
+        .from(identityRefreshTokens)
+        .where(and(inPool(pool), eq(identityRefreshTokens.tokenHash, hashOpaqueToken(presented))));
+      return token ? revoke(db, pool, { sessionId: token.familyId }, "logout", now()).then((count) => count > 0) : false;
+    },
+
+    revokeFamily: (pool, sessionId, reason) => revoke(db, pool, { sessionId }, reason, now()).then((count) => count > 0),
+    revokeUser: (pool, userId, reason) => revoke(db, pool, { userId }, reason, now()),
+  };
+}
+
+/** Starts a session with its first refresh token; pass a transaction to start it alongside other writes. */
+export async function startFamily(db: Database, pool: PoolRef, input: SessionStart, at: number, ttlMs = REFRESH_TOKEN_TTL_MS): Promise<IssuedRefresh> {
+  const first = newOpaqueToken();
+  const [session] = await db
+    .insert(identityRefreshFamilies)
+    .values({ ...pool, userId: input.userId, clientId: input.clientId ?? "", tenant: input.tenant ?? "", scope: input.scope ?? "", authTime: input.authTimeMs })
+    .returning(sessionColumns);
+  await db.insert(identityRefreshTokens).values({ ...pool, familyId: session!.id, tokenHash: first.hash, expiresAt: at + ttlMs });
+  return { session: session!, refreshToken: first.token, replayed: false };
+}
+
+/** Ends live sessions, one or all of a user's; pass a transaction to do it alongside other writes. */
+export async function revoke(db: Database, pool: PoolRef, which: { readonly sessionId: string } | { readonly userId: string }, reason: RevokeReason, at: number): Promise<number> {
+  const target = "sessionId" in which ? eq(identityRefreshFamilies.id, which.sessionId) : eq(identityRefreshFamilies.userId, which.userId);
+  const rows = await db
+    .update(identityRefreshFamilies)
+    .set({ revokedAt: at, revokedReason: reason })
+    .where(and(eq(identityRefreshFamilies.orgId, pool.orgId), eq(identityRefreshFamilies.poolId, pool.poolId), target, eq(identityRefreshFamilies.revokedAt, 0)))
+    .returning({ id: identityRefreshFamilies.id });
+  return rows.length;
+}

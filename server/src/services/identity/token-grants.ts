@@ -1,0 +1,108 @@
+import { GrantError } from "./grant-error.js";
+import { needsRehash, hashPassword, verifyPassword } from "./password-hashing.js";
+import { localSignInOpen, type IdentityServices, type PoolContext } from "./pool-context.js";
+import { ACCESS_TOKEN_TTL_SECONDS, accessTokenClaims, issueAccessToken, issueIdToken, type TokenSubject } from "./pool-tokens.js";
+import type { IssuedRefresh, SessionRecord } from "./refresh-families.js";
+import type { AppUserRecord } from "./user-store.js";
+
+/** The token endpoint's answer (RFC 6749 section 5.1). */
+export interface TokenResponse {
+  readonly access_token: string;
+  readonly token_type: "bearer";
+  readonly expires_in: number;
+  readonly refresh_token: string;
+  readonly id_token?: string;
+}
+
+/**
+ * The three grants of POST /token. Each refuses with a {@link GrantError}: `invalid_grant` for
+ * bad credentials (the same answer for an unknown address and a wrong password), `access_denied`
+ * for a user who may not sign in now (banned, e-mail not verified where required, not a member
+ * of the asked tenant, e-mail sign-in switched off).
+ */
+export async function passwordGrant(
+  services: IdentityServices,
+  pool: PoolContext,
+  input: { readonly email: string; readonly password: string; readonly tenant?: string },
+): Promise<TokenResponse> {
+  if (!(await localSignInOpen(services, pool.ref))) throw new GrantError("access_denied", "e-mail and password sign-in is disabled for this pool");
+  const user = await pool.users.findByEmail(input.email);
+  // Checked even without a user, against a dummy hash: the time taken does not reveal the account.
+  const matches = await verifyPassword(user?.passwordHash, input.password);
+  if (!user || !matches) throw new GrantError("invalid_grant", "invalid e-mail or password");
+  assertMaySignIn(pool, user);
+  const subject = await subjectOf(pool, user);
+  if (input.tenant && !subject.memberships.some((membership) => membership.slug === input.tenant)) {
+    throw new GrantError("access_denied", `the user is not a member of tenant "${input.tenant}"`);
+  }
+  if (user.passwordHash && needsRehash(user.passwordHash)) {
+    await pool.users.setPassword(user.id, await hashPassword(input.password), { endSessions: false });
+  }
+  const issued = await services.families.start(pool.ref, { userId: user.id, tenant: input.tenant ?? "", authTimeMs: services.now() });
+  return respond(services, pool, subject, issued);
+}
+
+/** Rotates the refresh token and mints a fresh access token for the session's user as it is now. */
+export async function refreshGrant(services: IdentityServices, pool: PoolContext, refreshToken: string): Promise<TokenResponse> {
+  const issued = await services.families.rotate(pool.ref, refreshToken);
+  const user = await liveUserOf(services, pool, issued.session);
+  return respond(services, pool, await subjectOf(pool, user), issued);
+}
+
+/** Exchanges an authorization code; with scope `openid` the answer carries an ID token too. */
+export async function authorizationCodeGrant(
+  services: IdentityServices,
+  pool: PoolContext,
+  input: { readonly code: string; readonly clientId: string; readonly redirectUri: string; readonly codeVerifier: string },
+): Promise<TokenResponse> {
+  const { grant, issued } = await services.codes.exchange(pool.ref, input);
+  const user = await liveUserOf(services, pool, issued.session);
+  const subject = await subjectOf(pool, user);
+  const response = await respond(services, pool, subject, issued);
+  if (!grant.scope.split(" ").includes("openid")) return response;
+  const idToken = await issueIdToken(
+    services.keys,
+    pool.issuer,
+    { subject, clientId: grant.clientId, nonce: grant.nonce, authTimeMs: grant.authTimeMs, sessionId: issued.session.id },
+    services.now(),
+  );
+  return { ...response, id_token: idToken };
+}
+
+/** The signed-in user's state decides: a banned or unverified user gets no tokens. */
+export function assertMaySignIn(pool: PoolContext, user: AppUserRecord): void {
+  if (user.banned) throw new GrantError("access_denied", "the user is banned");
+  if (pool.settings.emailVerificationRequired && !user.emailVerified) throw new GrantError("access_denied", "the e-mail address is not verified");
+}
+
+/** The session's user, if it may still have tokens; otherwise the session ends here. */
+async function liveUserOf(services: IdentityServices, pool: PoolContext, session: SessionRecord): Promise<AppUserRecord> {
+  const user = await pool.users.get(session.userId);
+  if (!user || user.banned) {
+    await services.families.revokeFamily(pool.ref, session.id, user ? "user_banned" : "user_deleted");
+    throw new GrantError("invalid_grant", "the session's user can no longer sign in");
+  }
+  return user;
+}
+
+export async function subjectOf(pool: PoolContext, user: AppUserRecord): Promise<TokenSubject> {
+  const tenants = await pool.tenants.userTenants(user.id);
+  return {
+    userId: user.id,
+    email: user.email,
+    emailVerified: user.emailVerified,
+    appRoles: user.appRoles,
+    memberships: tenants.map((tenant) => ({ slug: tenant.slug, roles: tenant.roles })),
+  };
+}
+
+async function respond(services: IdentityServices, pool: PoolContext, subject: TokenSubject, issued: IssuedRefresh): Promise<TokenResponse> {
+  const { session } = issued;
+  const claims = accessTokenClaims(pool.issuer, { subject, sessionId: session.id, tenant: session.tenant || undefined, clientId: session.clientId || undefined }, services.now());
+  return {
+    access_token: await issueAccessToken(services.keys, pool.issuer, claims),
+    token_type: "bearer",
+    expires_in: ACCESS_TOKEN_TTL_SECONDS,
+    refresh_token: issued.refreshToken,
+  };
+}

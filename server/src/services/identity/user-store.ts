@@ -1,0 +1,212 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { and, asc, eq, like, sql, type SQL } from "drizzle-orm";
+import type { Database } from "../../db/database.js";
+import { parseEmailAddress } from "./email-address.js";
+import { identityAuthorizationCodes, identityEmailTokens, identityMemberships, identityUsers } from "./identity-schema.js";
+import { decodeCursor, encodeCursor, pageLimit } from "./keyset-cursor.js";
+import type { PoolRef } from "./pool-store.js";
+import { revoke, type RevokeReason } from "./refresh-families.js";
+import { checkRoleSet } from "./role-catalog.js";
+import { isUniqueViolation } from "./unique-violation.js";
+
+/** A user as the admin API shows it. */
+export interface AppUserRecord {
+  readonly id: string;
+  readonly email: string;
+  readonly emailVerified: boolean;
+  readonly appRoles: string[];
+  readonly banned: boolean;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** When it was soft-deleted; 0 for a live user. */
+  readonly deletedAt: number;
+}
+
+/** A user with the hash sign-in checks. Never leaves the service. */
+export interface UserCredentials extends AppUserRecord {
+  readonly passwordHash: string | null;
+}
+
+export interface UserListQuery {
+  /** Only addresses starting with this, compared case-insensitively. */
+  readonly emailFilter?: string;
+  readonly limit?: number;
+  readonly cursor?: string;
+  readonly includeDeleted?: boolean;
+}
+
+export interface NewUser {
+  readonly email: string;
+  /** A PHC hash, or null for a user invited to set a password. */
+  readonly passwordHash: string | null;
+  readonly emailVerified?: boolean;
+  readonly appRoles?: readonly string[];
+}
+
+/**
+ * One pool's users. The managed store keeps them in the platform database; a pool re-pointed at a
+ * database of its own gets another implementation of this interface, which is why the store is
+ * handed hashes (never passwords) and answers plain records.
+ *
+ * Sign-in state follows the account in the same transaction: a new password (unless asked to keep
+ * them), a ban and a deletion end the user's sessions; a hard delete also removes memberships and
+ * pending codes and links. Soft-deleted users are hidden (not found) unless asked for.
+ */
+export interface UserStore {
+  /** ALREADY_EXISTS when a live user has the address. */
+  create(input: NewUser): Promise<AppUserRecord>;
+  get(userId: string, options?: { readonly includeDeleted?: boolean }): Promise<AppUserRecord | undefined>;
+  /** The live user with this address, with its password hash, for sign-in. */
+  findByEmail(email: string): Promise<UserCredentials | undefined>;
+  list(query: UserListQuery): Promise<{ readonly users: AppUserRecord[]; readonly nextCursor?: string }>;
+  /** A new address is unverified unless `emailVerified` says otherwise. */
+  update(userId: string, patch: { readonly email?: string; readonly emailVerified?: boolean }): Promise<AppUserRecord | undefined>;
+  setPassword(userId: string, passwordHash: string, options: { readonly endSessions: RevokeReason | false }): Promise<AppUserRecord | undefined>;
+  setRoles(userId: string, roles: readonly string[]): Promise<AppUserRecord | undefined>;
+  setBanned(userId: string, banned: boolean): Promise<AppUserRecord | undefined>;
+  /** Soft by default: hidden and recoverable. Answers whether the user existed. */
+  delete(userId: string, options?: { readonly hard?: boolean }): Promise<boolean>;
+  /** Brings a soft-deleted user back; ALREADY_EXISTS when a live user took the address meanwhile. */
+  restore(userId: string): Promise<AppUserRecord | undefined>;
+}
+
+const recordColumns = {
+  id: identityUsers.id,
+  email: identityUsers.email,
+  emailVerified: identityUsers.emailVerified,
+  appRoles: identityUsers.appRoles,
+  banned: identityUsers.banned,
+  createdAt: identityUsers.createdAt,
+  updatedAt: identityUsers.updatedAt,
+  deletedAt: identityUsers.deletedAt,
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const emailTaken = () => new ConnectError("a user with this e-mail address already exists", Code.AlreadyExists);
+const touched = sql`greatest((extract(epoch from statement_timestamp()) * 1000)::bigint, ${identityUsers.updatedAt} + 1)`;
+
+export function createManagedUserStore(db: Database, pool: PoolRef, options: { readonly now?: () => number } = {}): UserStore {
+  const now = options.now ?? Date.now;
+  const inPool = and(eq(identityUsers.orgId, pool.orgId), eq(identityUsers.poolId, pool.poolId));
+  // An id that is not a UUID names no user: answer "not found" instead of a database type error.
+  const user = (userId: string, includeDeleted = false): SQL | undefined =>
+    UUID.test(userId) ? and(inPool, eq(identityUsers.id, userId), includeDeleted ? undefined : eq(identityUsers.deletedAt, 0)) : sql`false`;
+
+  async function change(userId: string, set: Partial<typeof identityUsers.$inferInsert>, then?: (tx: Database) => Promise<unknown>) {
+    return db.transaction(async (tx) => {
+      const [row] = await tx.update(identityUsers).set({ ...set, updatedAt: touched }).where(user(userId)).returning(recordColumns);
+      if (row && then) await then(tx);
+      return row;
+    });
+  }
+
+  return {
+    async create(input) {
+      const { email, normalized } = parseEmailAddress(input.email);
+      const [row] = await db
+        .insert(identityUsers)
+        .values({
+          ...pool,
+          email,
+          emailNormalized: normalized,
+          passwordHash: input.passwordHash,
+          emailVerified: input.emailVerified ?? false,
+          appRoles: checkRoleSet(input.appRoles ?? [], "appRoles"),
+        })
+        .onConflictDoNothing()
+        .returning(recordColumns);
+      if (!row) throw emailTaken();
+      return row;
+    },
+
+    async get(userId, options) {
+      const [row] = await db.select(recordColumns).from(identityUsers).where(user(userId, options?.includeDeleted));
+      return row;
+    },
+
+    async findByEmail(email) {
+      const normalized = email.trim().toLowerCase();
+      const [row] = await db
+        .select({ ...recordColumns, passwordHash: identityUsers.passwordHash })
+        .from(identityUsers)
+        .where(and(inPool, eq(identityUsers.emailNormalized, normalized), eq(identityUsers.deletedAt, 0)));
+      return row;
+    },
+
+    async list(query) {
+      const limit = pageLimit(query.limit);
+      const conditions = [inPool];
+      if (!query.includeDeleted) conditions.push(eq(identityUsers.deletedAt, 0));
+      if (query.emailFilter) conditions.push(like(identityUsers.emailNormalized, `${query.emailFilter.trim().toLowerCase().replace(/[\\%_]/g, "\\$&")}%`));
+      if (query.cursor) {
+        const [email, id] = decodeCursor("users", query.cursor, 2) as [string, string];
+        if (!UUID.test(id)) throw new ConnectError("cursor is not a cursor from a previous users page", Code.InvalidArgument);
+        conditions.push(sql`(${identityUsers.emailNormalized}, ${identityUsers.id}) > (${email}, ${id}::uuid)`);
+      }
+      const rows = await db
+        .select({ ...recordColumns, emailNormalized: identityUsers.emailNormalized })
+        .from(identityUsers)
+        .where(and(...conditions))
+        .orderBy(asc(identityUsers.emailNormalized), asc(identityUsers.id))
+        .limit(limit + 1);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        users: page.map(({ emailNormalized: _, ...record }) => record),
+        ...(rows.length > limit && last ? { nextCursor: encodeCursor("users", [last.emailNormalized, last.id]) } : {}),
+      };
+    },
+
+    async update(userId, patch) {
+      const address = patch.email === undefined ? undefined : parseEmailAddress(patch.email);
+      try {
+        return await change(userId, {
+          ...(address ? { email: address.email, emailNormalized: address.normalized, emailVerified: false } : {}),
+          ...(patch.emailVerified === undefined ? {} : { emailVerified: patch.emailVerified }),
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw emailTaken();
+        throw error;
+      }
+    },
+
+    setPassword: (userId, passwordHash, { endSessions }) =>
+      change(userId, { passwordHash }, endSessions ? (tx) => revoke(tx, pool, { userId }, endSessions, now()) : undefined),
+
+    setRoles: (userId, roles) => change(userId, { appRoles: checkRoleSet(roles) }),
+
+    setBanned: (userId, banned) => change(userId, { banned }, banned ? (tx) => revoke(tx, pool, { userId }, "user_banned", now()) : undefined),
+
+    async delete(userId, options) {
+      return db.transaction(async (tx) => {
+        const found = options?.hard
+          ? await tx.delete(identityUsers).where(user(userId, true)).returning({ id: identityUsers.id })
+          : await tx.update(identityUsers).set({ deletedAt: now(), updatedAt: touched }).where(user(userId)).returning({ id: identityUsers.id });
+        if (found.length === 0) return false;
+        await revoke(tx, pool, { userId }, "user_deleted", now());
+        if (options?.hard) {
+          const mine = <T extends typeof identityMemberships | typeof identityEmailTokens | typeof identityAuthorizationCodes>(table: T) =>
+            and(eq(table.orgId, pool.orgId), eq(table.poolId, pool.poolId), eq(table.userId, userId));
+          await tx.delete(identityMemberships).where(mine(identityMemberships));
+          await tx.delete(identityEmailTokens).where(mine(identityEmailTokens));
+          await tx.delete(identityAuthorizationCodes).where(mine(identityAuthorizationCodes));
+        }
+        return true;
+      });
+    },
+
+    async restore(userId) {
+      try {
+        const [row] = await db
+          .update(identityUsers)
+          .set({ deletedAt: 0, updatedAt: touched })
+          .where(and(user(userId, true), sql`${identityUsers.deletedAt} <> 0`))
+          .returning(recordColumns);
+        return row;
+      } catch (error) {
+        if (isUniqueViolation(error)) throw emailTaken();
+        throw error;
+      }
+    },
+  };
+}
