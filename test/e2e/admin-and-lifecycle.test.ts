@@ -107,5 +107,5 @@ describe("admin commands without a running server, then the server on the same d
     } finally {
       if (server.process.exitCode === null) server.process.kill("SIGKILL");
     }
-  });
+  }, 180_000); // several admin commands and two server starts, each opening the database
 });
