@@ -112,6 +112,12 @@ CREATE TABLE "identity_pools" (
 	CONSTRAINT "identity_pools_scope_unique" UNIQUE("org_id","id")
 );
 --> statement-breakpoint
+CREATE TABLE "identity_rate_limits" (
+	"key" text PRIMARY KEY NOT NULL,
+	"hits" integer DEFAULT 0 NOT NULL,
+	"expires_at" bigint NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "identity_refresh_families" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"org_id" uuid NOT NULL,
@@ -186,6 +192,7 @@ CREATE INDEX "identity_email_tokens_user_idx" ON "identity_email_tokens" USING b
 CREATE INDEX "identity_mail_outbox_due_idx" ON "identity_mail_outbox" USING btree ("status","next_attempt_at");--> statement-breakpoint
 CREATE INDEX "identity_memberships_user_idx" ON "identity_memberships" USING btree ("pool_id","user_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "identity_pool_keys_one_active" ON "identity_pool_keys" USING btree ("pool_id") WHERE state = 'active';--> statement-breakpoint
+CREATE INDEX "identity_rate_limits_expiry_idx" ON "identity_rate_limits" USING btree ("expires_at");--> statement-breakpoint
 CREATE INDEX "identity_refresh_families_user_idx" ON "identity_refresh_families" USING btree ("pool_id","user_id");--> statement-breakpoint
 CREATE INDEX "identity_refresh_tokens_family_idx" ON "identity_refresh_tokens" USING btree ("family_id");--> statement-breakpoint
 CREATE INDEX "identity_refresh_tokens_replayable_idx" ON "identity_refresh_tokens" USING btree ("successor_id") WHERE sealed_successor is not null;--> statement-breakpoint

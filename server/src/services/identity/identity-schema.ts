@@ -316,6 +316,21 @@ export const identityMailOutbox = pgTable(
   (t) => [poolForeignKey("identity_mail_outbox_pool_fk", t), index("identity_mail_outbox_due_idx").on(t.status, t.nextAttemptAt)],
 );
 
+/**
+ * Fixed-window counters of the issuer's rate limits. Kept in the database so that every server
+ * process on it counts against the same budget; a row outlives its window only until a sweep.
+ */
+export const identityRateLimits = pgTable(
+  "identity_rate_limits",
+  {
+    /** Pool, budget, what is counted (a client IP or a hashed e-mail address) and the window's start. */
+    key: text("key").primaryKey(),
+    hits: integer("hits").notNull().default(0),
+    expiresAt: epochMs("expires_at").notNull(),
+  },
+  (t) => [index("identity_rate_limits_expiry_idx").on(t.expiresAt)],
+);
+
 export const identitySchema = {
   identityPools,
   identityPoolKeys,
@@ -329,4 +344,5 @@ export const identitySchema = {
   identityLoginTransactions,
   identityEmailTokens,
   identityMailOutbox,
+  identityRateLimits,
 };
