@@ -13,6 +13,9 @@ import type { ServerConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import { migrateDatabase } from "./db/migrate.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
+import { createIdentityAdminPlane } from "./services/identity/admin/identity-admin-plane.js";
+import { createIdentityServices } from "./services/identity/pool-context.js";
+import { createPoolStore } from "./services/identity/pool-store.js";
 import { createCallbackDeliverer, type CallbackDeliverer } from "./services/script/callbacks/callback-deliverer.js";
 import { createCallbackPoster } from "./services/script/callbacks/callback-poster.js";
 import { createCallbackSigningKeys } from "./services/script/callbacks/callback-signing-keys.js";
@@ -110,8 +113,19 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
 
     // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.
     const common = { host: config.host, corsOrigins: config.corsOrigins, maxBodyBytes: config.maxBodyBytes, logger, isReady: () => ready, shutdownController: shutdown };
+    const identity = createIdentityServices(db, box, { logger });
+    const identityAdmin = createIdentityAdminPlane(
+      { services: identity, pools: createPoolStore(db), identityUrl: () => `http://${config.host}:${config.ports.identity}` },
+      { logger, readMaxBytes: config.maxBodyBytes },
+    );
     // Signed downloads are plain HTTP with the link as credential: served before the RPC router and its auth.
-    const handler = createBlobDownloadHandler({ store: blobs, signer: downloadLinks, next: api.nodeHandler(), onError: (error) => logger.error("download failed", { error }) });
+    // The identity admin plane (/v1/identity) answers its own routes and hands every other request on.
+    const handler = createBlobDownloadHandler({
+      store: blobs,
+      signer: downloadLinks,
+      next: identityAdmin.nodeHandler(api.nodeHandler()),
+      onError: (error) => logger.error("download failed", { error }),
+    });
     listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler }));
     apiUrl = listeners[0]!.url;
   } catch (error) {
