@@ -7,17 +7,16 @@ import { createConnectionHandlers } from "./connection-handlers.js";
 import { createPoolHandlers } from "./pool-handlers.js";
 import { createTenantHandlers } from "./tenant-handlers.js";
 import { createUserHandlers } from "./user-handlers.js";
-
-/** The user-store operations come from the migration module; until they are spread in, they answer 501. */
-type UserStoreOperations = "setUserStore" | "startUserStoreMigration" | "abortUserStoreMigration";
+import { createUserStoreHandlers } from "./user-store-handlers.js";
 
 /** Every operation of the identity admin API, by group. */
-export function createIdentityAdminImplementation(deps: AdminDeps): Omit<IdentityAdminHandler, UserStoreOperations> & Partial<IdentityAdminHandler> {
+export function createIdentityAdminImplementation(deps: AdminDeps): IdentityAdminHandler {
   return {
     ...createPoolHandlers(deps),
     ...createConnectionHandlers(deps),
     ...createUserHandlers(deps),
     ...createTenantHandlers(deps),
+    ...createUserStoreHandlers(deps),
   };
 }
 
