@@ -14,8 +14,11 @@ import { openDatabase } from "./db/database.js";
 import { migrateDatabase } from "./db/migrate.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
 import { createIdentityAdminPlane } from "./services/identity/admin/identity-admin-plane.js";
+import { listenIdentityPlane } from "./services/identity/issuer/identity-listener.js";
 import { createIdentityServices } from "./services/identity/pool-context.js";
 import { createPoolStore } from "./services/identity/pool-store.js";
+import { createSmtpMailSender, type MailSender } from "./services/identity/smtp-mail-sender.js";
+import { MIGRATION_RETRY_AFTER_SECONDS, poolLockedForMigration } from "./services/identity/user-store-migration/migration-lock.js";
 import { createCallbackDeliverer, type CallbackDeliverer } from "./services/script/callbacks/callback-deliverer.js";
 import { createCallbackPoster } from "./services/script/callbacks/callback-poster.js";
 import { createCallbackSigningKeys } from "./services/script/callbacks/callback-signing-keys.js";
@@ -70,6 +73,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let signals: ThreadSignals | undefined;
   /** The api listener's own URL, known once it listens: the base of download links without --public-api-url. */
   let apiUrl = "";
+  /** `{identity_url}`: --public-identity-url, or the identity listener's own URL once it listens. */
+  let identityUrl = config.publicIdentityUrl ?? "";
+  const mailSender: MailSender | undefined = config.mail ? createSmtpMailSender(config.mail) : undefined;
   let ready = false;
   try {
     logger.info("database opened", { kind: database.kind });
@@ -113,9 +119,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
 
     // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.
     const common = { host: config.host, corsOrigins: config.corsOrigins, maxBodyBytes: config.maxBodyBytes, logger, isReady: () => ready, shutdownController: shutdown };
-    const identity = createIdentityServices(db, box, { logger });
+    const identity = createIdentityServices(db, box, { logger, sender: mailSender });
     const identityAdmin = createIdentityAdminPlane(
-      { services: identity, pools: createPoolStore(db), identityUrl: () => `http://${config.host}:${config.ports.identity}` },
+      { services: identity, pools: createPoolStore(db), identityUrl: () => identityUrl || `http://${config.host}:${config.ports.identity}` },
       { logger, readMaxBytes: config.maxBodyBytes },
     );
     // Signed downloads are plain HTTP with the link as credential: served before the RPC router and its auth.
@@ -128,17 +134,31 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     });
     listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler }));
     apiUrl = listeners[0]!.url;
+    // Every pool's issuer, and the identity mail delivery, which runs as long as this listener does.
+    const identityListener = await listenIdentityPlane({
+      services: identity,
+      host: config.host,
+      port: config.ports.identity,
+      publicUrl: config.publicIdentityUrl,
+      maxBodyBytes: config.maxBodyBytes,
+      logger,
+      isReady: () => ready,
+      lockedForMigration: (record) => (poolLockedForMigration(record) ? { retryAfterSeconds: MIGRATION_RETRY_AFTER_SECONDS } : undefined),
+    });
+    listeners.push(identityListener);
+    identityUrl = identityListener.identityUrl;
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
     await celWorkers.close();
     await signals?.close();
+    mailSender?.close();
     await database.close();
     throw error;
   }
   worker?.start();
   deliverer?.start();
 
-  const urls = Object.fromEntries(listeners.map((l, i) => [["api"][i]!, l.url]));
+  const urls = Object.fromEntries(listeners.map((l, i) => [["api", "identity"][i]!, l.url]));
   const record: ServerRecord = { pid: process.pid, api: urls.api! };
   await writeFile(serverRecordFile(config.dataDir), JSON.stringify(record) + "\n", { mode: 0o600 });
   ready = true;
@@ -152,6 +172,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await celWorkers.close();
       await deliverer?.stop();
       await signals?.close();
+      mailSender?.close();
       await rm(serverRecordFile(config.dataDir), { force: true });
       await database.close();
     },
