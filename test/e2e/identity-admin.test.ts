@@ -1,6 +1,7 @@
+import { decodeJwt } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { RestCallError } from "../../sdk/src/index.js";
-import { apiUrl, createOrganization, type TestOrganization } from "./shared-server.js";
+import { apiUrl, createOrganization, identityUrl, type TestOrganization } from "./shared-server.js";
 
 // The identity admin plane through the binary: the SDK's identityAdmin for what succeeds, plain
 // HTTP for each error a caller must be able to tell apart.
@@ -78,8 +79,11 @@ describe("identity admin: pools", () => {
       settingsJson: "{}",
       userStore: { kind: "USER_STORE_KIND_MANAGED" },
     });
-    expect(pool.issuer).toMatch(new RegExp(`^https?://[^/]+/${acme.name}/shop$`));
+    expect(pool.issuer).toBe(`${identityUrl()}/${acme.name}/shop`);
     expect(pool.jwksUri).toBe(`${pool.issuer}/.well-known/jwks.json`);
+    // The issuer it names answers, and names itself the same way.
+    const discovery = (await (await fetch(`${pool.issuer}/.well-known/openid-configuration`)).json()) as { issuer: string; jwks_uri: string };
+    expect([discovery.issuer, discovery.jwks_uri]).toEqual([pool.issuer, pool.jwksUri]);
     expect(pool.migration).toBeUndefined();
 
     const again = await call("POST", "/pools", acme.headers, { name: "shop" });
@@ -286,6 +290,32 @@ describe("identity admin: tenants", () => {
     expect(notMember.status).toBe(404);
     const unknownUser = await call("POST", "/pools/teams/tenants/crew/members", acme.headers, { userId: "00000000-0000-4000-8000-000000000000", roles: [] });
     expect([unknownUser.status, unknownUser.body.code]).toEqual([404, "not_found"]);
+  });
+});
+
+describe("identity admin: what tokens carry", () => {
+  it("a role replacement, a tenant membership and a ban show in the next password grant", async () => {
+    const catalog = { roles: { editor: { permissions: ["docs:read", "docs:write"] }, viewer: { permissions: ["docs:read"] } } };
+    await admin().createPool({ body: { name: "tokens" } });
+    await admin().updatePool({ path: { pool: "tokens" }, body: { roleCatalogJson: JSON.stringify(catalog) } });
+    const { body: user } = await admin().createUser({ path: { pool: "tokens" }, body: { email: "t@example.com", password: "correct horse battery", appRoles: ["viewer"] } });
+    const issuer = acme.client.identityIssuer({ org: acme.name, pool: "tokens" });
+    const grant = async () => {
+      const { body } = await issuer.token({ body: { grant_type: "password", email: "t@example.com", password: "correct horse battery" } });
+      return decodeJwt(body.access_token);
+    };
+    expect((await grant()).permissions).toEqual(["docs:read"]);
+
+    await admin().replaceUserRoles({ path: { pool: "tokens", userId: user.id }, body: { roles: ["editor"] } });
+    await admin().createTenant({ path: { pool: "tokens" }, body: { slug: "acme" } });
+    await admin().setTenantMember({ path: { pool: "tokens", tenant: "acme" }, body: { userId: user.id, roles: ["viewer"] } });
+    const claims = await grant();
+    expect(claims).toMatchObject({ sub: user.id, aud: "pool:tokens", permissions: ["docs:read", "docs:write"], tenants: { acme: { roles: ["viewer"], permissions: ["docs:read"] } } });
+
+    await admin().setUserBanned({ path: { pool: "tokens", userId: user.id }, body: { banned: true } });
+    const refused = await issuer.token({ body: { grant_type: "password", email: "t@example.com", password: "correct horse battery" } }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(RestCallError);
+    expect((refused as RestCallError).status).toBeGreaterThanOrEqual(400);
   });
 });
 
