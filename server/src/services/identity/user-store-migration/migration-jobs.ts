@@ -62,8 +62,8 @@ export function migrationJobs(db: Database, now: () => number) {
       return row;
     },
 
-    async setCursor(job: MigrationJob, cursor: string): Promise<void> {
-      await db.update(identityUserStoreMigrations).set({ cursor }).where(jobOf(job));
+    async setCursor(job: MigrationJob, cursor: string, executor: Database = db): Promise<void> {
+      await executor.update(identityUserStoreMigrations).set({ cursor }).where(jobOf(job));
     },
 
     /**

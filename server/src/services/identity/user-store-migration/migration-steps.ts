@@ -74,7 +74,7 @@ export async function runMigrationStep(deps: MigrationStepDeps, job: MigrationJo
       const inserted = await target.insert(rows);
       await deps.db.transaction(async (tx) => {
         await jobs.advance(ref, "warm_copy", (current) => ({ migration: { ...current, usersCopied: current.usersCopied + inserted } }), tx);
-        await jobs.setCursor(job, rows.at(-1)!.id);
+        await jobs.setCursor(job, rows.at(-1)!.id, tx);
       });
       return "more";
     }
