@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { principalKey, type Principal } from "../../../auth/principal.js";
 import { poolContext, type IdentityServices, type PoolContext } from "../pool-context.js";
-import type { PoolRecord, PoolStore } from "../pool-store.js";
+import type { PoolStore } from "../pool-store.js";
 import type { IdentityAdminContext } from "../../../../../gen/openapi/identity-admin/handler.js";
 import { assertPoolWritable } from "../user-store-migration/migration-lock.js";
 
@@ -11,11 +11,6 @@ export interface AdminDeps {
   readonly pools: PoolStore;
   /** The identity plane's base URL, known once its listener runs: the pools' issuers hang off it. */
   readonly identityUrl: () => string;
-  /**
-   * Erases the users a pool keeps in a store of its own (DELETE with `wipeBucketData`). Users of
-   * the managed store live in the platform database and always go with their pool.
-   */
-  readonly wipeUserStore?: (record: PoolRecord) => Promise<void>;
 }
 
 /** The authenticated caller; the middleware sets it before any operation that needs one runs. */

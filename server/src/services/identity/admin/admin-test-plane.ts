@@ -4,6 +4,7 @@ import { createLogger } from "../../../transport/logger.js";
 import { createIamStore } from "../../iam/iam-store.js";
 import { openIdentityTestFixture, type IdentityTestFixture } from "../identity-test-fixture.js";
 import { createIdentityServices, type IdentityServices } from "../pool-context.js";
+import type { UserStoreConnection } from "../postgres-user-store.js";
 import { createIdentityAdminPlane } from "./identity-admin-plane.js";
 
 /** An organization of the test database and an API key of it. */
@@ -27,10 +28,10 @@ export interface AdminTestPlane {
 export const TEST_IDENTITY_URL = "https://id.example";
 
 /** The admin plane over HTTP on a test database, as the api listener serves it, for handler tests. */
-export async function openAdminTestPlane(): Promise<AdminTestPlane> {
+export async function openAdminTestPlane(options: { readonly connectUserStore?: ((url: string) => UserStoreConnection) | undefined } = {}): Promise<AdminTestPlane> {
   const fixture = await openIdentityTestFixture();
   const logger = createLogger();
-  const services = createIdentityServices(fixture.database.db, fixture.box, { logger });
+  const services = createIdentityServices(fixture.database.db, fixture.box, { logger, ...(options.connectUserStore ? { connectUserStore: options.connectUserStore } : {}) });
   const plane = createIdentityAdminPlane({ services, pools: fixture.pools, identityUrl: () => TEST_IDENTITY_URL }, { logger, readMaxBytes: 1 << 20 });
   const server: Server = createServer(plane.nodeHandler());
   server.listen(0, "127.0.0.1");
@@ -61,6 +62,7 @@ export async function openAdminTestPlane(): Promise<AdminTestPlane> {
     },
     async close() {
       server.close();
+      await services.userStores.close();
       await fixture.close();
     },
   };

@@ -64,7 +64,8 @@ export function createPoolHandlers(deps: AdminDeps): PoolOperations {
       if (record.state === "migrating") {
         throw new ConnectError(`pool "${path.pool}" has a user-store migration running; abort it first`, Code.FailedPrecondition);
       }
-      if (body?.wipeBucketData) await deps.wipeUserStore?.(record);
+      // A store of the pool's own keeps its users unless asked; the managed store's rows go with the pool.
+      if (body?.wipeBucketData) await services.userStores.erase(poolRefOf(record), { description: record.userStore, sealedUrl: record.sealedUserStoreUrl });
       if (!(await deps.pools.delete(caller.orgId, path.pool))) throw poolNotFound(path.pool);
       return { status: 200, body: {} };
     },
