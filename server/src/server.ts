@@ -19,6 +19,8 @@ import { createIdentityServices } from "./services/identity/pool-context.js";
 import { createPoolStore } from "./services/identity/pool-store.js";
 import { createSmtpMailSender, type MailSender } from "./services/identity/smtp-mail-sender.js";
 import { MIGRATION_RETRY_AFTER_SECONDS, poolLockedForMigration } from "./services/identity/user-store-migration/migration-lock.js";
+import { startMigrationWorker, type MigrationWorker } from "./services/identity/user-store-migration/migration-worker.js";
+import type { UserStoreDirectory } from "./services/identity/user-store-directory.js";
 import { createCallbackDeliverer, type CallbackDeliverer } from "./services/script/callbacks/callback-deliverer.js";
 import { createCallbackPoster } from "./services/script/callbacks/callback-poster.js";
 import { createCallbackSigningKeys } from "./services/script/callbacks/callback-signing-keys.js";
@@ -71,6 +73,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let worker: ThreadWorker | undefined;
   let deliverer: CallbackDeliverer | undefined;
   let signals: ThreadSignals | undefined;
+  let userStores: UserStoreDirectory | undefined;
+  let userStoreMigrations: MigrationWorker | undefined;
   /** The api listener's own URL, known once it listens: the base of download links without --public-api-url. */
   let apiUrl = "";
   /** `{identity_url}`: --public-identity-url, or the identity listener's own URL once it listens. */
@@ -120,6 +124,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.
     const common = { host: config.host, corsOrigins: config.corsOrigins, maxBodyBytes: config.maxBodyBytes, logger, isReady: () => ready, shutdownController: shutdown };
     const identity = createIdentityServices(db, box, { logger, sender: mailSender });
+    userStores = identity.userStores;
+    // Any process may take a pool's user-store migration over: the job is leased, like a thread.
+    userStoreMigrations = await startMigrationWorker({ db, directory: userStores, logger, listen: (channel, handler) => database.listen(channel, handler) });
     const identityAdmin = createIdentityAdminPlane(
       { services: identity, pools: createPoolStore(db), identityUrl: () => identityUrl || `http://${config.host}:${config.ports.identity}` },
       { logger, readMaxBytes: config.maxBodyBytes },
@@ -149,6 +156,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     identityUrl = identityListener.identityUrl;
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
+    await userStoreMigrations?.stop();
+    await userStores?.close();
     await celWorkers.close();
     await signals?.close();
     mailSender?.close();
@@ -169,6 +178,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await Promise.all(listeners.map((l) => l.close(config.shutdownGraceMs)));
       // Running threads give their leases back, so the next start (or another server) resumes them at once.
       await worker?.stop();
+      await userStoreMigrations?.stop();
+      await userStores?.close();
       await celWorkers.close();
       await deliverer?.stop();
       await signals?.close();

@@ -28,10 +28,10 @@ export interface MigrationWorker {
   /** Looks for work now instead of at the next poll. */
   wake(): void;
   /**
-   * Stops after the current step. The lease is kept, as a crash would keep it: the job resumes
-   * when it lapses, here or in another process.
+   * Stops after the current step and gives the lease back, so another process resumes at once.
+   * `keepLease` leaves it as a crash would: the job resumes when the lease lapses.
    */
-  stop(): Promise<void>;
+  stop(options?: { readonly keepLease?: boolean }): Promise<void>;
 }
 
 /** Wakes every process's workers: called after a migration is started or aborted. */
@@ -63,6 +63,7 @@ export async function startMigrationWorker(options: MigrationWorkerOptions): Pro
   };
   const failures = new Map<string, number>();
   let stopped = false;
+  let keepLease = false;
   let nudge: (() => void) | undefined;
   const unlisten = await options.listen?.(MIGRATION_CHANNEL, () => nudge?.());
 
@@ -78,6 +79,7 @@ export async function startMigrationWorker(options: MigrationWorkerOptions): Pro
       }
       job = await jobs.renew(job, owner, leaseMs);
     }
+    if (job && !keepLease) await jobs.release(job, owner);
   }
 
   async function onFailure(job: MigrationJob, error: unknown): Promise<void> {
@@ -125,7 +127,8 @@ export async function startMigrationWorker(options: MigrationWorkerOptions): Pro
 
   return {
     wake: () => nudge?.(),
-    async stop() {
+    async stop(options) {
+      keepLease = options?.keepLease ?? false;
       stopped = true;
       nudge?.();
       await loop;

@@ -187,14 +187,14 @@ describe(`user-store migration (${engineName}; target ${process.env.TEST_DATABAS
     const first = await worker(
       {
         async beforeStep(phase) {
-          if (phase === "warm_copy" && ++copies === 3) void first.stop();
+          if (phase === "warm_copy" && ++copies === 3) void first.stop({ keepLease: true });
         },
       },
       { leaseMs: 300 },
     );
     await control.start(record, { target: target.url });
     while (copies < 3) await new Promise((resolve) => setTimeout(resolve, 10));
-    await first.stop();
+    await first.stop({ keepLease: true });
     const halfway = await reload(record);
     expect(halfway.migration).toMatchObject({ phase: "warm_copy", usersCopied: 12 });
     await worker();
