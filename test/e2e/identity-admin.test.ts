@@ -205,6 +205,11 @@ describe("identity admin: users", () => {
     expect(withDeleted.body.users[0]!.deletedAt).toBeDefined();
     expect((await admin().getUser({ path: { pool: "people", userId: soft.id } })).body.deletedAt).toBeDefined();
 
+    // A soft-deleted user keeps its address; a hard delete frees it.
+    const reuseSoft = await call("POST", "/pools/people/users", acme.headers, { email: "soft@example.com" });
+    expect([reuseSoft.status, reuseSoft.body.code]).toEqual([409, "already_exists"]);
+    expect((await call("POST", "/pools/people/users", acme.headers, { email: "hard@example.com" })).status).toBe(200);
+
     const erased = await call("GET", `/pools/people/users/${hard.id}`, acme.headers);
     expect([erased.status, erased.body.code]).toEqual([404, "not_found"]);
     const again = await call("DELETE", `/pools/people/users/${hard.id}`, acme.headers);

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { and, asc, eq, like, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, like, ne, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import { parseEmailAddress } from "./email-address.js";
 import { identityAuthorizationCodes, identityEmailTokens, identityMemberships, identityUsers } from "./identity-schema.js";
@@ -109,6 +109,19 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
   const user = (userId: string, includeDeleted = false): SQL | undefined =>
     UUID.test(userId) ? and(inPool, eq(identityUsers.id, userId), includeDeleted ? undefined : eq(identityUsers.deletedAt, 0)) : sql`false`;
 
+  /**
+   * A soft-deleted user keeps its address (it may be restored), so the address stays taken until
+   * a hard delete. The unique index covers live users only: this is the check for the others.
+   */
+  async function refuseSoftDeletedAddress(normalized: string, exceptUserId?: string): Promise<void> {
+    const [held] = await db
+      .select({ id: identityUsers.id })
+      .from(identityUsers)
+      .where(and(inPool, eq(identityUsers.emailNormalized, normalized), ne(identityUsers.deletedAt, 0), exceptUserId && UUID.test(exceptUserId) ? ne(identityUsers.id, exceptUserId) : undefined))
+      .limit(1);
+    if (held) throw emailTaken();
+  }
+
   async function change(userId: string, set: Partial<typeof identityUsers.$inferInsert>, then?: (tx: Database) => Promise<unknown>) {
     if (separate) {
       const [row] = await db.update(identityUsers).set({ ...set, updatedAt: touched }).where(user(userId)).returning(recordColumns);
@@ -125,6 +138,7 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
   return {
     async create(input) {
       const { email, normalized } = parseEmailAddress(input.email);
+      await refuseSoftDeletedAddress(normalized);
       const [row] = await db
         .insert(identityUsers)
         .values({
@@ -181,6 +195,7 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
 
     async update(userId, patch) {
       const address = patch.email === undefined ? undefined : parseEmailAddress(patch.email);
+      if (address) await refuseSoftDeletedAddress(address.normalized, userId);
       try {
         return await change(userId, {
           ...(address ? { email: address.email, emailNormalized: address.normalized, emailVerified: false } : {}),
