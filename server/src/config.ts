@@ -54,7 +54,7 @@ interface Setting {
 export const settings = {
   dataDir: { flag: "data-dir", env: "PLATFORM_DATA_DIR", fallback: "./.platform", help: "where the embedded database, keys and files live" },
   host: { flag: "host", env: "PLATFORM_HOST", fallback: "127.0.0.1", help: "address every listener binds" },
-  apiPort: { flag: "api-port", env: "PLATFORM_API_PORT", fallback: "8080", help: "script, compute, secrets, builds, vector databases, IAM (0 = any free port)" },
+  apiPort: { flag: "api-port", env: "PLATFORM_API_PORT", fallback: "8080", help: "script, compute, secrets, builds, vector databases, IAM, identity admin (0 = any free port)" },
   dataPort: { flag: "data-port", env: "PLATFORM_DATA_PORT", fallback: "8081", help: "actions, pipelines, vector engine, search" },
   gitPort: { flag: "git-port", env: "PLATFORM_GIT_PORT", fallback: "8082", help: "git gateway" },
   registryPort: { flag: "registry-port", env: "PLATFORM_REGISTRY_PORT", fallback: "8083", help: "container registry" },
