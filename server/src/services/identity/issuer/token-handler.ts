@@ -44,6 +44,9 @@ async function grant(services: IdentityServices, pool: PoolContext, body: TokenR
       return passwordGrant(services, pool, { email: body.email, password: body.password, ...(body.tenant ? { tenant: body.tenant } : {}) });
     case "refresh_token":
       return refreshGrant(services, pool, body.refresh_token);
+    default:
+      // The schema check should have refused it; a body that is not an object must not slip through.
+      throw new ConnectError("body: must be an object with grant_type authorization_code, password or refresh_token", Code.InvalidArgument);
   }
 }
 
