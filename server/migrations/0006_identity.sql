@@ -106,10 +106,17 @@ CREATE TABLE "identity_pools" (
 	"role_catalog" jsonb DEFAULT '{}'::jsonb NOT NULL,
 	"user_store" jsonb DEFAULT '{"kind":"managed"}'::jsonb NOT NULL,
 	"sealed_user_store_url" "bytea",
+	"migration" jsonb,
 	"created_at" bigint DEFAULT (extract(epoch from statement_timestamp()) * 1000)::bigint NOT NULL,
 	"updated_at" bigint DEFAULT (extract(epoch from statement_timestamp()) * 1000)::bigint NOT NULL,
 	CONSTRAINT "identity_pools_name_unique" UNIQUE("org_id","name"),
 	CONSTRAINT "identity_pools_scope_unique" UNIQUE("org_id","id")
+);
+--> statement-breakpoint
+CREATE TABLE "identity_rate_limits" (
+	"key" text PRIMARY KEY NOT NULL,
+	"hits" integer DEFAULT 0 NOT NULL,
+	"expires_at" bigint NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "identity_refresh_families" (
@@ -153,6 +160,20 @@ CREATE TABLE "identity_tenants" (
 	CONSTRAINT "identity_tenants_slug_unique" UNIQUE("pool_id","slug")
 );
 --> statement-breakpoint
+CREATE TABLE "identity_user_store_migrations" (
+	"pool_id" uuid PRIMARY KEY NOT NULL,
+	"org_id" uuid NOT NULL,
+	"state" text DEFAULT 'running' NOT NULL,
+	"source" jsonb NOT NULL,
+	"sealed_source_url" "bytea",
+	"sealed_target_url" "bytea",
+	"watermark" bigint NOT NULL,
+	"cursor" text DEFAULT '' NOT NULL,
+	"lease_owner" text DEFAULT '' NOT NULL,
+	"lease_expires_at" bigint DEFAULT 0 NOT NULL,
+	"created_at" bigint DEFAULT (extract(epoch from statement_timestamp()) * 1000)::bigint NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "identity_users" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"org_id" uuid NOT NULL,
@@ -181,13 +202,16 @@ ALTER TABLE "identity_refresh_families" ADD CONSTRAINT "identity_refresh_familie
 ALTER TABLE "identity_refresh_tokens" ADD CONSTRAINT "identity_refresh_tokens_family_id_identity_refresh_families_id_fk" FOREIGN KEY ("family_id") REFERENCES "public"."identity_refresh_families"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "identity_refresh_tokens" ADD CONSTRAINT "identity_refresh_tokens_pool_fk" FOREIGN KEY ("org_id","pool_id") REFERENCES "public"."identity_pools"("org_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "identity_tenants" ADD CONSTRAINT "identity_tenants_pool_fk" FOREIGN KEY ("org_id","pool_id") REFERENCES "public"."identity_pools"("org_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "identity_user_store_migrations" ADD CONSTRAINT "identity_user_store_migrations_pool_fk" FOREIGN KEY ("org_id","pool_id") REFERENCES "public"."identity_pools"("org_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "identity_users" ADD CONSTRAINT "identity_users_pool_fk" FOREIGN KEY ("org_id","pool_id") REFERENCES "public"."identity_pools"("org_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "identity_email_tokens_user_idx" ON "identity_email_tokens" USING btree ("pool_id","user_id","purpose");--> statement-breakpoint
 CREATE INDEX "identity_mail_outbox_due_idx" ON "identity_mail_outbox" USING btree ("status","next_attempt_at");--> statement-breakpoint
 CREATE INDEX "identity_memberships_user_idx" ON "identity_memberships" USING btree ("pool_id","user_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "identity_pool_keys_one_active" ON "identity_pool_keys" USING btree ("pool_id") WHERE state = 'active';--> statement-breakpoint
+CREATE INDEX "identity_rate_limits_expiry_idx" ON "identity_rate_limits" USING btree ("expires_at");--> statement-breakpoint
 CREATE INDEX "identity_refresh_families_user_idx" ON "identity_refresh_families" USING btree ("pool_id","user_id");--> statement-breakpoint
 CREATE INDEX "identity_refresh_tokens_family_idx" ON "identity_refresh_tokens" USING btree ("family_id");--> statement-breakpoint
 CREATE INDEX "identity_refresh_tokens_replayable_idx" ON "identity_refresh_tokens" USING btree ("successor_id") WHERE sealed_successor is not null;--> statement-breakpoint
+CREATE INDEX "identity_user_store_migrations_lease_idx" ON "identity_user_store_migrations" USING btree ("lease_expires_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "identity_users_email_unique" ON "identity_users" USING btree ("pool_id","email_normalized") WHERE deleted_at = 0;--> statement-breakpoint
 CREATE INDEX "identity_users_list_idx" ON "identity_users" USING btree ("pool_id","email_normalized","id");

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "./config-error.js";
+import { MAIL_ENV, readMailConfig, type MailConfig } from "./services/identity/mail-config.js";
 import { LLM_ENV, readLlmConfig, type LlmConfig } from "./services/script/tools/llm-config.js";
 
 /** Everything `platform-server serve` can be told, from flags or their environment variables. */
@@ -28,6 +29,10 @@ export interface ServerConfig {
   readonly blobDir: string;
   /** Base URL clients reach the api plane at, for the download links the server hands out; absent means the listener's own address. */
   readonly publicApiUrl: string | undefined;
+  /** `{identity_url}`, the base of every pool's issuer (and of the links its e-mails carry); absent means the identity listener's own address. */
+  readonly publicIdentityUrl: string | undefined;
+  /** The SMTP server identity e-mails go through; absent means they are written to the log with their links. */
+  readonly mail: MailConfig | undefined;
 }
 
 export interface PlanePorts {
@@ -49,7 +54,7 @@ interface Setting {
 export const settings = {
   dataDir: { flag: "data-dir", env: "PLATFORM_DATA_DIR", fallback: "./.platform", help: "where the embedded database, keys and files live" },
   host: { flag: "host", env: "PLATFORM_HOST", fallback: "127.0.0.1", help: "address every listener binds" },
-  apiPort: { flag: "api-port", env: "PLATFORM_API_PORT", fallback: "8080", help: "script, compute, secrets, builds, vector databases, IAM (0 = any free port)" },
+  apiPort: { flag: "api-port", env: "PLATFORM_API_PORT", fallback: "8080", help: "script, compute, secrets, builds, vector databases, IAM, identity admin (0 = any free port)" },
   dataPort: { flag: "data-port", env: "PLATFORM_DATA_PORT", fallback: "8081", help: "actions, pipelines, vector engine, search" },
   gitPort: { flag: "git-port", env: "PLATFORM_GIT_PORT", fallback: "8082", help: "git gateway" },
   registryPort: { flag: "registry-port", env: "PLATFORM_REGISTRY_PORT", fallback: "8083", help: "container registry" },
@@ -63,6 +68,9 @@ export const settings = {
   allowPrivateNetwork: { flag: "allow-private-network", env: "PLATFORM_ALLOW_PRIVATE_NETWORK", fallback: "false", help: "true lets callbacks and http.request reach loopback, private and link-local hosts (development only)" },
   blobDir: { flag: "blob-dir", env: "PLATFORM_BLOB_DIR", fallback: "", help: "filesystem object store for artifacts; empty uses <data-dir>/blobs" },
   publicApiUrl: { flag: "public-api-url", env: "PLATFORM_PUBLIC_API_URL", fallback: "", help: "URL clients reach the api plane at, used in download links; empty uses the listener's address" },
+  publicIdentityUrl: { flag: "public-identity-url", env: "PLATFORM_PUBLIC_IDENTITY_URL", fallback: "", help: "URL clients reach the identity plane at: the base of every pool's issuer and of e-mailed links; empty uses the listener's address" },
+  smtpUrl: { flag: "smtp-url", env: MAIL_ENV.smtpUrl, fallback: "", help: "SMTP server for identity e-mails (smtps://user:password@host:465 or smtp://…:587); empty writes them to the log" },
+  mailFrom: { flag: "mail-from", env: MAIL_ENV.from, fallback: "", help: "From address of identity e-mails (required with the SMTP URL)" },
   llmBaseUrl: { flag: "llm-base-url", env: LLM_ENV.baseUrl, fallback: "", help: "OpenAI-compatible API root for the llm.complete tool (for example https://api.openai.com/v1)" },
   llmApiKey: { flag: "llm-api-key", env: LLM_ENV.apiKey, fallback: "", help: "bearer token for that API" },
   llmModel: { flag: "llm-model", env: LLM_ENV.model, fallback: "", help: "model used when a call names none (required with the base URL)" },
@@ -121,10 +129,25 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     allowPrivateNetwork: flag(settings.allowPrivateNetwork),
     blobDir: resolve(read(settings.blobDir) || resolve(dataDir, "blobs")),
     publicApiUrl: read(settings.publicApiUrl) || undefined,
+    publicIdentityUrl: publicUrl(settings.publicIdentityUrl, read(settings.publicIdentityUrl)),
+    mail: readMailConfig({ [MAIL_ENV.smtpUrl]: read(settings.smtpUrl), [MAIL_ENV.from]: read(settings.mailFrom) }),
     llm: readLlmConfig({
       [LLM_ENV.baseUrl]: read(settings.llmBaseUrl),
       [LLM_ENV.apiKey]: read(settings.llmApiKey) || undefined,
       [LLM_ENV.model]: read(settings.llmModel) || undefined,
     }),
   };
+}
+
+/** A public base URL setting: absolute http(s), kept without a trailing slash; empty means unset. */
+function publicUrl(setting: Setting, text: string): string | undefined {
+  if (text === "") return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`--${setting.flag} (${setting.env}) must be an absolute URL, got "${text}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(`--${setting.flag} (${setting.env}) must start with http:// or https://, got "${text}"`);
+  return text.replace(/\/+$/, "");
 }

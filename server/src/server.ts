@@ -13,6 +13,14 @@ import type { ServerConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import { migrateDatabase } from "./db/migrate.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
+import { createIdentityAdminPlane } from "./services/identity/admin/identity-admin-plane.js";
+import { listenIdentityPlane } from "./services/identity/issuer/identity-listener.js";
+import { createIdentityServices } from "./services/identity/pool-context.js";
+import { createPoolStore } from "./services/identity/pool-store.js";
+import { createSmtpMailSender, type MailSender } from "./services/identity/smtp-mail-sender.js";
+import { MIGRATION_RETRY_AFTER_SECONDS, poolLockedForMigration } from "./services/identity/user-store-migration/migration-lock.js";
+import { startMigrationWorker, type MigrationWorker } from "./services/identity/user-store-migration/migration-worker.js";
+import type { UserStoreDirectory } from "./services/identity/user-store-directory.js";
 import { createCallbackDeliverer, type CallbackDeliverer } from "./services/script/callbacks/callback-deliverer.js";
 import { createCallbackPoster } from "./services/script/callbacks/callback-poster.js";
 import { createCallbackSigningKeys } from "./services/script/callbacks/callback-signing-keys.js";
@@ -65,8 +73,13 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let worker: ThreadWorker | undefined;
   let deliverer: CallbackDeliverer | undefined;
   let signals: ThreadSignals | undefined;
+  let userStores: UserStoreDirectory | undefined;
+  let userStoreMigrations: MigrationWorker | undefined;
   /** The api listener's own URL, known once it listens: the base of download links without --public-api-url. */
   let apiUrl = "";
+  /** `{identity_url}`: --public-identity-url, or the identity listener's own URL once it listens. */
+  let identityUrl = config.publicIdentityUrl ?? "";
+  const mailSender: MailSender | undefined = config.mail ? createSmtpMailSender(config.mail) : undefined;
   let ready = false;
   try {
     logger.info("database opened", { kind: database.kind });
@@ -110,21 +123,51 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
 
     // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.
     const common = { host: config.host, corsOrigins: config.corsOrigins, maxBodyBytes: config.maxBodyBytes, logger, isReady: () => ready, shutdownController: shutdown };
+    const identity = createIdentityServices(db, box, { logger, sender: mailSender });
+    userStores = identity.userStores;
+    // Any process may take a pool's user-store migration over: the job is leased, like a thread.
+    userStoreMigrations = await startMigrationWorker({ db, directory: userStores, logger, listen: (channel, handler) => database.listen(channel, handler) });
+    const identityAdmin = createIdentityAdminPlane(
+      { services: identity, pools: createPoolStore(db), identityUrl: () => identityUrl || `http://${config.host}:${config.ports.identity}` },
+      { logger, readMaxBytes: config.maxBodyBytes },
+    );
     // Signed downloads are plain HTTP with the link as credential: served before the RPC router and its auth.
-    const handler = createBlobDownloadHandler({ store: blobs, signer: downloadLinks, next: api.nodeHandler(), onError: (error) => logger.error("download failed", { error }) });
+    // The identity admin plane (/v1/identity) answers its own routes and hands every other request on.
+    const handler = createBlobDownloadHandler({
+      store: blobs,
+      signer: downloadLinks,
+      next: identityAdmin.nodeHandler(api.nodeHandler()),
+      onError: (error) => logger.error("download failed", { error }),
+    });
     listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler }));
     apiUrl = listeners[0]!.url;
+    // Every pool's issuer, and the identity mail delivery, which runs as long as this listener does.
+    const identityListener = await listenIdentityPlane({
+      services: identity,
+      host: config.host,
+      port: config.ports.identity,
+      publicUrl: config.publicIdentityUrl,
+      maxBodyBytes: config.maxBodyBytes,
+      logger,
+      isReady: () => ready,
+      lockedForMigration: (record) => (poolLockedForMigration(record) ? { retryAfterSeconds: MIGRATION_RETRY_AFTER_SECONDS } : undefined),
+    });
+    listeners.push(identityListener);
+    identityUrl = identityListener.identityUrl;
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
+    await userStoreMigrations?.stop();
+    await userStores?.close();
     await celWorkers.close();
     await signals?.close();
+    mailSender?.close();
     await database.close();
     throw error;
   }
   worker?.start();
   deliverer?.start();
 
-  const urls = Object.fromEntries(listeners.map((l, i) => [["api"][i]!, l.url]));
+  const urls = Object.fromEntries(listeners.map((l, i) => [["api", "identity"][i]!, l.url]));
   const record: ServerRecord = { pid: process.pid, api: urls.api! };
   await writeFile(serverRecordFile(config.dataDir), JSON.stringify(record) + "\n", { mode: 0o600 });
   ready = true;
@@ -135,9 +178,12 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await Promise.all(listeners.map((l) => l.close(config.shutdownGraceMs)));
       // Running threads give their leases back, so the next start (or another server) resumes them at once.
       await worker?.stop();
+      await userStoreMigrations?.stop();
+      await userStores?.close();
       await celWorkers.close();
       await deliverer?.stop();
       await signals?.close();
+      mailSender?.close();
       await rm(serverRecordFile(config.dataDir), { force: true });
       await database.close();
     },

@@ -5,6 +5,8 @@ import { runAdmin } from "./platform-server.js";
 
 /** The server every end-to-end file shares (started once by global-setup.ts). */
 export const apiUrl = (): string => inject("platformUrls").api!;
+/** Where that server serves every pool's issuer. */
+export const identityUrl = (): string => inject("platformUrls").identity!;
 
 export interface TestOrganization {
   readonly id: string;
@@ -31,6 +33,6 @@ export async function createOrganization(prefix = "org"): Promise<TestOrganizati
     name: organization.name,
     token: apiKey,
     headers: { authorization: `Bearer ${apiKey}`, "x-organization-name": organization.name },
-    client: createPlatformClient({ apiUrl: apiUrl(), token: apiKey, organization: organization.name }),
+    client: createPlatformClient({ apiUrl: apiUrl(), identityUrl: identityUrl(), token: apiKey, organization: organization.name }),
   };
 }

@@ -4,4 +4,5 @@ export { createServiceRouter, type ServiceRouter, type ServiceRouterOptions } fr
 export { createRestPlaneHandler, type NodeHandlerFn, type RestPlaneHandler, type RestPlaneHandlerOptions } from "./rest-plane-handler.js";
 export type { RestCall, RestCallContext, RestCallFn, RestInput, RestInvalidInput, RestMiddleware, RestResult } from "./rest-call.js";
 export { InvalidRequestError } from "./invalid-request-error.js";
+export { createComponentValidator, type ComponentValidator } from "./component-validator.js";
 export { normalizeError, type NormalizedError } from "./normalize-error.js";

@@ -83,7 +83,7 @@ export function createRequestValidator(schemas: RestValidationSchemas, operation
   };
 }
 
-function createAjv(coerceTypes: false | "array"): Ajv2020 {
+export function createAjv(coerceTypes: false | "array"): Ajv2020 {
   const ajv = new Ajv2020({
     allErrors: true,
     // The failing schema is needed to list a discriminator's values in the message.

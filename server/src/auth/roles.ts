@@ -29,6 +29,8 @@ import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
  * | `registry.reader` | Container registry: pull. |
  * | `registry.developer` | Container registry: push and pull. |
  * | `registry.admin` | Container registry: also repository settings and deletion. |
+ * | `identity.viewer` | Identity pools: read pools, connections, users, tenants and memberships. |
+ * | `identity.admin` | Identity pools: also create, change and delete them, their users, tenants and keys. |
  * | `operator` | Platform operator: creates organizations and manages the keys and grants of every organization. Held only by the operator key (`<data-dir>/operator.key`); cannot be granted through the API, and gives no access to any organization's data. |
  *
  * Names follow the contract where it names them (`git.viewer`, `vectordb.admin`,
@@ -69,6 +71,8 @@ export const roleCatalog: readonly RoleDefinition[] = [
   role("registry.reader", 0, "Container registry: pull."),
   role("registry.developer", 1, "Container registry: push and pull."),
   role("registry.admin", 2, "Container registry: also repository settings and deletion."),
+  role("identity.viewer", 0, "Identity pools: read pools, connections, users, tenants and memberships."),
+  role("identity.admin", 1, "Identity pools: also create, change and delete them, their users, tenants and keys."),
   role("operator", 0, "Platform operator: creates organizations and manages every organization's keys and grants.", false),
 ];
 

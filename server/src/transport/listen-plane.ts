@@ -16,6 +16,8 @@ export interface PlaneOptions {
   readonly handler: NodeRequestHandler;
   /** Origins allowed to call from a browser, matched exactly; `*` allows any. */
   readonly corsOrigins: readonly string[];
+  /** The handler answers CORS itself, by a policy of its own: `corsOrigins` is not used. */
+  readonly handlerCors?: boolean;
   /** A request declaring a larger `content-length` is answered 413 before routing (gRPC excepted). */
   readonly maxBodyBytes: number;
   readonly logger: Logger;
@@ -59,6 +61,7 @@ export async function listenPlane(options: PlaneOptions): Promise<PlaneListener>
     plane,
     handler: options.handler,
     corsOrigins: options.corsOrigins,
+    handlerCors: options.handlerCors ?? false,
     maxBodyBytes: options.maxBodyBytes,
     logger,
     readiness: () => (closing ? "stopping" : options.isReady() ? "ready" : "starting"),

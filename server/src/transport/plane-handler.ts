@@ -18,6 +18,8 @@ export interface PlaneHandlerOptions {
   readonly plane: string;
   readonly handler: NodeRequestHandler;
   readonly corsOrigins: readonly string[];
+  /** The handler applies a CORS policy of its own (per tenant): the plane's list is not used. */
+  readonly handlerCors?: boolean;
   readonly maxBodyBytes: number;
   readonly logger: Logger;
   readonly readiness: () => Readiness;
@@ -59,7 +61,7 @@ export function createPlaneHandler(options: PlaneHandlerOptions): NodeRequestHan
       else logger.info("request", fields);
     });
 
-    const cors = corsFor({
+    const cors = options.handlerCors ? ({ kind: "not-cors" } as const) : corsFor({
       method,
       origin: single(request.headers.origin),
       requestMethod: single(request.headers["access-control-request-method"]),

@@ -19,11 +19,19 @@ const codeOf: Record<OAuthErrorCode, Code> = {
  * carries the RFC 6749 `error` code the token endpoint writes into its body.
  */
 export class GrantError extends ConnectError {
-  override name = "GrantError";
   readonly oauthError: OAuthErrorCode;
 
   constructor(oauthError: OAuthErrorCode, description: string) {
     super(description, codeOf[oauthError]);
     this.oauthError = oauthError;
+  }
+
+  /**
+   * ConnectError answers `instanceof` itself (by prototype, or by `name === "ConnectError"` and its
+   * fields, so errors from another copy of the library pass), and subclasses inherit that answer.
+   * The name therefore stays "ConnectError", and this class answers for itself by prototype.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && Object.prototype.isPrototypeOf.call(GrantError.prototype, value);
   }
 }

@@ -28,6 +28,25 @@ export interface UserStoreDescription {
   readonly serviceAccount?: string;
 }
 
+export type MigrationPhase = "warm_copy" | "locked_delta" | "verifying" | "cutover" | "purging" | "done" | "failed";
+
+/**
+ * A pool's user-store migration as administrators see it (GET /pools/{pool}): set while one runs
+ * and after one failed, null otherwise. Times are epoch ms. The job's own bookkeeping (cursor,
+ * lease, sealed addresses) lives in `identity_user_store_migrations`.
+ */
+export interface PoolMigration {
+  readonly phase: MigrationPhase;
+  readonly usersTotal: number;
+  readonly usersCopied: number;
+  readonly target: UserStoreDescription;
+  readonly keepSource: boolean;
+  readonly startedAt: number;
+  readonly updatedAt: number;
+  /** Why it failed; in `failed` only. */
+  readonly error?: string;
+}
+
 /** The public half of an Ed25519 key as a JWK (RFC 8037). */
 export interface PublicOkpJwk {
   readonly kty: "OKP";
@@ -63,6 +82,7 @@ export const identityPools = pgTable(
     userStore: jsonb("user_store").$type<UserStoreDescription>().notNull().default(sql`'{"kind":"managed"}'::jsonb`),
     /** The user store's connection URL, sealed (it may hold a password); null for the managed store. */
     sealedUserStoreUrl: bytea("sealed_user_store_url"),
+    migration: jsonb("migration").$type<PoolMigration>(),
     createdAt: epochMs("created_at").notNull().default(nowMs),
     updatedAt: epochMs("updated_at").notNull().default(nowMs),
   },
@@ -316,6 +336,48 @@ export const identityMailOutbox = pgTable(
   (t) => [poolForeignKey("identity_mail_outbox_pool_fk", t), index("identity_mail_outbox_due_idx").on(t.status, t.nextAttemptAt)],
 );
 
+/**
+ * Fixed-window counters of the issuer's rate limits. Kept in the database so that every server
+ * process on it counts against the same budget; a row outlives its window only until a sweep.
+ */
+export const identityRateLimits = pgTable(
+  "identity_rate_limits",
+  {
+    /** Pool, budget, what is counted (a client IP or a hashed e-mail address) and the window's start. */
+    key: text("key").primaryKey(),
+    hits: integer("hits").notNull().default(0),
+    expiresAt: epochMs("expires_at").notNull(),
+  },
+  (t) => [index("identity_rate_limits_expiry_idx").on(t.expiresAt)],
+);
+
+/**
+ * The running part of a user-store migration, one row per pool while the job has work left
+ * (copying, or discarding the target's copy after an abort or a failure). A process works on it
+ * only while it holds the lease, so several server processes can share the job.
+ */
+export const identityUserStoreMigrations = pgTable(
+  "identity_user_store_migrations",
+  {
+    poolId: uuid("pool_id").primaryKey(),
+    orgId: uuid("org_id").notNull(),
+    /** `running` follows the pool's `migration.phase`; `discarding` erases the target's copy. */
+    state: text("state").$type<"running" | "discarding">().notNull().default("running"),
+    source: jsonb("source").$type<UserStoreDescription>().notNull(),
+    /** Sealed connection URLs; null for the managed store. */
+    sealedSourceUrl: bytea("sealed_source_url"),
+    sealedTargetUrl: bytea("sealed_target_url"),
+    /** The source's clock when the warm copy began: rows changed since are copied again while locked. */
+    watermark: epochMs("watermark").notNull(),
+    /** The last user id the warm copy wrote (ids are copied in order). */
+    cursor: text("cursor").notNull().default(""),
+    leaseOwner: text("lease_owner").notNull().default(""),
+    leaseExpiresAt: epochMs("lease_expires_at").notNull().default(0),
+    createdAt: epochMs("created_at").notNull().default(nowMs),
+  },
+  (t) => [poolForeignKey("identity_user_store_migrations_pool_fk", t), index("identity_user_store_migrations_lease_idx").on(t.leaseExpiresAt)],
+);
+
 export const identitySchema = {
   identityPools,
   identityPoolKeys,
@@ -329,4 +391,6 @@ export const identitySchema = {
   identityLoginTransactions,
   identityEmailTokens,
   identityMailOutbox,
+  identityRateLimits,
+  identityUserStoreMigrations,
 };

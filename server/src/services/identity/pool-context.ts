@@ -12,7 +12,9 @@ import { poolIssuer, type PoolIssuer } from "./pool-tokens.js";
 import { createRefreshFamilies, type RefreshFamilies } from "./refresh-families.js";
 import type { MailSender } from "./smtp-mail-sender.js";
 import { createTenantStore, type TenantStore } from "./tenant-store.js";
-import { createManagedUserStore, type UserStore } from "./user-store.js";
+import type { UserStoreConnection } from "./postgres-user-store.js";
+import { createUserStoreDirectory, type UserStoreDirectory } from "./user-store-directory.js";
+import type { UserStore } from "./user-store.js";
 
 /** The service-wide parts the issuer's operations share, made once at start-up. */
 export interface IdentityServices {
@@ -23,13 +25,21 @@ export interface IdentityServices {
   readonly emailTokens: EmailTokens;
   readonly outbox: MailOutbox;
   readonly connections: ConnectionStore;
+  /** Where each pool's users live (the platform database or the pool's own); close it on shutdown. */
+  readonly userStores: UserStoreDirectory;
   readonly now: () => number;
 }
 
 export function createIdentityServices(
   db: Database,
   box: SecretBox,
-  options: { readonly logger: Logger; readonly sender?: MailSender | undefined; readonly now?: () => number },
+  options: {
+    readonly logger: Logger;
+    readonly sender?: MailSender | undefined;
+    readonly now?: () => number;
+    /** How a pool's `postgres://` user store is reached; tests hand in other databases. */
+    readonly connectUserStore?: (url: string) => UserStoreConnection;
+  },
 ): IdentityServices {
   const now = options.now ?? Date.now;
   return {
@@ -40,6 +50,7 @@ export function createIdentityServices(
     emailTokens: createEmailTokens(db, { now }),
     outbox: createMailOutbox(db, box, { logger: options.logger, sender: options.sender, now }),
     connections: createConnectionStore(db),
+    userStores: createUserStoreDirectory(db, box, { now, ...(options.connectUserStore ? { connect: options.connectUserStore } : {}) }),
     now,
   };
 }
@@ -55,8 +66,8 @@ export interface PoolContext {
 }
 
 /**
- * Resolves a pool for a request. The user store is chosen here, from the pool's record, so that a
- * pool kept in another store later changes this one place; today every pool uses the managed store.
+ * Resolves a pool for a request. The user store is chosen here, from the pool's record: the managed
+ * store, or the pool's own `postgres://` database (see user-store-directory.ts).
  */
 export function poolContext(services: IdentityServices, identityUrl: string, organization: string, record: PoolRecord): PoolContext {
   const ref = poolRefOf(record);
@@ -65,7 +76,7 @@ export function poolContext(services: IdentityServices, identityUrl: string, org
     ref,
     issuer: poolIssuer(identityUrl, organization, record),
     settings: readPoolSettings(record.settings, record.policies),
-    users: createManagedUserStore(services.db, ref, { now: services.now }),
+    users: services.userStores.users(ref, { description: record.userStore, sealedUrl: record.sealedUserStoreUrl }),
     tenants: createTenantStore(services.db, ref),
   };
 }

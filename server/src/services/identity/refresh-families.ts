@@ -11,7 +11,7 @@ export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
 /** How long a rotated token may be presented again and get the same successor back. */
 export const REFRESH_REUSE_GRACE_MS = 10_000;
 
-export type RevokeReason = "logout" | "reuse" | "code_replay" | "user_revoked" | "password_changed" | "password_reset" | "user_deleted" | "user_banned";
+export type RevokeReason = "logout" | "reuse" | "code_replay" | "user_revoked" | "password_changed" | "password_reset" | "user_deleted" | "user_banned" | "tenant_removed";
 
 /** What a session (refresh-token family) was started for. */
 export interface SessionRecord {
@@ -177,9 +177,17 @@ export async function startFamily(db: Database, pool: PoolRef, input: SessionSta
   return { session: session!, refreshToken: first.token, replayed: false };
 }
 
-/** Ends live sessions, one or all of a user's; pass a transaction to do it alongside other writes. */
-export async function revoke(db: Database, pool: PoolRef, which: { readonly sessionId: string } | { readonly userId: string }, reason: RevokeReason, at: number): Promise<number> {
-  const target = "sessionId" in which ? eq(identityRefreshFamilies.id, which.sessionId) : eq(identityRefreshFamilies.userId, which.userId);
+/** Which live sessions to end: one, all of a user's, or those pinned to a tenant (of one user, or of all). */
+export type RevokeTarget = { readonly sessionId: string } | { readonly userId: string } | { readonly tenant: string; readonly userId?: string };
+
+/** Ends live sessions; pass a transaction to do it alongside other writes. */
+export async function revoke(db: Database, pool: PoolRef, which: RevokeTarget, reason: RevokeReason, at: number): Promise<number> {
+  const target =
+    "sessionId" in which
+      ? eq(identityRefreshFamilies.id, which.sessionId)
+      : "tenant" in which
+        ? and(eq(identityRefreshFamilies.tenant, which.tenant), which.userId === undefined ? undefined : eq(identityRefreshFamilies.userId, which.userId))
+        : eq(identityRefreshFamilies.userId, which.userId);
   const rows = await db
     .update(identityRefreshFamilies)
     .set({ revokedAt: at, revokedReason: reason })

@@ -110,7 +110,7 @@ describe(`managed user store (${engineName})`, () => {
     expect(await check()).toBe(false);
   });
 
-  it("soft-deletes recoverably, frees the address, and hard-deletes with memberships", async () => {
+  it("soft-deletes recoverably, keeps the address taken until a hard delete, and hard-deletes with memberships", async () => {
     const { ref, users } = await storeOf();
     const tenants = createTenantStore(fixture.database.db, ref);
     await tenants.create({ slug: "acme" });
@@ -126,12 +126,14 @@ describe(`managed user store (${engineName})`, () => {
     expect(await tenants.userTenants(ada.id)).toHaveLength(1);
 
     await users.delete(ada.id);
-    const again = await users.create({ email: "Ada@example.com", passwordHash: null });
-    await expect(users.restore(ada.id)).rejects.toMatchObject({ code: Code.AlreadyExists });
+    await expect(users.create({ email: "Ada@example.com", passwordHash: null })).rejects.toMatchObject({ code: Code.AlreadyExists });
+    const bob = await users.create({ email: "bob@example.com", passwordHash: null });
+    await expect(users.update(bob.id, { email: "ADA@example.com" })).rejects.toMatchObject({ code: Code.AlreadyExists });
 
     expect(await users.delete(ada.id, { hard: true })).toBe(true);
     expect(await users.get(ada.id, { includeDeleted: true })).toBeUndefined();
     expect(await tenants.userTenants(ada.id)).toEqual([]);
+    const again = await users.create({ email: "Ada@example.com", passwordHash: null });
     expect(await users.get(again.id)).toBeDefined();
   });
 });

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { and, asc, eq, like, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, like, ne, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import { parseEmailAddress } from "./email-address.js";
 import { identityAuthorizationCodes, identityEmailTokens, identityMemberships, identityUsers } from "./identity-schema.js";
@@ -85,14 +85,49 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const emailTaken = () => new ConnectError("a user with this e-mail address already exists", Code.AlreadyExists);
 const touched = sql`greatest((extract(epoch from statement_timestamp()) * 1000)::bigint, ${identityUsers.updatedAt} + 1)`;
 
-export function createManagedUserStore(db: Database, pool: PoolRef, options: { readonly now?: () => number } = {}): UserStore {
+export interface UserStoreOptions {
+  readonly now?: () => number;
+  /**
+   * Where the `identity_users` rows live when not in the platform database (a pool's own
+   * PostgreSQL database, see postgres-user-store.ts). Sessions, memberships, codes and e-mail
+   * tokens stay in the platform database `db`, keyed by user id, so they survive a move; their
+   * changes then follow the user's in a second transaction instead of the same one.
+   */
+  readonly usersDb?: Database;
+}
+
+/**
+ * The store over an `identity_users` table: the platform's own (the managed store) or the same
+ * table in a pool's database (`options.usersDb`).
+ */
+export function createManagedUserStore(platformDb: Database, pool: PoolRef, options: UserStoreOptions = {}): UserStore {
   const now = options.now ?? Date.now;
+  const db = options.usersDb ?? platformDb;
+  const separate = db !== platformDb;
   const inPool = and(eq(identityUsers.orgId, pool.orgId), eq(identityUsers.poolId, pool.poolId));
   // An id that is not a UUID names no user: answer "not found" instead of a database type error.
   const user = (userId: string, includeDeleted = false): SQL | undefined =>
     UUID.test(userId) ? and(inPool, eq(identityUsers.id, userId), includeDeleted ? undefined : eq(identityUsers.deletedAt, 0)) : sql`false`;
 
+  /**
+   * A soft-deleted user keeps its address (it may be restored), so the address stays taken until
+   * a hard delete. The unique index covers live users only: this is the check for the others.
+   */
+  async function refuseSoftDeletedAddress(normalized: string, exceptUserId?: string): Promise<void> {
+    const [held] = await db
+      .select({ id: identityUsers.id })
+      .from(identityUsers)
+      .where(and(inPool, eq(identityUsers.emailNormalized, normalized), ne(identityUsers.deletedAt, 0), exceptUserId && UUID.test(exceptUserId) ? ne(identityUsers.id, exceptUserId) : undefined))
+      .limit(1);
+    if (held) throw emailTaken();
+  }
+
   async function change(userId: string, set: Partial<typeof identityUsers.$inferInsert>, then?: (tx: Database) => Promise<unknown>) {
+    if (separate) {
+      const [row] = await db.update(identityUsers).set({ ...set, updatedAt: touched }).where(user(userId)).returning(recordColumns);
+      if (row && then) await platformDb.transaction(then);
+      return row;
+    }
     return db.transaction(async (tx) => {
       const [row] = await tx.update(identityUsers).set({ ...set, updatedAt: touched }).where(user(userId)).returning(recordColumns);
       if (row && then) await then(tx);
@@ -103,6 +138,7 @@ export function createManagedUserStore(db: Database, pool: PoolRef, options: { r
   return {
     async create(input) {
       const { email, normalized } = parseEmailAddress(input.email);
+      await refuseSoftDeletedAddress(normalized);
       const [row] = await db
         .insert(identityUsers)
         .values({
@@ -159,6 +195,7 @@ export function createManagedUserStore(db: Database, pool: PoolRef, options: { r
 
     async update(userId, patch) {
       const address = patch.email === undefined ? undefined : parseEmailAddress(patch.email);
+      if (address) await refuseSoftDeletedAddress(address.normalized, userId);
       try {
         return await change(userId, {
           ...(address ? { email: address.email, emailNormalized: address.normalized, emailVerified: false } : {}),
@@ -178,10 +215,15 @@ export function createManagedUserStore(db: Database, pool: PoolRef, options: { r
     setBanned: (userId, banned) => change(userId, { banned }, banned ? (tx) => revoke(tx, pool, { userId }, "user_banned", now()) : undefined),
 
     async delete(userId, options) {
-      return db.transaction(async (tx) => {
-        const found = options?.hard
-          ? await tx.delete(identityUsers).where(user(userId, true)).returning({ id: identityUsers.id })
-          : await tx.update(identityUsers).set({ deletedAt: now(), updatedAt: touched }).where(user(userId)).returning({ id: identityUsers.id });
+      const remove = (tx: Database) =>
+        options?.hard
+          ? tx.delete(identityUsers).where(user(userId, true)).returning({ id: identityUsers.id })
+          : tx.update(identityUsers).set({ deletedAt: now(), updatedAt: touched }).where(user(userId)).returning({ id: identityUsers.id });
+      // In a pool's own database the account changes first; the platform-side rows follow.
+      const removedElsewhere = separate ? (await remove(db)).length > 0 : undefined;
+      if (removedElsewhere === false) return false;
+      return platformDb.transaction(async (tx) => {
+        const found = removedElsewhere ? [userId] : await remove(tx);
         if (found.length === 0) return false;
         await revoke(tx, pool, { userId }, "user_deleted", now());
         if (options?.hard) {

@@ -1,0 +1,33 @@
+import { createIdentityAdminHandler, type IdentityAdminHandler } from "../../../../../gen/openapi/identity-admin/handler.js";
+import type { RestPlaneHandler } from "@platform/codegen/runtime/server";
+import type { Logger } from "../../../transport/logger.js";
+import { createAdminAuthMiddleware } from "./admin-auth-middleware.js";
+import type { AdminDeps } from "./admin-pool-access.js";
+import { createConnectionHandlers } from "./connection-handlers.js";
+import { createPoolHandlers } from "./pool-handlers.js";
+import { createTenantHandlers } from "./tenant-handlers.js";
+import { createUserHandlers } from "./user-handlers.js";
+import { createUserStoreHandlers } from "./user-store-handlers.js";
+
+/** Every operation of the identity admin API, by group. */
+export function createIdentityAdminImplementation(deps: AdminDeps): IdentityAdminHandler {
+  return {
+    ...createPoolHandlers(deps),
+    ...createConnectionHandlers(deps),
+    ...createUserHandlers(deps),
+    ...createTenantHandlers(deps),
+    ...createUserStoreHandlers(deps),
+  };
+}
+
+/**
+ * The identity admin plane (`{api_url}/v1/identity`), authenticated like the RPC planes. Mounted
+ * on the api listener in front of the RPC router: requests outside its routes fall through.
+ */
+export function createIdentityAdminPlane(deps: AdminDeps, options: { readonly logger: Logger; readonly readMaxBytes: number }): RestPlaneHandler {
+  return createIdentityAdminHandler(createIdentityAdminImplementation(deps), {
+    middleware: [createAdminAuthMiddleware(deps.services.db)],
+    readMaxBytes: options.readMaxBytes,
+    onUnexpectedError: (error, operationId) => options.logger.error("identity admin operation failed", { operationId, error }),
+  });
+}

@@ -1,0 +1,79 @@
+import { createLoginTransactions } from "../login-transactions.js";
+import { runMailDelivery } from "../mail-outbox.js";
+import type { IdentityServices } from "../pool-context.js";
+import { listenPlane, type PlaneListener } from "../../../transport/listen-plane.js";
+import type { Logger } from "../../../transport/logger.js";
+import type { IssuerDeps } from "./issuer-context.js";
+import { createIssuerFront } from "./issuer-cors.js";
+import { createIssuerHandler } from "./issuer-handler.js";
+import { createRateLimiter } from "./rate-limiter.js";
+
+export interface IdentityListenerOptions {
+  readonly services: IdentityServices;
+  readonly host: string;
+  readonly port: number;
+  /** `{identity_url}` as clients reach it; absent means the listener's own address. */
+  readonly publicUrl: string | undefined;
+  readonly maxBodyBytes: number;
+  readonly logger: Logger;
+  readonly isReady: () => boolean;
+  readonly lockedForMigration: IssuerDeps["lockedForMigration"];
+  /** How often the outbox is checked for mail to deliver. */
+  readonly mailIntervalMs?: number;
+}
+
+export interface IdentityListener extends PlaneListener {
+  /** The base of every pool's issuer. */
+  readonly identityUrl: string;
+}
+
+/**
+ * The identity listener: every pool's issuer under `/{org}/{pool}`, with its own per-pool CORS
+ * instead of the server-wide list, and the identity mail delivery loop, which runs as long as the
+ * listener does.
+ */
+export async function listenIdentityPlane(options: IdentityListenerOptions): Promise<IdentityListener> {
+  const { services, logger } = options;
+  let boundUrl = "";
+  const identityUrl = () => (options.publicUrl ?? boundUrl).replace(/\/+$/, "");
+  const deps: IssuerDeps = {
+    services,
+    transactions: createLoginTransactions(services.db, services.codes, { now: services.now }),
+    limiter: createRateLimiter(services.db, { now: services.now, onSweepError: (error) => logger.warn("rate-limit sweep failed", { error }) }),
+    identityUrl,
+    lockedForMigration: options.lockedForMigration,
+  };
+  const issuer = createIssuerHandler(deps, {
+    readMaxBytes: options.maxBodyBytes,
+    onUnexpectedError: (error, operationId) => logger.error("issuer operation failed", { operationId, error }),
+  });
+  const front = createIssuerFront(deps, issuer.nodeHandler(), (error) => logger.error("issuer CORS check failed", { error }));
+  const listener = await listenPlane({
+    name: "identity",
+    host: options.host,
+    port: options.port,
+    handler: front,
+    corsOrigins: [],
+    handlerCors: true,
+    maxBodyBytes: options.maxBodyBytes,
+    logger,
+    isReady: options.isReady,
+  });
+  boundUrl = listener.url;
+  const stopMail = new AbortController();
+  const delivery = runMailDelivery(services.outbox, {
+    intervalMs: options.mailIntervalMs ?? 1000,
+    signal: stopMail.signal,
+    onError: (error) => logger.warn("identity mail delivery round failed", { error }),
+  });
+  return {
+    url: listener.url,
+    shutdownSignal: listener.shutdownSignal,
+    identityUrl: identityUrl(),
+    async close(graceMs) {
+      await listener.close(graceMs);
+      stopMail.abort();
+      await delivery;
+    },
+  };
+}

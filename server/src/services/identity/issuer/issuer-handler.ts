@@ -1,0 +1,31 @@
+import { createIdentityIssuerHandler, type IdentityIssuerHandler } from "../../../../../gen/openapi/identity-issuer/handler.js";
+import type { RestPlaneHandler } from "@platform/codegen/runtime/server";
+import { createAccountHandlers } from "./account-handlers.js";
+import { createAuthorizeHandlers } from "./authorize-handlers.js";
+import { createDiscoveryHandlers } from "./discovery-handlers.js";
+import type { IssuerDeps } from "./issuer-context.js";
+import { createIssuerMiddleware } from "./issuer-middleware.js";
+import { createPageHandlers } from "./page-handlers.js";
+import { createSessionHandlers } from "./session-handlers.js";
+import { createTokenHandler } from "./token-handler.js";
+
+/** Every operation of the issuer plane. */
+export function createIssuerImplementation(deps: IssuerDeps): IdentityIssuerHandler {
+  return {
+    ...createDiscoveryHandlers(deps),
+    ...createAuthorizeHandlers(deps),
+    ...createTokenHandler(deps),
+    ...createAccountHandlers(deps),
+    ...createSessionHandlers(deps),
+    ...createPageHandlers(),
+  };
+}
+
+/** The issuer plane, served: routing and validation from the generated layer, then the middleware, then the handlers. */
+export function createIssuerHandler(deps: IssuerDeps, options: { readonly readMaxBytes: number; readonly onUnexpectedError: (error: unknown, operationId: string) => void }): RestPlaneHandler {
+  return createIdentityIssuerHandler(createIssuerImplementation(deps), {
+    middleware: [createIssuerMiddleware(deps)],
+    readMaxBytes: options.readMaxBytes,
+    onUnexpectedError: options.onUnexpectedError,
+  });
+}

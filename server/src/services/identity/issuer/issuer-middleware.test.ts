@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { engineName } from "../identity-test-fixture.js";
+import { openIssuerTestPlane, type IssuerTestPlane } from "./issuer-test-plane.js";
+
+let plane: IssuerTestPlane;
+beforeAll(async () => {
+  plane = await openIssuerTestPlane();
+});
+afterAll(() => plane.close());
+
+describe(`issuer middleware: CORS, rate limits, migration lock (${engineName})`, () => {
+  it("allows exactly the pool's listed origins, with the specified headers and no credentials", async () => {
+    const pool = await plane.pool({ policies: { cors_allowed_origins: ["https://app.example", "http://localhost:3000"] } });
+    const preflight = (origin: string) => plane.request("OPTIONS", `${pool.issuer}/token`, { headers: { origin, "access-control-request-method": "POST" } });
+    const allowed = await preflight("http://localhost:3000");
+    expect(allowed.status).toBe(204);
+    expect([
+      allowed.headers.get("access-control-allow-origin"),
+      allowed.headers.get("access-control-allow-methods"),
+      allowed.headers.get("access-control-allow-headers"),
+      allowed.headers.get("access-control-max-age"),
+      allowed.headers.get("access-control-allow-credentials"),
+    ]).toEqual(["http://localhost:3000", "GET,POST,PUT,DELETE,OPTIONS", "authorization,content-type", "600", null]);
+    for (const origin of ["http://localhost:3001", "https://app.example.evil", "http://app.example", "null"]) {
+      expect((await preflight(origin)).status).toBe(403);
+    }
+    // Another pool does not inherit the list.
+    const other = await plane.pool({ policies: { cors_allowed_origins: [] } });
+    expect((await plane.request("OPTIONS", `${other.issuer}/token`, { headers: { origin: "https://app.example", "access-control-request-method": "POST" } })).status).toBe(403);
+  });
+
+  it("answers 429 with Retry-After in each operation's shape: OAuth JSON, {error} and a page", async () => {
+    const pool = await plane.pool({ policies: { rate_limits: { token: { requests: 1, window_seconds: 30 }, recover: { requests: 1, window_seconds: 30 } } } });
+    const token = () => plane.request("POST", `${pool.issuer}/token`, { form: { grant_type: "refresh_token", refresh_token: "x" } });
+    expect((await token()).status).toBe(401);
+    const limited = await token();
+    expect([limited.status, limited.json.error]).toEqual([429, "too_many_requests"]);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+
+    expect((await plane.request("POST", `${pool.issuer}/recover`, { json: { email: "a@example.com" } })).status).toBe(200);
+    const json = await plane.request("POST", `${pool.issuer}/recover`, { json: { email: "b@example.com" } });
+    expect([json.status, json.json.error]).toEqual([429, "too many requests; retry later"]);
+    const page = await plane.request("POST", `${pool.issuer}/recover`, { form: { email: "c@example.com" } });
+    expect([page.status, page.headers.get("content-type")]).toEqual([429, "text/html; charset=utf-8"]);
+    expect(page.headers.get("retry-after")).not.toBeNull();
+  });
+
+  it("answers 503 with Retry-After on user operations while locked, and keeps discovery and pages up", async () => {
+    const pool = await plane.pool();
+    plane.locked.add(pool.record.id);
+    try {
+      const signup = await plane.request("POST", `${pool.issuer}/signup`, { json: { email: "a@example.com", password: "long enough password" } });
+      expect([signup.status, signup.headers.get("retry-after")]).toEqual([503, "2"]);
+      const authorize = await plane.request("GET", `${pool.issuer}/authorize?response_type=code`);
+      expect([authorize.status, authorize.headers.get("content-type")]).toEqual([503, "text/html; charset=utf-8"]);
+      expect((await plane.request("GET", `${pool.issuer}/.well-known/jwks.json`)).status).toBe(200);
+      expect((await plane.request("GET", `${pool.issuer}/verify?token=abc`)).status).toBe(200);
+    } finally {
+      plane.locked.delete(pool.record.id);
+    }
+  });
+});
