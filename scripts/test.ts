@@ -55,9 +55,11 @@ function tests(name: string, paths: string[], env: NodeJS.ProcessEnv): void {
 }
 
 // Everything on the embedded database; then, when TEST_DATABASE_URL names a PostgreSQL server,
-// everything that touches a database again on it.
-tests("tests (embedded database)", [], { TEST_DATABASE_URL: "" });
+// everything that touches a database again on it. The embedded run still learns of that server
+// (TEST_POSTGRES_SERVER_URL) for what needs one beside the platform's own database, such as a
+// pool whose users live in a PostgreSQL database of their own.
 const postgresUrl = process.env.TEST_DATABASE_URL;
+tests("tests (embedded database)", [], { TEST_DATABASE_URL: "", TEST_POSTGRES_SERVER_URL: postgresUrl ?? "" });
 if (postgresUrl) tests("tests (PostgreSQL)", ["server", "test/e2e"], { TEST_DATABASE_URL: postgresUrl });
 else console.log("\nTEST_DATABASE_URL is not set: the PostgreSQL run is skipped.");
 

@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiUrl, createOrganization, identityUrl, type TestOrganization } from "./shared-server.js";
 
 // A pool's users moved live to a PostgreSQL database of its own, through the binary. A
-// postgres:// store must be a real PostgreSQL server the binary can reach, so this file runs
-// only with TEST_DATABASE_URL (the platform database may still be the embedded one).
+// postgres:// store must be a real PostgreSQL server the binary can reach, so this file needs one
+// (TEST_DATABASE_URL, or TEST_POSTGRES_SERVER_URL while the platform itself runs embedded).
 
-const serverUrl = process.env.TEST_DATABASE_URL;
+const serverUrl = process.env.TEST_DATABASE_URL || process.env.TEST_POSTGRES_SERVER_URL;
 const PASSWORD = "correct horse battery staple";
 
 async function call(method: string, path: string, headers: Record<string, string>, body?: unknown) {
