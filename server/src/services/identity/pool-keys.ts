@@ -36,10 +36,17 @@ export interface PoolKeys {
 const ALG = "EdDSA";
 /** Imported keys by `pool:kid`. A kid never changes its key, so entries never go stale. */
 const CACHE_LIMIT = 10_000;
+/**
+ * How long a process signs with the active key it last read before reading it again. A rotation
+ * made by another process reaches this one within that time; until then tokens carry the retired
+ * key, which stays published and verifying, so nothing breaks. It saves a read per token minted.
+ */
+const ACTIVE_KEY_TTL_MS = 10_000;
 
 export function createPoolKeys(db: Database, box: SecretBox): PoolKeys {
   const privateKeys = new Map<string, CryptoKey>();
   const publicKeys = new Map<string, CryptoKey>();
+  const activeRows = new Map<string, { readonly row: typeof identityPoolKeys.$inferSelect; readonly until: number }>();
   const sealContext = (pool: PoolRef, kid: string) => `identity-pool-key:${pool.orgId}:${pool.poolId}:${kid}`;
   const scoped = (pool: PoolRef) => and(eq(identityPoolKeys.orgId, pool.orgId), eq(identityPoolKeys.poolId, pool.poolId));
 
@@ -53,6 +60,15 @@ export function createPoolKeys(db: Database, box: SecretBox): PoolKeys {
   }
 
   async function activeKey(pool: PoolRef) {
+    const cached = activeRows.get(pool.poolId);
+    if (cached && cached.until > Date.now()) return cached.row;
+    const row = await readActiveKey(pool);
+    if (activeRows.size >= CACHE_LIMIT) activeRows.clear();
+    activeRows.set(pool.poolId, { row, until: Date.now() + ACTIVE_KEY_TTL_MS });
+    return row;
+  }
+
+  async function readActiveKey(pool: PoolRef) {
     const active = () => db.select().from(identityPoolKeys).where(and(scoped(pool), eq(identityPoolKeys.state, "active")));
     const [found] = await active();
     if (found) return found;
@@ -112,6 +128,7 @@ export function createPoolKeys(db: Database, box: SecretBox): PoolKeys {
           .where(and(scoped(pool), eq(identityPoolKeys.state, "active")));
         await tx.insert(identityPoolKeys).values(row);
       });
+      activeRows.delete(pool.poolId);
       return published(row.kid, row.publicJwk);
     },
   };

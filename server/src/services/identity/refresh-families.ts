@@ -1,5 +1,6 @@
-import { and, eq, isNotNull } from "drizzle-orm";
-import type { Database } from "../../db/database.js";
+import { randomUUID } from "node:crypto";
+import { and, eq, isNotNull, sql } from "drizzle-orm";
+import { resultRows, type Database } from "../../db/database.js";
 import type { SecretBox } from "../secrets/secret-box.js";
 import { GrantError } from "./grant-error.js";
 import { identityRefreshFamilies, identityRefreshTokens } from "./identity-schema.js";
@@ -49,9 +50,13 @@ export interface IssuedRefresh {
  * two tabs) gets the same successor again. The successor is kept sealed on its predecessor's row
  * for that purpose, and only until it is itself rotated.
  *
- * Rotation locks the family's row in one transaction, so concurrent refreshes within a family
- * serialise: of several refreshes of one token the first rotates, the others see a rotated token
- * within the grace window and get the same successor. There is never a second child.
+ * A rotation of a live token is one statement (one round trip): a conditional UPDATE of the
+ * token that only an unrotated, unexpired token of a live session passes, with the successor's
+ * insert and the bookkeeping in the same statement. Of concurrent refreshes of one token exactly one
+ * passes (the others wait on its row lock, then find it rotated); everything else (a rotated,
+ * expired, revoked or unknown token) takes the careful path, which locks the family's row in one
+ * transaction and decides between the grace answer and burning the family. There is never a second
+ * child.
  */
 export interface RefreshFamilies {
   start(pool: PoolRef, input: SessionStart): Promise<IssuedRefresh>;
@@ -87,7 +92,8 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
   const now = options.now ?? Date.now;
   const graceMs = options.graceMs ?? REFRESH_REUSE_GRACE_MS;
   const ttlMs = options.ttlMs ?? REFRESH_TOKEN_TTL_MS;
-  const successorContext = (tokenId: string) => `identity-refresh-successor:${tokenId}`;
+  // Bound to the successor's id, which the single-statement rotation knows before it runs.
+  const successorContext = (successorId: string) => `identity-refresh-successor:${successorId}`;
   const inPool = (pool: PoolRef) => and(eq(identityRefreshTokens.orgId, pool.orgId), eq(identityRefreshTokens.poolId, pool.poolId));
   const family = (pool: PoolRef, id: string) =>
     and(eq(identityRefreshFamilies.orgId, pool.orgId), eq(identityRefreshFamilies.poolId, pool.poolId), eq(identityRefreshFamilies.id, id));
@@ -110,13 +116,11 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
     if (token.rotatedAt === 0) {
       if (token.expiresAt <= at) return { kind: "refused", reason: "the refresh token has expired" };
       const child = newOpaqueToken();
-      const [created] = await tx
-        .insert(identityRefreshTokens)
-        .values({ ...pool, familyId: token.familyId, tokenHash: child.hash, expiresAt: at + ttlMs })
-        .returning({ id: identityRefreshTokens.id });
+      const childId = randomUUID();
+      await tx.insert(identityRefreshTokens).values({ ...pool, id: childId, familyId: token.familyId, tokenHash: child.hash, expiresAt: at + ttlMs });
       await tx
         .update(identityRefreshTokens)
-        .set({ rotatedAt: at, successorId: created!.id, sealedSuccessor: box.seal(Buffer.from(child.token, "utf8"), successorContext(token.id)) })
+        .set({ rotatedAt: at, successorId: childId, sealedSuccessor: box.seal(Buffer.from(child.token, "utf8"), successorContext(childId)) })
         .where(eq(identityRefreshTokens.id, token.id));
       // The predecessor can no longer be replayed (its successor is now rotated): drop its sealed copy.
       await tx
@@ -131,17 +135,51 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
       ? await tx.select({ rotatedAt: identityRefreshTokens.rotatedAt }).from(identityRefreshTokens).where(eq(identityRefreshTokens.id, token.successorId))
       : [];
     if (at - token.rotatedAt <= graceMs && successor?.rotatedAt === 0 && token.sealedSuccessor) {
-      const again = Buffer.from(box.open(token.sealedSuccessor, successorContext(token.id))).toString("utf8");
+      const again = Buffer.from(box.open(token.sealedSuccessor, successorContext(token.successorId!))).toString("utf8");
       return { kind: "issued", issued: { session, refreshToken: again, replayed: true } };
     }
     await tx.update(identityRefreshFamilies).set({ revokedAt: at, revokedReason: "reuse" }).where(eq(identityRefreshFamilies.id, token.familyId));
     return { kind: "refused", reason: "the refresh token was already used; the session has been revoked" };
   }
 
+  /** The common case in one statement; undefined when the token is not a live, unrotated one. */
+  async function rotateLive(pool: PoolRef, presented: string): Promise<IssuedRefresh | undefined> {
+    const at = now();
+    const child = newOpaqueToken();
+    const childId = randomUUID();
+    const sealed = box.seal(Buffer.from(child.token, "utf8"), successorContext(childId));
+    const rows = resultRows<{ id: string; userId: string; clientId: string; tenant: string; scope: string; authTime: number }>(
+      await db.execute(sql`
+        with rotated as (
+          update identity_refresh_tokens t
+             set rotated_at = ${at}, successor_id = ${childId}::uuid, sealed_successor = ${sealed}
+            from identity_refresh_families f
+           where t.org_id = ${pool.orgId}::uuid and t.pool_id = ${pool.poolId}::uuid and t.token_hash = ${hashOpaqueToken(presented)}
+             and t.rotated_at = 0 and t.expires_at > ${at}
+             and f.id = t.family_id and f.revoked_at = 0
+          returning t.id, t.family_id, f.user_id, f.client_id, f.tenant, f.scope, f.auth_time
+        ), successor as (
+          insert into identity_refresh_tokens (id, org_id, pool_id, family_id, token_hash, expires_at)
+          select ${childId}::uuid, ${pool.orgId}::uuid, ${pool.poolId}::uuid, family_id, ${child.hash}::text, ${at + ttlMs}::bigint from rotated
+        ), predecessor as (
+          update identity_refresh_tokens set sealed_successor = null
+           where successor_id in (select id from rotated) and sealed_successor is not null
+        ), session as (
+          update identity_refresh_families set last_used_at = ${at}::bigint where id in (select family_id from rotated)
+        )
+        select family_id as "id", user_id as "userId", client_id as "clientId", tenant, scope, auth_time::float8 as "authTime" from rotated`),
+    );
+    const [row] = rows;
+    if (!row) return undefined;
+    return { session: { ...row, authTime: Number(row.authTime), revokedAt: 0 }, refreshToken: child.token, replayed: false };
+  }
+
   return {
     start: (pool, input) => startFamily(db, pool, input, now(), ttlMs),
 
     async rotate(pool, presented) {
+      const live = await rotateLive(pool, presented);
+      if (live) return live;
       // Decided inside, thrown outside: a refusal that burns the family must commit first.
       const outcome = await db.transaction((tx) => rotateIn(tx, pool, presented));
       if (outcome.kind === "refused") throw new GrantError("invalid_grant", outcome.reason);

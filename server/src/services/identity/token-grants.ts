@@ -45,8 +45,9 @@ export async function passwordGrant(
 /** Rotates the refresh token and mints a fresh access token for the session's user as it is now. */
 export async function refreshGrant(services: IdentityServices, pool: PoolContext, refreshToken: string): Promise<TokenResponse> {
   const issued = await services.families.rotate(pool.ref, refreshToken);
-  const user = await liveUserOf(services, pool, issued.session);
-  return respond(services, pool, await subjectOf(pool, user), issued);
+  // The user and its tenants are read side by side: the session names the user.
+  const [user, tenants] = await Promise.all([liveUserOf(services, pool, issued.session), pool.tenants.userTenants(issued.session.userId)]);
+  return respond(services, pool, subjectFrom(user, tenants), issued);
 }
 
 /** Exchanges an authorization code; with scope `openid` the answer carries an ID token too. */
@@ -86,7 +87,10 @@ async function liveUserOf(services: IdentityServices, pool: PoolContext, session
 }
 
 export async function subjectOf(pool: PoolContext, user: AppUserRecord): Promise<TokenSubject> {
-  const tenants = await pool.tenants.userTenants(user.id);
+  return subjectFrom(user, await pool.tenants.userTenants(user.id));
+}
+
+function subjectFrom(user: AppUserRecord, tenants: readonly { readonly slug: string; readonly roles: readonly string[] }[]): TokenSubject {
   return {
     userId: user.id,
     email: user.email,

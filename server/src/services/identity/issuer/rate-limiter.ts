@@ -44,16 +44,78 @@ export interface RateLimiter {
 
 /** Expired windows are swept every this many hits of one process, in the background of a request. */
 const SWEEP_EVERY = 500;
+/** A large budget is counted in batches of this share of it (per process), at least this often. */
+const BATCH_SHARE = 0.01;
+const BATCH_MAX_AGE_MS = 200;
+
+/** What one process knows of one counter between its writes. */
+interface LocalCount {
+  readonly key: string;
+  readonly expiresAt: number;
+  /** The shared count as of this process's last write. */
+  known: number;
+  /** Hits counted here and not written yet. */
+  pending: number;
+  lastWriteAt: number;
+  writing: Promise<void> | undefined;
+}
 
 /**
  * Fixed-window counters in `identity_rate_limits`: one upsert per request counts every subject
  * and answers the new counts, so all processes on the database share each budget. Fixed windows
  * allow a burst of twice the budget across a window edge, an accepted imprecision for limits
  * that stop guessing rather than meter use. E-mail addresses are counted by their hash.
+ *
+ * A large budget (the token endpoint's, per client address) would otherwise make one row the
+ * point every request of a busy client serialises on: its hits are counted in memory and written
+ * in batches of 1% of the budget or every 200 ms, so each process may overshoot by about that
+ * share. Budgets under 100 requests, the ones that stop password guessing, are counted exactly.
  */
 export function createRateLimiter(db: Database, options: { readonly now?: () => number; readonly onSweepError?: (error: unknown) => void } = {}): RateLimiter {
   const now = options.now ?? Date.now;
   let sinceSweep = 0;
+  const local = new Map<string, LocalCount>();
+
+  /** Adds hits to counters and answers their new totals, in one statement. */
+  async function add(counts: readonly { readonly key: string; readonly hits: number; readonly expiresAt: number }[]): Promise<number[]> {
+    const rows = await db
+      .insert(identityRateLimits)
+      .values(counts.map(({ key, hits, expiresAt }) => ({ key, hits, expiresAt })))
+      .onConflictDoUpdate({ target: identityRateLimits.key, set: { hits: sql`${identityRateLimits.hits} + excluded.hits` } })
+      .returning({ key: identityRateLimits.key, hits: identityRateLimits.hits });
+    return counts.map(({ key }) => rows.find((row) => row.key === key)?.hits ?? 0);
+  }
+
+  function write(count: LocalCount): Promise<void> {
+    const hits = count.pending;
+    count.pending = 0;
+    count.lastWriteAt = now();
+    count.writing = add([{ key: count.key, hits, expiresAt: count.expiresAt }]).then(
+      ([total]) => {
+        count.known = total!;
+        count.writing = undefined;
+      },
+      (error: unknown) => {
+        count.pending += hits;
+        count.writing = undefined;
+        throw error;
+      },
+    );
+    return count.writing;
+  }
+
+  /** Counts one hit in memory; writes the batch when it is due. Answers the count as now known. */
+  async function batched(key: string, expiresAt: number, batch: number, at: number): Promise<number> {
+    let count = local.get(key);
+    if (!count || count.expiresAt <= at) {
+      if (local.size >= 10_000) local.clear();
+      count = { key, expiresAt, known: 0, pending: 0, lastWriteAt: at, writing: undefined };
+      local.set(key, count);
+    }
+    count.pending++;
+    if (!count.writing && (count.pending >= batch || at - count.lastWriteAt >= BATCH_MAX_AGE_MS || count.known === 0)) await write(count);
+    return count.known + count.pending;
+  }
 
   function sweep(at: number) {
     sinceSweep = 0;
@@ -73,13 +135,12 @@ export function createRateLimiter(db: Database, options: { readonly now?: () => 
       const keyOf = (subject: string) => `${pool.poolId}:${name}:${subject}:${windowStart}`;
       const keys = [keyOf(`ip:${subjects.ip}`)];
       if (subjects.email !== undefined) keys.push(keyOf(`email:${createHash("sha256").update(subjects.email.trim().toLowerCase()).digest("base64url")}`));
-      const rows = await db
-        .insert(identityRateLimits)
-        .values(keys.map((key) => ({ key, hits: 1, expiresAt: windowStart + windowMs })))
-        .onConflictDoUpdate({ target: identityRateLimits.key, set: { hits: sql`${identityRateLimits.hits} + 1` } })
-        .returning({ hits: identityRateLimits.hits });
+      const expiresAt = windowStart + windowMs;
+      const batch = Math.floor(budget.requests * BATCH_SHARE);
+      const totals =
+        batch <= 1 ? await add(keys.map((key) => ({ key, hits: 1, expiresAt }))) : await Promise.all(keys.map((key) => batched(key, expiresAt, batch, at)));
       if (++sinceSweep >= SWEEP_EVERY) sweep(at);
-      if (rows.every((row) => row.hits <= budget.requests)) return undefined;
+      if (totals.every((hits) => hits <= budget.requests)) return undefined;
       return { retryAfterSeconds: Math.max(1, Math.ceil((windowStart + windowMs - at) / 1000)) };
     },
   };
