@@ -22,6 +22,16 @@ export function decodeCursor(list: string, cursor: string, keyCount: number): st
   return decoded.slice(1) as string[];
 }
 
+/**
+ * Cuts the `limit + 1` rows a list query read (one more than a page, to learn whether another
+ * page follows) into the page and, when more follow, the cursor after its last row.
+ */
+export function keysetPage<Row>(list: string, rows: readonly Row[], limit: number, keysOf: (row: Row) => readonly string[]): { page: Row[]; nextCursor?: string } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return rows.length > limit && last !== undefined ? { page, nextCursor: encodeCursor(list, keysOf(last)) } : { page };
+}
+
 export const DEFAULT_PAGE_LIMIT = 50;
 export const MAX_PAGE_LIMIT = 500;
 

@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import { identityMemberships, identityTenants, identityUsers, type JsonObject } from "./identity-schema.js";
-import { decodeCursor, encodeCursor, pageLimit } from "./keyset-cursor.js";
+import { decodeCursor, keysetPage, pageLimit } from "./keyset-cursor.js";
 import { checkDisplayName, type PoolRef } from "./pool-store.js";
 import { checkRoleSet } from "./role-catalog.js";
 import { checkSlug } from "./slug-rule.js";
@@ -157,12 +157,8 @@ export function createTenantStore(db: Database, pool: PoolRef): TenantStore {
         .where(and(...conditions))
         .orderBy(asc(identityUsers.emailNormalized), asc(identityUsers.id))
         .limit(limit + 1);
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        members: page.map(({ emailNormalized: _, ...member }) => member),
-        ...(rows.length > limit && last ? { nextCursor: encodeCursor("members", [last.emailNormalized, last.userId]) } : {}),
-      };
+      const { page, nextCursor } = keysetPage("members", rows, limit, (row) => [row.emailNormalized, row.userId]);
+      return { members: page.map(({ emailNormalized: _, ...member }) => member), ...(nextCursor ? { nextCursor } : {}) };
     },
 
     async userTenants(userId) {

@@ -3,7 +3,7 @@ import { and, asc, eq, like, ne, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import { parseEmailAddress } from "./email-address.js";
 import { identityAuthorizationCodes, identityEmailTokens, identityMemberships, identityUsers } from "./identity-schema.js";
-import { decodeCursor, encodeCursor, pageLimit } from "./keyset-cursor.js";
+import { decodeCursor, keysetPage, pageLimit } from "./keyset-cursor.js";
 import type { PoolRef } from "./pool-store.js";
 import { revoke, type RevokeReason } from "./refresh-families.js";
 import { checkRoleSet } from "./role-catalog.js";
@@ -185,12 +185,8 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
         .where(and(...conditions))
         .orderBy(asc(identityUsers.emailNormalized), asc(identityUsers.id))
         .limit(limit + 1);
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        users: page.map(({ emailNormalized: _, ...record }) => record),
-        ...(rows.length > limit && last ? { nextCursor: encodeCursor("users", [last.emailNormalized, last.id]) } : {}),
-      };
+      const { page, nextCursor } = keysetPage("users", rows, limit, (row) => [row.emailNormalized, row.id]);
+      return { users: page.map(({ emailNormalized: _, ...record }) => record), ...(nextCursor ? { nextCursor } : {}) };
     },
 
     async update(userId, patch) {
