@@ -131,6 +131,13 @@ describe("form bodies", () => {
       body: { error: "invalid_request", error_description: "body.grant_type: must be one of: password, refresh_token" },
     });
     expect(await call("POST", "/demo/token", { headers: form })).toMatchObject({ status: 400, body: { error_description: "body: is required" } });
+    // The union takes objects only: a JSON body of another type never reaches a branch unchecked.
+    for (const body of ['"password"', "[]", "42", "null"]) {
+      expect(await call("POST", "/demo/token", { headers: { "content-type": "application/json" }, body })).toMatchObject({
+        status: 400,
+        body: { error: "invalid_request", error_description: "body: must be an object" },
+      });
+    }
   });
 
   it("answers a form post's validation error with a page, and a JSON request's with JSON", async () => {

@@ -84,7 +84,9 @@ function clean(doc: OpenAPIObject, schema: unknown, where: string, isProperty: b
   }
   if (Array.isArray(out.oneOf)) {
     const tag = discriminate(doc, schema as Record<string, unknown>);
-    if (tag !== undefined) out.discriminator = { propertyName: tag };
+    // ajv's discriminator lets anything that is not an object through without looking at the
+    // branches, so the union must say it takes objects only.
+    if (tag !== undefined) Object.assign(out, { type: out.type ?? "object", discriminator: { propertyName: tag } });
   }
   return out;
 }

@@ -305,6 +305,7 @@ export const IdentityIssuerValidation: RestValidationSchemas = {
           "$ref": "#/$defs/RefreshTokenGrant"
         }
       ],
+      "type": "object",
       "discriminator": {
         "propertyName": "grant_type"
       }

@@ -139,6 +139,7 @@ export const GoldenPlaneValidation: RestValidationSchemas = {
           "$ref": "#/$defs/RefreshGrant"
         }
       ],
+      "type": "object",
       "discriminator": {
         "propertyName": "grant_type"
       }
