@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+import { startPollLoop, type PollLoop } from "../../background/poll-loop.js";
 import type { Database } from "../../db/database.js";
 import type { Logger } from "../../transport/logger.js";
 import type { SecretBox } from "../secrets/secret-box.js";
@@ -123,14 +123,7 @@ export function createMailOutbox(db: Database, box: SecretBox, options: MailOutb
   };
 }
 
-/** Delivers due mail every `intervalMs` until `signal` aborts; a failed round is reported and the loop goes on. */
-export async function runMailDelivery(outbox: MailOutbox, options: { readonly intervalMs: number; readonly signal: AbortSignal; readonly onError: (error: unknown) => void }): Promise<void> {
-  while (!options.signal.aborted) {
-    try {
-      await outbox.deliverDue();
-    } catch (error) {
-      options.onError(error);
-    }
-    await sleep(options.intervalMs, undefined, { signal: options.signal }).catch(() => {});
-  }
+/** Delivers due mail every `intervalMs` until stopped; a failed round is reported and the loop goes on. */
+export function startMailDelivery(outbox: MailOutbox, options: { readonly intervalMs: number; readonly onError: (error: unknown) => void }): PollLoop {
+  return startPollLoop(async () => void (await outbox.deliverDue()), { pollMs: options.intervalMs, onError: options.onError });
 }

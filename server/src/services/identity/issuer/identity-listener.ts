@@ -1,5 +1,5 @@
 import { createLoginTransactions } from "../login-transactions.js";
-import { runMailDelivery } from "../mail-outbox.js";
+import { startMailDelivery } from "../mail-outbox.js";
 import type { IdentityServices } from "../pool-context.js";
 import { listenPlane, type PlaneListener } from "../../../transport/listen-plane.js";
 import type { Logger } from "../../../transport/logger.js";
@@ -60,10 +60,8 @@ export async function listenIdentityPlane(options: IdentityListenerOptions): Pro
     isReady: options.isReady,
   });
   boundUrl = listener.url;
-  const stopMail = new AbortController();
-  const delivery = runMailDelivery(services.outbox, {
+  const delivery = startMailDelivery(services.outbox, {
     intervalMs: options.mailIntervalMs ?? 1000,
-    signal: stopMail.signal,
     onError: (error) => logger.warn("identity mail delivery round failed", { error }),
   });
   return {
@@ -72,8 +70,7 @@ export async function listenIdentityPlane(options: IdentityListenerOptions): Pro
     identityUrl: identityUrl(),
     async close(graceMs) {
       await listener.close(graceMs);
-      stopMail.abort();
-      await delivery;
+      await delivery.stop();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
+import { startPollLoop } from "../../../background/poll-loop.js";
 import type { Database } from "../../../db/database.js";
 import type { Logger } from "../../../transport/logger.js";
 import type { UserStoreDirectory } from "../user-store-directory.js";
@@ -64,8 +65,7 @@ export async function startMigrationWorker(options: MigrationWorkerOptions): Pro
   const failures = new Map<string, number>();
   let stopped = false;
   let keepLease = false;
-  let nudge: (() => void) | undefined;
-  const unlisten = await options.listen?.(MIGRATION_CHANNEL, () => nudge?.());
+  const unlisten = await options.listen?.(MIGRATION_CHANNEL, () => loop.wake());
 
   async function work(claimed: MigrationJob): Promise<void> {
     let job: MigrationJob | undefined = claimed;
@@ -104,34 +104,22 @@ export async function startMigrationWorker(options: MigrationWorkerOptions): Pro
     await jobs.release(job, owner, Math.min(60_000, 1_000 * 2 ** attempts));
   }
 
-  const loop = (async () => {
-    while (!stopped) {
-      let job: MigrationJob | undefined;
-      try {
-        job = await jobs.claim(owner, leaseMs);
-        if (job) await work(job);
-      } catch (error) {
-        options.logger.warn("user-store migration worker error", { error: error instanceof Error ? error.message : String(error) });
-      }
-      if (job || stopped) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
-        nudge = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      nudge = undefined;
-    }
-  })();
+  // A pass takes one job and works it; another may be waiting, so a pass that found one goes again.
+  const loop = startPollLoop(
+    async () => {
+      const job = await jobs.claim(owner, leaseMs);
+      if (job) await work(job);
+      return job !== undefined && !stopped;
+    },
+    { pollMs, onError: (error) => options.logger.warn("user-store migration worker error", { error: error instanceof Error ? error.message : String(error) }) },
+  );
 
   return {
-    wake: () => nudge?.(),
+    wake: () => loop.wake(),
     async stop(options) {
       keepLease = options?.keepLease ?? false;
       stopped = true;
-      nudge?.();
-      await loop;
+      await loop.stop();
       await unlisten?.();
     },
   };

@@ -1,6 +1,7 @@
-import { toJsonString } from "@bufbuild/protobuf";
+import { toJson } from "@bufbuild/protobuf";
 import { eq } from "drizzle-orm";
 import { ThreadSchema } from "../../../../../gen/platform/script/v1/thread_pb.js";
+import { startPollLoop, type PollLoop } from "../../../background/poll-loop.js";
 import type { Database } from "../../../db/database.js";
 import { organizations, threads } from "../../../db/schema.js";
 import { TERMINAL } from "../threads/thread-store.js";
@@ -62,8 +63,7 @@ export function createCallbackDeliverer(options: CallbackDelivererOptions): Call
   const log = options.log ?? (() => {});
   const inFlight = new Set<Promise<void>>();
   const shutdown = new AbortController();
-  let wake: (() => void) | undefined;
-  let loop: Promise<void> | undefined;
+  let loop: PollLoop | undefined;
   let unsubscribe: (() => void) | undefined;
 
   /** The body of a delivery: Standard Webhooks' `{type, timestamp, data}` around the final Thread. */
@@ -75,7 +75,7 @@ export function createCallbackDeliverer(options: CallbackDelivererOptions): Call
       .where(eq(threads.id, callback.threadId));
     // Resumed since it ended: that end is superseded, and the next end queues its own delivery.
     if (!row || !TERMINAL.has(row.thread.status)) return undefined;
-    const data = JSON.parse(toJsonString(ThreadSchema, toThreadMessage(row.thread, row.orgName))) as unknown;
+    const data = toJson(ThreadSchema, toThreadMessage(row.thread, row.orgName));
     return JSON.stringify({ type: `thread.${row.thread.status}`, timestamp: new Date(row.thread.finishedAt || now()).toISOString(), data });
   }
 
@@ -122,36 +122,21 @@ export function createCallbackDeliverer(options: CallbackDelivererOptions): Call
         .catch((error: unknown) => log("callback delivery crashed", { webhookId: callback.id, error: String(error) }))
         .finally(() => {
           inFlight.delete(running);
-          wake?.();
+          loop?.wake();
         });
       inFlight.add(running);
     }
   }
 
-  async function run(): Promise<void> {
-    while (!shutdown.signal.aborted) {
-      await pass().catch((error: unknown) => log("claiming callbacks failed", { error: String(error) }));
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = undefined;
-    }
-  }
-
   return {
     start() {
-      unsubscribe = options.signals.onCallbacksDue(() => wake?.());
-      loop = run();
+      loop = startPollLoop(pass, { pollMs, onError: (error) => log("claiming callbacks failed", { error: String(error) }) });
+      unsubscribe = options.signals.onCallbacksDue(() => loop?.wake());
     },
     async stop() {
       unsubscribe?.();
       shutdown.abort();
-      wake?.();
-      await loop;
+      await loop?.stop();
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { startPollLoop, type PollLoop } from "../../../background/poll-loop.js";
 import { parseScript } from "../dsl/parse-script.js";
 import type { JsonValue, ScriptDocument } from "../dsl/script-document.js";
 import type { ScriptStore } from "../script-store.js";
@@ -50,8 +51,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
   const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   const documents = new Map<string, ScriptDocument>();
   let stopped = true;
-  let wake: (() => void) | undefined;
-  let loop: Promise<void> | undefined;
+  let loop: PollLoop | undefined;
   let unsubscribe: (() => void) | undefined;
 
   async function documentOf(thread: ThreadRow): Promise<ScriptDocument> {
@@ -134,7 +134,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
       unsubscribeCancel();
       clearTimeout(deadline);
       if (running.get(thread.id)?.abort === abort) running.delete(thread.id);
-      if (!stopped) wake?.();
+      if (!stopped) loop?.wake();
     }
   }
 
@@ -177,28 +177,15 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     if (await store.endRun(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: at, resumeOverride: null }, event)) ended(thread);
   }
 
-  async function claimLoop(): Promise<void> {
-    while (!stopped) {
-      const free = concurrency - running.size;
-      if (free > 0) {
-        try {
-          for (const thread of await store.claim(owner, leaseMs, free, now())) {
-            // A run of ours that stalled past its lease is stale now: end it before the new one.
-            running.get(thread.id)?.abort.abort(new LeaseLost("lease expired"));
-            const abort = new AbortController();
-            running.set(thread.id, { abort, done: run(thread, abort) });
-          }
-        } catch (error) {
-          log("claiming threads failed", { error: error instanceof Error ? error.message : String(error) });
-        }
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+  /** Claims what this process has room for and starts running it. */
+  async function claimPass(): Promise<void> {
+    const free = concurrency - running.size;
+    if (free <= 0) return;
+    for (const thread of await store.claim(owner, leaseMs, free, now())) {
+      // A run of ours that stalled past its lease is stale now: end it before the new one.
+      running.get(thread.id)?.abort.abort(new LeaseLost("lease expired"));
+      const abort = new AbortController();
+      running.set(thread.id, { abort, done: run(thread, abort) });
     }
   }
 
@@ -206,14 +193,13 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     start() {
       if (!stopped) return;
       stopped = false;
-      unsubscribe = signals.onRunnable(() => wake?.());
-      loop = claimLoop();
+      loop = startPollLoop(claimPass, { pollMs, onError: (error) => log("claiming threads failed", { error: error instanceof Error ? error.message : String(error) }) });
+      unsubscribe = signals.onRunnable(() => loop?.wake());
     },
     async stop() {
       stopped = true;
       unsubscribe?.();
-      wake?.();
-      await loop;
+      await loop?.stop();
       for (const { abort } of running.values()) abort.abort(new LeaseLost("server stopping"));
       await Promise.all([...running.values()].map((r) => r.done));
     },
