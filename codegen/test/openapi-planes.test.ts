@@ -27,6 +27,6 @@ describe.each(names)("%s", (name) => {
     const plane = Object.values(routes)[0]!;
     const validation = Object.values(schemas)[0]!;
     const handler = createRestPlaneHandler(plane, validation, {});
-    expect(typeof handler.handle).toBe("function");
+    expect(typeof handler.nodeHandler()).toBe("function");
   });
 });

@@ -27,6 +27,8 @@ export interface StartedServer {
 /**
  * Starts `platform-server serve` on free ports with a fresh data directory, on the embedded
  * database, or on a fresh database of TEST_DATABASE_URL's server when that is set.
+ * SERVER_NODE_FLAGS adds Node.js flags to the server's command line (a bench profiling the
+ * server: `SERVER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof"`).
  */
 export async function startPlatformServer(
   extraArgs: string[] = [],
@@ -34,9 +36,10 @@ export async function startPlatformServer(
 ): Promise<StartedServer> {
   dataDir ??= await mkdtemp(join(tmpdir(), "platform-e2e-"));
   database ??= await freshDatabase();
+  const nodeFlags = (process.env.SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean);
   const child = spawn(
     process.execPath,
-    [binary, "serve", "--data-dir", dataDir, "--api-port", "0", "--data-port", "0", "--git-port", "0", "--registry-port", "0", "--identity-port", "0", ...extraArgs],
+    [...nodeFlags, binary, "serve", "--data-dir", dataDir, "--api-port", "0", "--data-port", "0", "--git-port", "0", "--registry-port", "0", "--identity-port", "0", ...extraArgs],
     { env: { ...process.env, DATABASE_URL: database?.url ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
   );
   const logs: string[] = [];

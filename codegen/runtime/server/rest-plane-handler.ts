@@ -1,21 +1,19 @@
 import { Code, ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
-import { universalRequestFromNodeRequest, universalResponseToNodeResponse, type connectNodeAdapter } from "@connectrpc/connect-node";
-import { createAsyncIterable, type UniversalServerRequest, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { createPathMatcher, parsePathTemplate, type PathTemplate } from "../path-template/index.js";
 import { chooseErrorForm, renderErrorBody } from "../rest/error-body.js";
 import { contentTypeFor, mediaTypeOf } from "../rest/media-type.js";
 import type { ErrorBodyForm, RestOperation, RestPlane, RestValidationSchemas } from "../rest/rest-plane.js";
 import { parseBody, readParameters } from "./read-rest-input.js";
-import { readRequestBody } from "./read-request-body.js";
 import { normalizeError } from "./normalize-error.js";
 import { InvalidRequestError } from "./invalid-request-error.js";
+import { planeRequestOf, writePlaneResponse, type NodeRequest, type NodeResponse, type PlaneRequest, type PlaneResponse } from "./node-exchange.js";
 import type { RestCallContext, RestCallFn, RestInput, RestInvalidInput, RestMiddleware, RestOperationImpl } from "./rest-call.js";
 import { createRequestValidator } from "./request-validator.js";
 import { splitRequestTarget } from "./request-target.js";
 import { writeRestResult } from "./write-rest-result.js";
 
 /** A node:http and node:http2 request listener. */
-export type NodeHandlerFn = ReturnType<typeof connectNodeAdapter>;
+export type NodeHandlerFn = (request: NodeRequest, response: NodeResponse) => void;
 
 export interface RestPlaneHandlerOptions {
   /** Run around every operation, first one outermost. */
@@ -24,12 +22,10 @@ export interface RestPlaneHandlerOptions {
   readonly readMaxBytes?: number;
   /** Gets every error that is not a ConnectError (a bug), before the caller gets a plain 500. */
   readonly onUnexpectedError?: (error: unknown, operationId: string) => void;
-  readonly contextValues?: (request: UniversalServerRequest) => ContextValues;
+  readonly contextValues?: (request: PlaneRequest) => ContextValues;
 }
 
 export interface RestPlaneHandler {
-  /** Serves one request in the fetch-like form connect's adapters use. */
-  handle(request: UniversalServerRequest): Promise<UniversalServerResponse>;
   /**
    * A node:http / node:http2 request listener. With `fallback`, requests whose path is no
    * operation's go there (another plane on the same port); without, they answer 404.
@@ -71,7 +67,7 @@ export function createRestPlaneHandler<Implementation extends object>(
   };
   const call = (options.middleware ?? []).reduceRight<RestCallFn>((next, middleware) => middleware(next), invoke);
 
-  async function serve(request: UniversalServerRequest, operation: RestOperation, captures: Record<string, string>, query: URLSearchParams): Promise<UniversalServerResponse> {
+  async function serve(request: PlaneRequest, operation: RestOperation, captures: Record<string, string>, query: URLSearchParams): Promise<PlaneResponse> {
     const responseHeader = new Headers();
     const requestMediaType = mediaTypeOf(request.header.get("content-type"));
     const errorForm = chooseErrorForm(operation.errorBody, requestMediaType, plane.errorBody);
@@ -93,7 +89,7 @@ export function createRestPlaneHandler<Implementation extends object>(
         validator.checkParameters(operation.operationId, parameters);
       });
       if (operation.requestBody) {
-        const bytes = await readBody(request, readMaxBytes);
+        const bytes = await request.readBody(readMaxBytes);
         if (bytes === "too-large") {
           return errorResponse(errorForm, 413, Code.ResourceExhausted, `body: exceeds ${readMaxBytes} bytes`);
         }
@@ -131,7 +127,7 @@ export function createRestPlaneHandler<Implementation extends object>(
     }
   }
 
-  async function handle(request: UniversalServerRequest): Promise<UniversalServerResponse> {
+  async function handle(request: PlaneRequest): Promise<PlaneResponse> {
     const url = splitRequestTarget(request.url);
     let match = matcher.match(request.method, url.pathname);
     // HEAD is GET without the body (RFC 9110 section 9.3.2), unless the document gives it an operation.
@@ -140,7 +136,7 @@ export function createRestPlaneHandler<Implementation extends object>(
     switch (match.kind) {
       case "matched": {
         const answer = await serve(request, match.target, match.captures, url.searchParams);
-        return head ? { status: answer.status, header: answer.header ?? new Headers() } : answer;
+        return head ? { status: answer.status, header: answer.header } : answer;
       }
       case "not-found":
         return errorResponse(plane.errorBody, 404, Code.NotFound, `no operation for ${request.method} ${url.pathname}`);
@@ -154,7 +150,6 @@ export function createRestPlaneHandler<Implementation extends object>(
   }
 
   return {
-    handle,
     nodeHandler(fallback) {
       return (request, response) => {
         const method = request.method ?? "GET";
@@ -162,12 +157,10 @@ export function createRestPlaneHandler<Implementation extends object>(
           fallback(request, response);
           return;
         }
-        // The raw request target: the router must see the path exactly as sent.
-        const universal = { ...universalRequestFromNodeRequest(request, response, undefined, undefined), url: request.url ?? "/" };
-        handle(universal)
-          .then((answer) => universalResponseToNodeResponse(answer, response))
+        handle(planeRequestOf(request, response))
+          .then((answer) => writePlaneResponse(response, answer))
           .catch(() => {
-            // The response is half written (the client went away): nothing more to send.
+            // The client went away while the body was read, or mid-answer: nothing more to send.
             response.destroy();
           });
       };
@@ -181,19 +174,11 @@ function joinTemplates(base: PathTemplate, path: PathTemplate): PathTemplate {
   return parsePathTemplate(path.source === "/" ? base.source : `${base.source}${path.source}`);
 }
 
-/** The body, or "too-large": RESOURCE_EXHAUSTED would say 429, and this is a 413. */
-async function readBody(request: UniversalServerRequest, readMaxBytes: number): Promise<Uint8Array | "too-large"> {
-  try {
-    return await readRequestBody(request, readMaxBytes);
-  } catch (error) {
-    if (error instanceof ConnectError && error.code === Code.ResourceExhausted) return "too-large";
-    throw error;
-  }
-}
+const encoder = new TextEncoder();
 
-function errorResponse(form: ErrorBodyForm, status: number, code: Code, message: string, headers?: HeadersInit): UniversalServerResponse {
+function errorResponse(form: ErrorBodyForm, status: number, code: Code, message: string, headers?: HeadersInit): PlaneResponse {
   const header = new Headers(headers);
   const { mediaType, text } = renderErrorBody(form, { status, code, message });
   header.set("content-type", contentTypeFor(mediaType));
-  return { status, header, body: createAsyncIterable([new TextEncoder().encode(text)]) };
+  return { status, header, body: encoder.encode(text) };
 }

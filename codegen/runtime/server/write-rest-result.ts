@@ -1,6 +1,6 @@
-import { createAsyncIterable, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { contentTypeFor, isJsonMediaType, mediaTypeOf } from "../rest/media-type.js";
 import type { RestOperation } from "../rest/rest-plane.js";
+import type { PlaneResponse } from "./node-exchange.js";
 import type { RestResult } from "./rest-call.js";
 
 const encoder = new TextEncoder();
@@ -10,7 +10,7 @@ const encoder = new TextEncoder();
  * response has several), its headers over the ones middleware set, and no body at all for a
  * result without one (a redirect is `{status: 302, headers: {location}}`).
  */
-export function writeRestResult(operation: RestOperation, result: RestResult, responseHeader: Headers): UniversalServerResponse {
+export function writeRestResult(operation: RestOperation, result: RestResult, responseHeader: Headers): PlaneResponse {
   const header = new Headers(responseHeader);
   for (const [name, value] of Object.entries(result.headers ?? {})) {
     if (value !== undefined) header.set(name, String(value));
@@ -21,7 +21,7 @@ export function writeRestResult(operation: RestOperation, result: RestResult, re
   const spec = operation.responses.find((r) => r.status === result.status) ?? operation.responses.find((r) => r.status === "default");
   const mediaType = mediaTypeOf(result.contentType) || spec?.contentTypes[0] || (typeof result.body === "string" ? "text/plain" : "application/json");
   header.set("content-type", contentTypeFor(mediaType));
-  return { status: result.status, header, body: createAsyncIterable([encodeBody(mediaType, result.body)]) };
+  return { status: result.status, header, body: encodeBody(mediaType, result.body) };
 }
 
 function encodeBody(mediaType: string, body: unknown): Uint8Array {

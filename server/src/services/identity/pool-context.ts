@@ -5,6 +5,7 @@ import { createAuthorizationCodes, type AuthorizationCodes } from "./authorizati
 import { connectionActive, createConnectionStore, type ConnectionStore } from "./connection-store.js";
 import { createEmailTokens, type EmailTokens } from "./email-tokens.js";
 import { createMailOutbox, type MailOutbox } from "./mail-outbox.js";
+import { createPoolCache, type PoolCache } from "./pool-cache.js";
 import { createPoolKeys, type PoolKeys } from "./pool-keys.js";
 import { poolRefOf, type PoolRecord, type PoolRef } from "./pool-store.js";
 import { readPoolSettings, type PoolSettings } from "./pool-settings.js";
@@ -27,6 +28,8 @@ export interface IdentityServices {
   readonly connections: ConnectionStore;
   /** Where each pool's users live (the platform database or the pool's own); close it on shutdown. */
   readonly userStores: UserStoreDirectory;
+  /** Pools the issuer resolved recently; the admin plane forgets the ones it writes. */
+  readonly poolCache: PoolCache;
   readonly now: () => number;
 }
 
@@ -51,6 +54,7 @@ export function createIdentityServices(
     outbox: createMailOutbox(db, box, { logger: options.logger, sender: options.sender, now }),
     connections: createConnectionStore(db),
     userStores: createUserStoreDirectory(db, box, { now, ...(options.connectUserStore ? { connect: options.connectUserStore } : {}) }),
+    poolCache: createPoolCache(),
     now,
   };
 }

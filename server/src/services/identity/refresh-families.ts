@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, isNotNull, sql } from "drizzle-orm";
-import { resultRows, type Database } from "../../db/database.js";
+import type { Database } from "../../db/database.js";
+import { prepareSql } from "../../db/prepared-statements.js";
 import type { SecretBox } from "../secrets/secret-box.js";
 import { GrantError } from "./grant-error.js";
 import { identityRefreshFamilies, identityRefreshTokens } from "./identity-schema.js";
@@ -98,6 +99,31 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
   const family = (pool: PoolRef, id: string) =>
     and(eq(identityRefreshFamilies.orgId, pool.orgId), eq(identityRefreshFamilies.poolId, pool.poolId), eq(identityRefreshFamilies.id, id));
 
+  const value = (name: string) => sql.placeholder(name);
+  const rotateLiveStatement = prepareSql<{ id: string; userId: string; clientId: string; tenant: string; scope: string; authTime: number }>(
+    db,
+    "identity_refresh_rotate_live",
+    sql`
+      with rotated as (
+        update identity_refresh_tokens t
+           set rotated_at = ${value("at")}, successor_id = ${value("childId")}::uuid, sealed_successor = ${value("sealedSuccessor")}
+          from identity_refresh_families f
+         where t.org_id = ${value("orgId")}::uuid and t.pool_id = ${value("poolId")}::uuid and t.token_hash = ${value("tokenHash")}
+           and t.rotated_at = 0 and t.expires_at > ${value("at")}
+           and f.id = t.family_id and f.revoked_at = 0
+        returning t.id, t.family_id, f.user_id, f.client_id, f.tenant, f.scope, f.auth_time
+      ), successor as (
+        insert into identity_refresh_tokens (id, org_id, pool_id, family_id, token_hash, expires_at)
+        select ${value("childId")}::uuid, ${value("orgId")}::uuid, ${value("poolId")}::uuid, family_id, ${value("childHash")}::text, ${value("childExpiresAt")}::bigint from rotated
+      ), predecessor as (
+        update identity_refresh_tokens set sealed_successor = null
+         where successor_id in (select id from rotated) and sealed_successor is not null
+      ), session as (
+        update identity_refresh_families set last_used_at = ${value("at")}::bigint where id in (select family_id from rotated)
+      )
+      select family_id as "id", user_id as "userId", client_id as "clientId", tenant, scope, auth_time::float8 as "authTime" from rotated`,
+  );
+
   async function rotateIn(tx: Database, pool: PoolRef, presented: string): Promise<Outcome> {
     const at = now();
     const [found] = await tx
@@ -147,29 +173,15 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
     const at = now();
     const child = newOpaqueToken();
     const childId = randomUUID();
-    const sealed = box.seal(Buffer.from(child.token, "utf8"), successorContext(childId));
-    const rows = resultRows<{ id: string; userId: string; clientId: string; tenant: string; scope: string; authTime: number }>(
-      await db.execute(sql`
-        with rotated as (
-          update identity_refresh_tokens t
-             set rotated_at = ${at}, successor_id = ${childId}::uuid, sealed_successor = ${sealed}
-            from identity_refresh_families f
-           where t.org_id = ${pool.orgId}::uuid and t.pool_id = ${pool.poolId}::uuid and t.token_hash = ${hashOpaqueToken(presented)}
-             and t.rotated_at = 0 and t.expires_at > ${at}
-             and f.id = t.family_id and f.revoked_at = 0
-          returning t.id, t.family_id, f.user_id, f.client_id, f.tenant, f.scope, f.auth_time
-        ), successor as (
-          insert into identity_refresh_tokens (id, org_id, pool_id, family_id, token_hash, expires_at)
-          select ${childId}::uuid, ${pool.orgId}::uuid, ${pool.poolId}::uuid, family_id, ${child.hash}::text, ${at + ttlMs}::bigint from rotated
-        ), predecessor as (
-          update identity_refresh_tokens set sealed_successor = null
-           where successor_id in (select id from rotated) and sealed_successor is not null
-        ), session as (
-          update identity_refresh_families set last_used_at = ${at}::bigint where id in (select family_id from rotated)
-        )
-        select family_id as "id", user_id as "userId", client_id as "clientId", tenant, scope, auth_time::float8 as "authTime" from rotated`),
-    );
-    const [row] = rows;
+    const [row] = await rotateLiveStatement.execute({
+      ...pool,
+      at,
+      tokenHash: hashOpaqueToken(presented),
+      childId,
+      childHash: child.hash,
+      childExpiresAt: at + ttlMs,
+      sealedSuccessor: box.seal(Buffer.from(child.token, "utf8"), successorContext(childId)),
+    });
     if (!row) return undefined;
     return { session: { ...row, authTime: Number(row.authTime), revokedAt: 0 }, refreshToken: child.token, replayed: false };
   }

@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
+import { perDatabase } from "../../db/prepared-statements.js";
 import { identityMemberships, identityTenants, identityUsers, type JsonObject } from "./identity-schema.js";
 import { decodeCursor, keysetPage, pageLimit } from "./keyset-cursor.js";
 import { checkDisplayName, type PoolRef } from "./pool-store.js";
@@ -61,6 +62,22 @@ const tenantColumns = {
   createdAt: identityTenants.createdAt,
   updatedAt: identityTenants.updatedAt,
 };
+/** Read on every token grant, so prepared. */
+const tenantsOfUser = perDatabase((db) =>
+  db
+    .select({ slug: identityTenants.slug, displayName: identityTenants.displayName, roles: identityMemberships.roles, createdAt: identityMemberships.createdAt })
+    .from(identityMemberships)
+    .innerJoin(identityTenants, eq(identityTenants.id, identityMemberships.tenantId))
+    .where(
+      and(
+        eq(identityMemberships.orgId, sql.placeholder("orgId")),
+        eq(identityMemberships.poolId, sql.placeholder("poolId")),
+        eq(identityMemberships.userId, sql.placeholder("userId")),
+      ),
+    )
+    .orderBy(asc(identityTenants.slug))
+    .prepare("identity_tenants_of_user"),
+);
 const tenantNotFound = (slug: string) => new ConnectError(`tenant "${slug}" not found`, Code.NotFound);
 
 export function createTenantStore(db: Database, pool: PoolRef): TenantStore {
@@ -163,12 +180,7 @@ export function createTenantStore(db: Database, pool: PoolRef): TenantStore {
 
     async userTenants(userId) {
       if (!UUID.test(userId)) return [];
-      return db
-        .select({ slug: identityTenants.slug, displayName: identityTenants.displayName, roles: identityMemberships.roles, createdAt: identityMemberships.createdAt })
-        .from(identityMemberships)
-        .innerJoin(identityTenants, eq(identityTenants.id, identityMemberships.tenantId))
-        .where(and(eq(identityMemberships.orgId, pool.orgId), eq(identityMemberships.poolId, pool.poolId), eq(identityMemberships.userId, userId)))
-        .orderBy(asc(identityTenants.slug));
+      return tenantsOfUser(db).execute({ ...pool, userId });
     },
   };
 }

@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { and, asc, eq, like, ne, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
+import { perDatabase } from "../../db/prepared-statements.js";
 import { parseEmailAddress } from "./email-address.js";
 import { identityAuthorizationCodes, identityEmailTokens, identityMemberships, identityUsers } from "./identity-schema.js";
 import { decodeCursor, keysetPage, pageLimit } from "./keyset-cursor.js";
@@ -81,6 +82,25 @@ const recordColumns = {
   deletedAt: identityUsers.deletedAt,
 };
 
+const byId = (includeDeleted: boolean) =>
+  perDatabase((db) =>
+    db
+      .select(recordColumns)
+      .from(identityUsers)
+      .where(
+        and(
+          eq(identityUsers.orgId, sql.placeholder("orgId")),
+          eq(identityUsers.poolId, sql.placeholder("poolId")),
+          eq(identityUsers.id, sql.placeholder("userId")),
+          includeDeleted ? undefined : eq(identityUsers.deletedAt, 0),
+        ),
+      )
+      .prepare(includeDeleted ? "identity_user_any" : "identity_user_live"),
+  );
+/** Read on every token grant (the session's user), so prepared. */
+const liveUserById = byId(false);
+const anyUserById = byId(true);
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const emailTaken = () => new ConnectError("a user with this e-mail address already exists", Code.AlreadyExists);
 const touched = sql`greatest((extract(epoch from statement_timestamp()) * 1000)::bigint, ${identityUsers.updatedAt} + 1)`;
@@ -156,7 +176,8 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
     },
 
     async get(userId, options) {
-      const [row] = await db.select(recordColumns).from(identityUsers).where(user(userId, options?.includeDeleted));
+      if (!UUID.test(userId)) return undefined;
+      const [row] = await (options?.includeDeleted ? anyUserById : liveUserById)(db).execute({ ...pool, userId });
       return row;
     },
 

@@ -1,7 +1,9 @@
 import { createIdentityAdminHandler, type IdentityAdminHandler } from "../../../../../gen/openapi/identity-admin/handler.js";
-import type { RestPlaneHandler } from "@platform/codegen/runtime/server";
+import type { RestMiddleware, RestPlaneHandler } from "@platform/codegen/runtime/server";
 import type { Logger } from "../../../transport/logger.js";
 import { createAdminAuthMiddleware } from "./admin-auth-middleware.js";
+import type { PoolCache } from "../pool-cache.js";
+import { principalKey } from "../../../auth/principal.js";
 import type { AdminDeps } from "./admin-pool-access.js";
 import { createConnectionHandlers } from "./connection-handlers.js";
 import { createPoolHandlers } from "./pool-handlers.js";
@@ -21,12 +23,29 @@ export function createIdentityAdminImplementation(deps: AdminDeps): IdentityAdmi
 }
 
 /**
+ * After any write under `/pools/{pool}` (whether it succeeded or not), the issuer's cached view of
+ * that pool is dropped, so the next issuer request in this process reads it as it is now.
+ */
+function forgetWrittenPools(cache: PoolCache): RestMiddleware {
+  return (next) => async (call) => {
+    const pool = call.input.path.pool;
+    const caller = call.context.values.get(principalKey);
+    if (call.operation.httpMethod === "GET" || typeof pool !== "string" || !caller) return next(call);
+    try {
+      return await next(call);
+    } finally {
+      cache.forget(caller.orgName, pool);
+    }
+  };
+}
+
+/**
  * The identity admin plane (`{api_url}/v1/identity`), authenticated like the RPC planes. Mounted
  * on the api listener in front of the RPC router: requests outside its routes fall through.
  */
 export function createIdentityAdminPlane(deps: AdminDeps, options: { readonly logger: Logger; readonly readMaxBytes: number }): RestPlaneHandler {
   return createIdentityAdminHandler(createIdentityAdminImplementation(deps), {
-    middleware: [createAdminAuthMiddleware(deps.services.db)],
+    middleware: [createAdminAuthMiddleware(deps.services.db), forgetWrittenPools(deps.services.poolCache)],
     readMaxBytes: options.readMaxBytes,
     onUnexpectedError: (error, operationId) => options.logger.error("identity admin operation failed", { operationId, error }),
   });

@@ -1,6 +1,7 @@
 import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { IdentityIssuerContext } from "../../../../../gen/openapi/identity-issuer/handler.js";
+import { perDatabase } from "../../../db/prepared-statements.js";
 import { organizations } from "../../../db/schema.js";
 import { identityPools } from "../identity-schema.js";
 import type { LoginTransactions } from "../login-transactions.js";
@@ -25,17 +26,25 @@ export const issuerPoolKey = createContextKey<PoolContext | undefined>(undefined
 /** Client address as the identity listener saw it; set by the listener, never taken from the client. */
 export const CLIENT_IP_HEADER = "x-platform-client-ip";
 
-/**
- * Resolves `{org}/{pool}` in one query: the organization by name, the pool by name within it.
- * Another organization's pool of the same name is simply not found.
- */
-export async function resolveIssuerPool(deps: IssuerDeps, org: string, pool: string): Promise<PoolContext | undefined> {
-  const [row] = await deps.services.db
+const poolByName = perDatabase((db) =>
+  db
     .select({ pool: identityPools })
     .from(identityPools)
     .innerJoin(organizations, eq(organizations.id, identityPools.orgId))
-    .where(and(eq(organizations.name, org), eq(identityPools.name, pool)));
-  return row ? poolContext(deps.services, deps.identityUrl(), org, row.pool) : undefined;
+    .where(and(eq(organizations.name, sql.placeholder("org")), eq(identityPools.name, sql.placeholder("pool"))))
+    .prepare("identity_pool_by_name"),
+);
+
+/**
+ * Resolves `{org}/{pool}`: from the pool cache, or in one query (the organization by name, the
+ * pool by name within it). Another organization's pool of the same name is simply not found.
+ */
+export function resolveIssuerPool(deps: IssuerDeps, org: string, pool: string): Promise<PoolContext | undefined> {
+  const { services } = deps;
+  return services.poolCache.resolve(org, pool, async () => {
+    const [row] = await poolByName(services.db).execute({ org, pool });
+    return row ? poolContext(services, deps.identityUrl(), org, row.pool) : undefined;
+  });
 }
 
 /** The request's pool; the middleware answered 404 already when there is none. */

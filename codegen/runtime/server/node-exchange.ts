@@ -1,0 +1,89 @@
+import type * as http from "node:http";
+import type * as http2 from "node:http2";
+
+export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
+export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+
+/** One request as a REST plane reads it. */
+export interface PlaneRequest {
+  readonly method: string;
+  /** The raw request target: the router must see the path exactly as sent. */
+  readonly url: string;
+  readonly header: Headers;
+  /** Aborted when the client goes away before the answer is written. */
+  readonly signal: AbortSignal;
+  /** The whole body, or "too-large" as soon as it passes `readMaxBytes`. */
+  readBody(readMaxBytes: number): Promise<Uint8Array | "too-large">;
+}
+
+/** A REST plane's answer: one status, its headers and a whole body (REST planes do not stream). */
+export interface PlaneResponse {
+  readonly status: number;
+  readonly header: Headers;
+  readonly body?: Uint8Array;
+}
+
+/**
+ * A node:http or node:http2 request as a {@link PlaneRequest}. REST planes read it directly rather
+ * than through connect-node's universal request: they need neither its async-iterable body nor an
+ * abort on every finished response (each abort builds a DOMException with a stack), which
+ * together cost about a tenth of a token refresh's CPU (bench/RESULTS.md).
+ */
+export function planeRequestOf(request: NodeRequest, response: NodeResponse): PlaneRequest {
+  const controller = new AbortController();
+  response.once("close", () => {
+    if (!response.writableFinished) controller.abort();
+  });
+  return {
+    method: request.method ?? "GET",
+    url: request.url ?? "/",
+    header: headersOf(request.headers),
+    signal: controller.signal,
+    readBody: (readMaxBytes) => readBody(request, readMaxBytes),
+  };
+}
+
+/** Writes the answer over whatever headers the listener set already (request id, CORS). */
+export function writePlaneResponse(response: NodeResponse, answer: PlaneResponse): void {
+  const headers: Record<string, string | string[]> = {};
+  answer.header.forEach((value, name) => {
+    if (name !== "set-cookie") headers[name] = value;
+  });
+  const cookies = answer.header.getSetCookie();
+  if (cookies.length > 0) headers["set-cookie"] = cookies;
+  if (answer.body) headers["content-length"] = String(answer.body.byteLength);
+  // One call for both node:http and node:http2, whose writeHead overloads differ.
+  (response as http.ServerResponse).writeHead(answer.status, headers);
+  if (answer.body) response.end(answer.body);
+  else response.end();
+}
+
+function headersOf(incoming: NodeRequest["headers"]): Headers {
+  const header = new Headers();
+  for (const [name, value] of Object.entries(incoming)) {
+    // HTTP/2 pseudo-headers (":path") are the request line, not headers.
+    if (value === undefined || name.startsWith(":")) continue;
+    if (Array.isArray(value)) for (const item of value) header.append(name, item);
+    else header.set(name, value);
+  }
+  return header;
+}
+
+function readBody(request: NodeRequest, readMaxBytes: number): Promise<Uint8Array | "too-large"> {
+  if (Number(request.headers["content-length"]) > readMaxBytes) return Promise.resolve("too-large");
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size <= readMaxBytes) return void chunks.push(chunk);
+      // The rest of an oversized body is left unread; node discards it once the answer is sent.
+      request.off("data", onData);
+      resolve("too-large");
+    };
+    request.on("data", onData);
+    request.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    request.once("error", reject);
+    request.once("close", () => reject(new Error("the client closed the request before its body ended")));
+  });
+}
