@@ -74,16 +74,22 @@ function readBody(request: NodeRequest, readMaxBytes: number): Promise<Uint8Arra
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
+    const settle = (answer: Uint8Array | "too-large") => {
+      settled = true;
+      resolve(answer);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.byteLength;
       if (size <= readMaxBytes) return void chunks.push(chunk);
       // The rest of an oversized body is left unread; node discards it once the answer is sent.
       request.off("data", onData);
-      resolve("too-large");
+      settle("too-large");
     };
     request.on("data", onData);
-    request.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    request.once("end", () => settle(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
     request.once("error", reject);
-    request.once("close", () => reject(new Error("the client closed the request before its body ended")));
+    // Every request closes, most after their end: only an early close is a failure.
+    request.once("close", () => settled || reject(new Error("the client closed the request before its body ended")));
   });
 }

@@ -11,6 +11,7 @@ export function deferredUserStore(load: () => Promise<UserStore>): UserStore {
   return {
     create: async (input) => (await get()).create(input),
     get: async (userId, options) => (await get()).get(userId, options),
+    getWithTenants: async (userId) => (await get()).getWithTenants(userId),
     findByEmail: async (email) => (await get()).findByEmail(email),
     list: async (query) => (await get()).list(query),
     update: async (userId, patch) => (await get()).update(userId, patch),

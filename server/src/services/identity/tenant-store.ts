@@ -62,7 +62,7 @@ const tenantColumns = {
   createdAt: identityTenants.createdAt,
   updatedAt: identityTenants.updatedAt,
 };
-/** Read on every token grant, so prepared. */
+/** Read on every sign-in, so prepared. */
 const tenantsOfUser = perDatabase((db) =>
   db
     .select({ slug: identityTenants.slug, displayName: identityTenants.displayName, roles: identityMemberships.roles, createdAt: identityMemberships.createdAt })

@@ -45,9 +45,9 @@ export async function passwordGrant(
 /** Rotates the refresh token and mints a fresh access token for the session's user as it is now. */
 export async function refreshGrant(services: IdentityServices, pool: PoolContext, refreshToken: string): Promise<TokenResponse> {
   const issued = await services.families.rotate(pool.ref, refreshToken);
-  // The user and its tenants are read side by side: the session names the user.
-  const [user, tenants] = await Promise.all([liveUserOf(services, pool, issued.session), pool.tenants.userTenants(issued.session.userId)]);
-  return respond(services, pool, subjectFrom(user, tenants), issued);
+  const found = await pool.users.getWithTenants(issued.session.userId);
+  const user = await liveSessionUser(services, pool, issued.session, found?.user);
+  return respond(services, pool, subjectFrom(user, found?.tenants ?? []), issued);
 }
 
 /** Exchanges an authorization code; with scope `openid` the answer carries an ID token too. */
@@ -57,7 +57,7 @@ export async function authorizationCodeGrant(
   input: { readonly code: string; readonly clientId: string; readonly redirectUri: string; readonly codeVerifier: string },
 ): Promise<TokenResponse> {
   const { grant, issued } = await services.codes.exchange(pool.ref, input);
-  const user = await liveUserOf(services, pool, issued.session);
+  const user = await liveSessionUser(services, pool, issued.session, await pool.users.get(issued.session.userId));
   const subject = await subjectOf(pool, user);
   const response = await respond(services, pool, subject, issued);
   if (!grant.scope.split(" ").includes("openid")) return response;
@@ -76,14 +76,11 @@ export function assertMaySignIn(pool: PoolContext, user: AppUserRecord): void {
   if (pool.settings.emailVerificationRequired && !user.emailVerified) throw new GrantError("access_denied", "the e-mail address is not verified");
 }
 
-/** The session's user, if it may still have tokens; otherwise the session ends here. */
-async function liveUserOf(services: IdentityServices, pool: PoolContext, session: SessionRecord): Promise<AppUserRecord> {
-  const user = await pool.users.get(session.userId);
-  if (!user || user.banned) {
-    await services.families.revokeFamily(pool.ref, session.id, user ? "user_banned" : "user_deleted");
-    throw new GrantError("invalid_grant", "the session's user can no longer sign in");
-  }
-  return user;
+/** The session's user (as read), if it may still have tokens; otherwise the session ends here. */
+async function liveSessionUser(services: IdentityServices, pool: PoolContext, session: SessionRecord, user: AppUserRecord | undefined): Promise<AppUserRecord> {
+  if (user && !user.banned) return user;
+  await services.families.revokeFamily(pool.ref, session.id, user ? "user_banned" : "user_deleted");
+  throw new GrantError("invalid_grant", "the session's user can no longer sign in");
 }
 
 export async function subjectOf(pool: PoolContext, user: AppUserRecord): Promise<TokenSubject> {

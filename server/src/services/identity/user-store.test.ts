@@ -1,9 +1,13 @@
 import { Code } from "@connectrpc/connect";
+import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineName, openIdentityTestFixture, type IdentityTestFixture } from "./identity-test-fixture.js";
 import { createRefreshFamilies, type RefreshFamilies } from "./refresh-families.js";
 import { createTenantStore } from "./tenant-store.js";
+import { identityMemberships, identityTenants } from "./identity-schema.js";
+import { ensureUserStoreSchema } from "./postgres-user-store.js";
 import { createManagedUserStore } from "./user-store.js";
+import { openTargetStore } from "./user-store-migration/target-store-fixture.js";
 
 let fixture: IdentityTestFixture;
 let families: RefreshFamilies;
@@ -135,5 +139,38 @@ describe(`managed user store (${engineName})`, () => {
     expect(await tenants.userTenants(ada.id)).toEqual([]);
     const again = await users.create({ email: "Ada@example.com", passwordHash: null });
     expect(await users.get(again.id)).toBeDefined();
+  });
+
+  it("reads a live user with its tenants by slug in one call, from the platform database or a pool's own", async () => {
+    const { ref, users } = await storeOf();
+    const target = await openTargetStore();
+    try {
+      await ensureUserStoreSchema(target.db);
+      const ownStore = createManagedUserStore(fixture.database.db, ref, { usersDb: target.db });
+      const tenants = createTenantStore(fixture.database.db, ref);
+      await tenants.create({ slug: "zeta" });
+      await tenants.create({ slug: "acme", displayName: "Acme" });
+      for (const store of [users, ownStore]) {
+        const ada = await store.create({ email: "ada@example.com", passwordHash: null, appRoles: ["editor"] });
+        expect(await store.getWithTenants(ada.id)).toEqual({ user: ada, tenants: [] });
+        // Written directly: the memberships live in the platform database whichever store holds the user.
+        for (const [slug, roles] of [["zeta", ["viewer"]], ["acme", ["admin", "billing"]]] as const) {
+          const [tenant] = await fixture.database.db.select({ id: identityTenants.id }).from(identityTenants).where(and(eq(identityTenants.poolId, ref.poolId), eq(identityTenants.slug, slug)));
+          await fixture.database.db.insert(identityMemberships).values({ ...ref, tenantId: tenant!.id, userId: ada.id, roles: [...roles] });
+        }
+        const found = await store.getWithTenants(ada.id);
+        expect(found?.user).toEqual(ada);
+        expect(found?.tenants).toEqual(await tenants.userTenants(ada.id));
+        expect(found?.tenants.map((tenant) => [tenant.slug, tenant.roles])).toEqual([
+          ["acme", ["admin", "billing"]],
+          ["zeta", ["viewer"]],
+        ]);
+        await store.delete(ada.id);
+        expect(await store.getWithTenants(ada.id)).toBeUndefined();
+        expect(await store.getWithTenants("not-a-uuid")).toBeUndefined();
+      }
+    } finally {
+      await target.close();
+    }
   });
 });

@@ -8,6 +8,7 @@ import { decodeCursor, keysetPage, pageLimit } from "./keyset-cursor.js";
 import type { PoolRef } from "./pool-store.js";
 import { revoke, type RevokeReason } from "./refresh-families.js";
 import { checkRoleSet } from "./role-catalog.js";
+import { createTenantStore, type UserTenantRecord } from "./tenant-store.js";
 import { isUniqueViolation } from "./unique-violation.js";
 
 /** A user as the admin API shows it. */
@@ -57,6 +58,8 @@ export interface UserStore {
   /** ALREADY_EXISTS when a live user has the address. */
   create(input: NewUser): Promise<AppUserRecord>;
   get(userId: string, options?: { readonly includeDeleted?: boolean }): Promise<AppUserRecord | undefined>;
+  /** The live user with the tenants it belongs to (what a token says of it), by slug. */
+  getWithTenants(userId: string): Promise<{ readonly user: AppUserRecord; readonly tenants: UserTenantRecord[] } | undefined>;
   /** The live user with this address, with its password hash, for sign-in. */
   findByEmail(email: string): Promise<UserCredentials | undefined>;
   list(query: UserListQuery): Promise<{ readonly users: AppUserRecord[]; readonly nextCursor?: string }>;
@@ -97,9 +100,29 @@ const byId = (includeDeleted: boolean) =>
       )
       .prepare(includeDeleted ? "identity_user_any" : "identity_user_live"),
   );
-/** Read on every token grant (the session's user), so prepared. */
 const liveUserById = byId(false);
 const anyUserById = byId(true);
+/** Read on every token refresh: the user and its memberships in one statement, when they share a database. */
+const liveUserWithTenants = perDatabase((db) =>
+  db
+    .select({
+      ...recordColumns,
+      tenants: sql<UserTenantRecord[]>`coalesce((
+        select json_agg(json_build_object('slug', t.slug, 'displayName', t.display_name, 'roles', m.roles, 'createdAt', m.created_at) order by t.slug)
+          from identity_memberships m join identity_tenants t on t.id = m.tenant_id
+         where m.org_id = identity_users.org_id and m.pool_id = identity_users.pool_id and m.user_id = identity_users.id), '[]'::json)`,
+    })
+    .from(identityUsers)
+    .where(
+      and(
+        eq(identityUsers.orgId, sql.placeholder("orgId")),
+        eq(identityUsers.poolId, sql.placeholder("poolId")),
+        eq(identityUsers.id, sql.placeholder("userId")),
+        eq(identityUsers.deletedAt, 0),
+      ),
+    )
+    .prepare("identity_user_with_tenants"),
+);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const emailTaken = () => new ConnectError("a user with this e-mail address already exists", Code.AlreadyExists);
@@ -179,6 +202,18 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
       if (!UUID.test(userId)) return undefined;
       const [row] = await (options?.includeDeleted ? anyUserById : liveUserById)(db).execute({ ...pool, userId });
       return row;
+    },
+
+    async getWithTenants(userId) {
+      if (!UUID.test(userId)) return undefined;
+      if (separate) {
+        const [user, tenants] = await Promise.all([this.get(userId), createTenantStore(platformDb, pool).userTenants(userId)]);
+        return user && { user, tenants };
+      }
+      const [row] = await liveUserWithTenants(db).execute({ ...pool, userId });
+      if (!row) return undefined;
+      const { tenants, ...user } = row;
+      return { user, tenants };
     },
 
     async findByEmail(email) {
