@@ -231,11 +231,7 @@ export const identityRefreshTokens = pgTable(
       .references(() => identityRefreshFamilies.id, { onDelete: "cascade" }),
     /** SHA-256 of the token, base64url: the token itself is never stored in clear. */
     tokenHash: text("token_hash").notNull().unique(),
-    /**
-     * The token this one was rotated into, sealed: a double submit within the grace window gets
-     * the same successor back instead of burning the family.
-     */
-    sealedSuccessor: bytea("sealed_successor"),
+    /** The token this one was rotated into (whose value is derived from this one's, see refresh-families.ts). */
     successorId: uuid("successor_id"),
     rotatedAt: epochMs("rotated_at").notNull().default(0),
     expiresAt: epochMs("expires_at").notNull(),
@@ -244,8 +240,6 @@ export const identityRefreshTokens = pgTable(
   (t) => [
     poolForeignKey("identity_refresh_tokens_pool_fk", t),
     index("identity_refresh_tokens_family_idx").on(t.familyId),
-    // Finds the one predecessor still holding a sealed successor (to drop it) without a scan.
-    index("identity_refresh_tokens_replayable_idx").on(t.successorId).where(sql`sealed_successor is not null`),
   ],
 );
 

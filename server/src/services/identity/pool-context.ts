@@ -66,6 +66,8 @@ export interface PoolContext {
   readonly issuer: PoolIssuer;
   readonly settings: PoolSettings;
   readonly users: UserStore;
+  /** The managed store: the users share the platform database with sessions and tenants. */
+  readonly usersInPlatformDatabase: boolean;
   readonly tenants: TenantStore;
 }
 
@@ -81,6 +83,7 @@ export function poolContext(services: IdentityServices, identityUrl: string, org
     issuer: poolIssuer(identityUrl, organization, record),
     settings: readPoolSettings(record.settings, record.policies),
     users: services.userStores.users(ref, { description: record.userStore, sealedUrl: record.sealedUserStoreUrl }),
+    usersInPlatformDatabase: record.userStore.kind === "managed",
     tenants: createTenantStore(services.db, ref),
   };
 }

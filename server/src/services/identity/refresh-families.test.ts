@@ -1,9 +1,13 @@
+import { randomBytes } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { identityRefreshTokens } from "./identity-schema.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../secrets/secret-box.js";
+import { identityRefreshTokens, identityUsers } from "./identity-schema.js";
 import { engineName, openIdentityTestFixture, type IdentityTestFixture } from "./identity-test-fixture.js";
 import { createRefreshFamilies, REFRESH_REUSE_GRACE_MS, REFRESH_TOKEN_TTL_MS, type RefreshFamilies } from "./refresh-families.js";
+import { createTenantStore } from "./tenant-store.js";
+import { createManagedUserStore } from "./user-store.js";
 
 let fixture: IdentityTestFixture;
 let clock = Date.now();
@@ -36,6 +40,26 @@ describe(`refresh families (${engineName})`, () => {
     expect(third.refreshToken).not.toBe(second.refreshToken);
   });
 
+  it("reads the session's user and tenants in the rotation when asked, and no user once it is deleted", async () => {
+    const { ref } = await fixture.newPool();
+    const users = createManagedUserStore(fixture.database.db, ref);
+    const tenants = createTenantStore(fixture.database.db, ref);
+    const ada = await users.create({ email: "ada@example.com", passwordHash: null, appRoles: ["editor"] });
+    await tenants.create({ slug: "acme" });
+    await tenants.setMember("acme", ada.id, ["admin"]);
+    const started = await families.start(ref, { userId: ada.id, authTimeMs: 1_000 });
+
+    const plain = await families.rotate(ref, started.refreshToken);
+    expect(plain.owner).toBeUndefined();
+    const read = await families.rotate(ref, plain.refreshToken, { readOwner: true });
+    expect(read.owner).toEqual({ user: ada, tenants: await tenants.userTenants(ada.id) });
+    expect(read.owner?.tenants.map((tenant) => [tenant.slug, tenant.roles])).toEqual([["acme", ["admin"]]]);
+
+    // Gone without its sessions ending (as a deletion made straight in a pool's own database would be).
+    await fixture.database.db.update(identityUsers).set({ deletedAt: 1 }).where(eq(identityUsers.id, ada.id));
+    expect((await families.rotate(ref, read.refreshToken, { readOwner: true })).owner).toEqual({ user: undefined, tenants: [{ ...read.owner!.tenants[0]! }] });
+  });
+
   it("answers a double submit within the grace window with the same successor, and burns the family after it", async () => {
     const { ref } = await fixture.newPool();
     const { refreshToken, session } = await families.start(ref, { userId, authTimeMs: clock });
@@ -59,14 +83,19 @@ describe(`refresh families (${engineName})`, () => {
     await expect(families.rotate(ref, third.refreshToken)).rejects.toMatchObject(invalidGrant);
   });
 
-  it("keeps the sealed successor only while a replay is possible", async () => {
+  it("stores tokens only as hashes, and derives a successor with the server's key", async () => {
     const { ref } = await fixture.newPool();
     const first = await families.start(ref, { userId, authTimeMs: clock });
     const second = await families.rotate(ref, first.refreshToken);
-    await families.rotate(ref, second.refreshToken);
-    const rows = await tokensOf(first.session.id);
-    expect(rows.filter((row) => row.sealedSuccessor !== null)).toHaveLength(1);
-    expect(JSON.stringify(rows)).not.toContain(second.refreshToken);
+    const third = await families.rotate(ref, second.refreshToken);
+    const stored = JSON.stringify(await tokensOf(first.session.id));
+    for (const { refreshToken } of [first, second, third]) expect(stored).not.toContain(refreshToken);
+    // The grace answer is derived again, not read back: under another server key it is another token.
+    const elsewhere = createRefreshFamilies(fixture.database.db, createSecretBox(randomBytes(SECRET_KEY_BYTES)), { now: () => clock });
+    const replayedElsewhere = await elsewhere.rotate(ref, second.refreshToken);
+    expect(replayedElsewhere.replayed).toBe(true);
+    expect(replayedElsewhere.refreshToken).not.toBe(third.refreshToken);
+    expect((await families.rotate(ref, second.refreshToken)).refreshToken).toBe(third.refreshToken);
   });
 
   it("gives 20 concurrent refreshes of one token exactly one child", async () => {

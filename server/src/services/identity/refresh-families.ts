@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
-import { and, eq, isNotNull, sql } from "drizzle-orm";
+import { createHmac, randomUUID } from "node:crypto";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import { prepareSql } from "../../db/prepared-statements.js";
 import type { SecretBox } from "../secrets/secret-box.js";
@@ -7,6 +7,8 @@ import { GrantError } from "./grant-error.js";
 import { identityRefreshFamilies, identityRefreshTokens } from "./identity-schema.js";
 import { hashOpaqueToken, newOpaqueToken } from "./opaque-token.js";
 import type { PoolRef } from "./pool-store.js";
+import { userTenantsJson, type UserTenantRecord } from "./tenant-store.js";
+import type { AppUserRecord } from "./user-store.js";
 
 /** A refresh token stays usable this long after it was issued (each rotation issues a fresh one). */
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -41,6 +43,20 @@ export interface IssuedRefresh {
   readonly refreshToken: string;
   /** True when a double submit within the grace window got the successor issued before. */
   readonly replayed: boolean;
+  /** The session's user (undefined when deleted) and tenants, when the rotation read them too. */
+  readonly owner?: { readonly user: AppUserRecord | undefined; readonly tenants: UserTenantRecord[] };
+}
+
+/** What a live rotation answers: the session, and with `readOwner` its user (ownerId null when there is no live user). */
+interface RotatedRow extends Partial<Omit<AppUserRecord, "id">> {
+  readonly id: string;
+  readonly userId: string;
+  readonly clientId: string;
+  readonly tenant: string;
+  readonly scope: string;
+  readonly authTime: number;
+  readonly ownerId?: string | null;
+  readonly tenants?: UserTenantRecord[];
 }
 
 /**
@@ -48,8 +64,10 @@ export interface IssuedRefresh {
  * every use rotates it. Presenting a token that was already rotated burns the whole family, the
  * standard defence against a stolen token, except for the immediate predecessor of the current
  * token within {@link REFRESH_REUSE_GRACE_MS}: a client that sent the same refresh twice (a retry,
- * two tabs) gets the same successor again. The successor is kept sealed on its predecessor's row
- * for that purpose, and only until it is itself rotated.
+ * two tabs) gets the same successor again. That is possible because a successor is not drawn at
+ * random but derived: the HMAC-SHA256 of its predecessor under a key derived from the server's
+ * secret. A first token is random (256 bits), so every token is unpredictable without that key, and
+ * the database holds token hashes only: no stored value gives a usable token back.
  *
  * A rotation of a live token is one statement (one round trip): a conditional UPDATE of the
  * token that only an unrotated, unexpired token of a live session passes, with the successor's
@@ -61,8 +79,12 @@ export interface IssuedRefresh {
  */
 export interface RefreshFamilies {
   start(pool: PoolRef, input: SessionStart): Promise<IssuedRefresh>;
-  /** Throws {@link GrantError} `invalid_grant` for an unknown, expired, revoked or reused token. */
-  rotate(pool: PoolRef, presented: string): Promise<IssuedRefresh>;
+  /**
+   * Throws {@link GrantError} `invalid_grant` for an unknown, expired, revoked or reused token.
+   * `readOwner` (for pools whose users live in this database) has the rotation of a live token
+   * read the session's user and tenants in the same statement, as `owner`.
+   */
+  rotate(pool: PoolRef, presented: string, options?: { readonly readOwner?: boolean }): Promise<IssuedRefresh>;
   get(pool: PoolRef, sessionId: string): Promise<SessionRecord | undefined>;
   /** Logout: revokes the family the token belongs to. Answers whether a live session ended. */
   revokeByToken(pool: PoolRef, presented: string): Promise<boolean>;
@@ -93,20 +115,17 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
   const now = options.now ?? Date.now;
   const graceMs = options.graceMs ?? REFRESH_REUSE_GRACE_MS;
   const ttlMs = options.ttlMs ?? REFRESH_TOKEN_TTL_MS;
-  // Bound to the successor's id, which the single-statement rotation knows before it runs.
-  const successorContext = (successorId: string) => `identity-refresh-successor:${successorId}`;
+  const successorKey = box.deriveKey("identity refresh token successors");
+  const successorOf = (token: string) => createHmac("sha256", successorKey).update(token, "utf8").digest("base64url");
   const inPool = (pool: PoolRef) => and(eq(identityRefreshTokens.orgId, pool.orgId), eq(identityRefreshTokens.poolId, pool.poolId));
   const family = (pool: PoolRef, id: string) =>
     and(eq(identityRefreshFamilies.orgId, pool.orgId), eq(identityRefreshFamilies.poolId, pool.poolId), eq(identityRefreshFamilies.id, id));
 
   const value = (name: string) => sql.placeholder(name);
-  const rotateLiveStatement = prepareSql<{ id: string; userId: string; clientId: string; tenant: string; scope: string; authTime: number }>(
-    db,
-    "identity_refresh_rotate_live",
-    sql`
+  const rotateLiveSql = (answer: SQL) => sql`
       with rotated as (
         update identity_refresh_tokens t
-           set rotated_at = ${value("at")}, successor_id = ${value("childId")}::uuid, sealed_successor = ${value("sealedSuccessor")}
+           set rotated_at = ${value("at")}, successor_id = ${value("childId")}::uuid
           from identity_refresh_families f
          where t.org_id = ${value("orgId")}::uuid and t.pool_id = ${value("poolId")}::uuid and t.token_hash = ${value("tokenHash")}
            and t.rotated_at = 0 and t.expires_at > ${value("at")}
@@ -115,13 +134,23 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
       ), successor as (
         insert into identity_refresh_tokens (id, org_id, pool_id, family_id, token_hash, expires_at)
         select ${value("childId")}::uuid, ${value("orgId")}::uuid, ${value("poolId")}::uuid, family_id, ${value("childHash")}::text, ${value("childExpiresAt")}::bigint from rotated
-      ), predecessor as (
-        update identity_refresh_tokens set sealed_successor = null
-         where successor_id in (select id from rotated) and sealed_successor is not null
       ), session as (
         update identity_refresh_families set last_used_at = ${value("at")}::bigint where id in (select family_id from rotated)
       )
-      select family_id as "id", user_id as "userId", client_id as "clientId", tenant, scope, auth_time::float8 as "authTime" from rotated`,
+      ${answer}`;
+  const sessionAnswer = sql`select r.family_id as "id", r.user_id as "userId", r.client_id as "clientId", r.tenant, r.scope, r.auth_time::float8 as "authTime"`;
+  const rotateLiveStatement = prepareSql<RotatedRow>(db, "identity_refresh_rotate_live", rotateLiveSql(sql`${sessionAnswer} from rotated r`));
+  // The same rotation answering the session's user and tenants too: the one statement a refresh
+  // needs when the pool's users live in this database. No user row means a deleted user.
+  const rotateLiveReadingOwnerStatement = prepareSql<RotatedRow>(
+    db,
+    "identity_refresh_rotate_live_owner",
+    rotateLiveSql(sql`${sessionAnswer},
+        u.id as "ownerId", u.email, u.email_verified as "emailVerified", u.app_roles as "appRoles", u.banned,
+        u.created_at::float8 as "createdAt", u.updated_at::float8 as "updatedAt", u.deleted_at::float8 as "deletedAt",
+        ${userTenantsJson({ orgId: sql`${value("orgId")}::uuid`, poolId: sql`${value("poolId")}::uuid`, userId: sql.raw("r.user_id") })} as "tenants"
+      from rotated r
+      left join identity_users u on u.org_id = ${value("orgId")}::uuid and u.pool_id = ${value("poolId")}::uuid and u.id = r.user_id and u.deleted_at = 0`),
   );
 
   async function rotateIn(tx: Database, pool: PoolRef, presented: string): Promise<Outcome> {
@@ -141,56 +170,48 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
 
     if (token.rotatedAt === 0) {
       if (token.expiresAt <= at) return { kind: "refused", reason: "the refresh token has expired" };
-      const child = newOpaqueToken();
+      const child = successorOf(presented);
       const childId = randomUUID();
-      await tx.insert(identityRefreshTokens).values({ ...pool, id: childId, familyId: token.familyId, tokenHash: child.hash, expiresAt: at + ttlMs });
-      await tx
-        .update(identityRefreshTokens)
-        .set({ rotatedAt: at, successorId: childId, sealedSuccessor: box.seal(Buffer.from(child.token, "utf8"), successorContext(childId)) })
-        .where(eq(identityRefreshTokens.id, token.id));
-      // The predecessor can no longer be replayed (its successor is now rotated): drop its sealed copy.
-      await tx
-        .update(identityRefreshTokens)
-        .set({ sealedSuccessor: null })
-        .where(and(eq(identityRefreshTokens.successorId, token.id), isNotNull(identityRefreshTokens.sealedSuccessor)));
+      await tx.insert(identityRefreshTokens).values({ ...pool, id: childId, familyId: token.familyId, tokenHash: hashOpaqueToken(child), expiresAt: at + ttlMs });
+      await tx.update(identityRefreshTokens).set({ rotatedAt: at, successorId: childId }).where(eq(identityRefreshTokens.id, token.id));
       await tx.update(identityRefreshFamilies).set({ lastUsedAt: at }).where(eq(identityRefreshFamilies.id, token.familyId));
-      return { kind: "issued", issued: { session, refreshToken: child.token, replayed: false } };
+      return { kind: "issued", issued: { session, refreshToken: child, replayed: false } };
     }
 
     const [successor] = token.successorId
       ? await tx.select({ rotatedAt: identityRefreshTokens.rotatedAt }).from(identityRefreshTokens).where(eq(identityRefreshTokens.id, token.successorId))
       : [];
-    if (at - token.rotatedAt <= graceMs && successor?.rotatedAt === 0 && token.sealedSuccessor) {
-      const again = Buffer.from(box.open(token.sealedSuccessor, successorContext(token.successorId!))).toString("utf8");
-      return { kind: "issued", issued: { session, refreshToken: again, replayed: true } };
+    if (at - token.rotatedAt <= graceMs && successor?.rotatedAt === 0) {
+      return { kind: "issued", issued: { session, refreshToken: successorOf(presented), replayed: true } };
     }
     await tx.update(identityRefreshFamilies).set({ revokedAt: at, revokedReason: "reuse" }).where(eq(identityRefreshFamilies.id, token.familyId));
     return { kind: "refused", reason: "the refresh token was already used; the session has been revoked" };
   }
 
   /** The common case in one statement; undefined when the token is not a live, unrotated one. */
-  async function rotateLive(pool: PoolRef, presented: string): Promise<IssuedRefresh | undefined> {
+  async function rotateLive(pool: PoolRef, presented: string, readOwner: boolean): Promise<IssuedRefresh | undefined> {
     const at = now();
-    const child = newOpaqueToken();
-    const childId = randomUUID();
-    const [row] = await rotateLiveStatement.execute({
+    const child = successorOf(presented);
+    const [row] = await (readOwner ? rotateLiveReadingOwnerStatement : rotateLiveStatement).execute({
       ...pool,
       at,
       tokenHash: hashOpaqueToken(presented),
-      childId,
-      childHash: child.hash,
+      childId: randomUUID(),
+      childHash: hashOpaqueToken(child),
       childExpiresAt: at + ttlMs,
-      sealedSuccessor: box.seal(Buffer.from(child.token, "utf8"), successorContext(childId)),
     });
     if (!row) return undefined;
-    return { session: { ...row, authTime: Number(row.authTime), revokedAt: 0 }, refreshToken: child.token, replayed: false };
+    const { id, userId, clientId, tenant, scope, authTime, ownerId, tenants, ...user } = row;
+    const issued = { session: { id, userId, clientId, tenant, scope, authTime: Number(authTime), revokedAt: 0 }, refreshToken: child, replayed: false };
+    if (!readOwner) return issued;
+    return { ...issued, owner: { user: ownerId ? ({ id: ownerId, ...user } as AppUserRecord) : undefined, tenants: tenants ?? [] } };
   }
 
   return {
     start: (pool, input) => startFamily(db, pool, input, now(), ttlMs),
 
-    async rotate(pool, presented) {
-      const live = await rotateLive(pool, presented);
+    async rotate(pool, presented, options) {
+      const live = await rotateLive(pool, presented, options?.readOwner ?? false);
       if (live) return live;
       // Decided inside, thrown outside: a refusal that burns the family must commit first.
       const outcome = await db.transaction((tx) => rotateIn(tx, pool, presented));

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import { perDatabase } from "../../db/prepared-statements.js";
 import { identityMemberships, identityTenants, identityUsers, type JsonObject } from "./identity-schema.js";
@@ -62,6 +62,17 @@ const tenantColumns = {
   createdAt: identityTenants.createdAt,
   updatedAt: identityTenants.updatedAt,
 };
+/**
+ * A user's memberships as a JSON array of {@link UserTenantRecord}s by slug, for a statement that
+ * reads a user with its tenants in one go. The arguments are expressions of that statement.
+ */
+export function userTenantsJson(of: { readonly orgId: SQL; readonly poolId: SQL; readonly userId: SQL }): SQL<UserTenantRecord[]> {
+  return sql<UserTenantRecord[]>`coalesce((
+    select json_agg(json_build_object('slug', t.slug, 'displayName', t.display_name, 'roles', m.roles, 'createdAt', m.created_at) order by t.slug)
+      from identity_memberships m join identity_tenants t on t.id = m.tenant_id
+     where m.org_id = ${of.orgId} and m.pool_id = ${of.poolId} and m.user_id = ${of.userId}), '[]'::json)`;
+}
+
 /** Read on every sign-in, so prepared. */
 const tenantsOfUser = perDatabase((db) =>
   db

@@ -44,10 +44,10 @@ export async function passwordGrant(
 
 /** Rotates the refresh token and mints a fresh access token for the session's user as it is now. */
 export async function refreshGrant(services: IdentityServices, pool: PoolContext, refreshToken: string): Promise<TokenResponse> {
-  const issued = await services.families.rotate(pool.ref, refreshToken);
-  const found = await pool.users.getWithTenants(issued.session.userId);
-  const user = await liveSessionUser(services, pool, issued.session, found?.user);
-  return respond(services, pool, subjectFrom(user, found?.tenants ?? []), issued);
+  const issued = await services.families.rotate(pool.ref, refreshToken, { readOwner: pool.usersInPlatformDatabase });
+  const owner = issued.owner ?? (await pool.users.getWithTenants(issued.session.userId));
+  const user = await liveSessionUser(services, pool, issued.session, owner?.user);
+  return respond(services, pool, subjectFrom(user, owner?.tenants ?? []), issued);
 }
 
 /** Exchanges an authorization code; with scope `openid` the answer carries an ID token too. */

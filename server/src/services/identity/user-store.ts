@@ -8,7 +8,7 @@ import { decodeCursor, keysetPage, pageLimit } from "./keyset-cursor.js";
 import type { PoolRef } from "./pool-store.js";
 import { revoke, type RevokeReason } from "./refresh-families.js";
 import { checkRoleSet } from "./role-catalog.js";
-import { createTenantStore, type UserTenantRecord } from "./tenant-store.js";
+import { createTenantStore, userTenantsJson, type UserTenantRecord } from "./tenant-store.js";
 import { isUniqueViolation } from "./unique-violation.js";
 
 /** A user as the admin API shows it. */
@@ -107,10 +107,7 @@ const liveUserWithTenants = perDatabase((db) =>
   db
     .select({
       ...recordColumns,
-      tenants: sql<UserTenantRecord[]>`coalesce((
-        select json_agg(json_build_object('slug', t.slug, 'displayName', t.display_name, 'roles', m.roles, 'createdAt', m.created_at) order by t.slug)
-          from identity_memberships m join identity_tenants t on t.id = m.tenant_id
-         where m.org_id = identity_users.org_id and m.pool_id = identity_users.pool_id and m.user_id = identity_users.id), '[]'::json)`,
+      tenants: userTenantsJson({ orgId: sql.raw("identity_users.org_id"), poolId: sql.raw("identity_users.pool_id"), userId: sql.raw("identity_users.id") }),
     })
     .from(identityUsers)
     .where(

@@ -65,6 +65,16 @@ describe("createSecretBox", () => {
     expect(own.open(sealed, aad)).toEqual(plaintext);
   });
 
+  it("derives a stable 32-byte key per purpose, distinct across purposes and box keys", () => {
+    const derived = box.deriveKey("identity-refresh-successor");
+    expect(derived).toHaveLength(32);
+    expect(box.deriveKey("identity-refresh-successor")).toEqual(derived);
+    expect(createSecretBox(key).deriveKey("identity-refresh-successor")).toEqual(derived);
+    expect(box.deriveKey("another purpose")).not.toEqual(derived);
+    expect(createSecretBox(new Uint8Array(randomBytes(32))).deriveKey("identity-refresh-successor")).not.toEqual(derived);
+    expect(Buffer.from(derived).equals(Buffer.from(key))).toBe(false);
+  });
+
   it("requires a 32-byte key", () => {
     expect(() => createSecretBox(new Uint8Array(16))).toThrow(/32 bytes, not 16/);
   });

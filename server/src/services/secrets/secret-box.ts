@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 
 /**
  * Authenticated encryption of secret values at rest: AES-256-GCM with a fresh random nonce per
@@ -12,6 +12,11 @@ export interface SecretBox {
   seal(plaintext: Uint8Array, associatedData: string): Uint8Array;
   /** Throws {@link SecretBoxError} when the key, the associated data or the bytes do not match. */
   open(sealed: Uint8Array, associatedData: string): Uint8Array;
+  /**
+   * A 32-byte key for another use (an HMAC key), derived from the box's key with HKDF-SHA256:
+   * the same purpose always gives the same key, and no derived key reveals the box's.
+   */
+  deriveKey(purpose: string): Uint8Array;
 }
 
 /** A sealed value that does not open. Its message never holds key, nonce or value bytes. */
@@ -40,6 +45,10 @@ export function createSecretBox(key: Uint8Array): SecretBox {
       const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
       const sealed = Buffer.concat([Buffer.of(FORMAT_VERSION), nonce, ciphertext, cipher.getAuthTag()]);
       return new Uint8Array(sealed);
+    },
+
+    deriveKey(purpose) {
+      return new Uint8Array(hkdfSync("sha256", ownKey, new Uint8Array(0), `secret-box derived key: ${purpose}`, SECRET_KEY_BYTES));
     },
 
     open(sealed, associatedData) {
