@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { decodeJwt } from "jose";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiUrl, createOrganization, identityUrl, type TestOrganization } from "./shared-server.js";
@@ -52,7 +53,10 @@ describe.skipIf(!serverUrl)("identity: user-store migration through the binary",
     await identityAdmin.createPool({ body: { name: "moving" } });
     const issuer = `${identityUrl()}/${acme.name}/moving`;
     const emails = Array.from({ length: 6 }, (_, i) => `mover${i}@example.com`);
-    for (const email of emails) await identityAdmin.createUser({ path: { pool: "moving" }, body: { email, password: PASSWORD, emailVerified: true } });
+    const userIds: string[] = [];
+    for (const email of emails) userIds.push((await identityAdmin.createUser({ path: { pool: "moving" }, body: { email, password: PASSWORD, emailVerified: true } })).body.id);
+    await identityAdmin.createTenant({ path: { pool: "moving" }, body: { slug: "crew" } });
+    await identityAdmin.setTenantMember({ path: { pool: "moving", tenant: "crew" }, body: { userId: userIds[0]!, roles: ["pilot"] } });
     const session = await token(issuer, { grant_type: "password", email: emails[0]!, password: PASSWORD });
     expect(session.status).toBe(200);
 
@@ -96,8 +100,16 @@ describe.skipIf(!serverUrl)("identity: user-store migration through the binary",
     expect((await token(issuer, { grant_type: "password", email: emails[5]!, password: PASSWORD })).status).toBe(200);
     const refreshed = await token(issuer, { grant_type: "refresh_token", refresh_token: session.json.refresh_token! });
     expect(refreshed.status).toBe(200);
+    expect(decodeJwt(refreshed.json.access_token!).tenants).toMatchObject({ crew: { roles: ["pilot"] } });
     const listed = await identityAdmin.listUsers({ path: { pool: "moving" }, query: {} });
     expect(listed.body.users.map((user) => user.email)).toEqual(emails);
+    // Memberships stay in the platform database; their users are now found in the pool's own.
+    await identityAdmin.setTenantMember({ path: { pool: "moving", tenant: "crew" }, body: { userId: userIds[1]!, roles: ["crew"] } });
+    const members = await identityAdmin.listTenantMembers({ path: { pool: "moving", tenant: "crew" }, query: {} });
+    expect(members.body.members.map((member) => [member.email, member.roles])).toEqual([
+      [emails[0], ["pilot"]],
+      [emails[1], ["crew"]],
+    ]);
 
     const none = await call("POST", "/pools/moving/user-store/migrate/abort", acme.headers);
     expect([none.status, none.body.code]).toEqual([400, "failed_precondition"]);

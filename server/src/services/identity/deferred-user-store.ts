@@ -12,6 +12,7 @@ export function deferredUserStore(load: () => Promise<UserStore>): UserStore {
     create: async (input) => (await get()).create(input),
     get: async (userId, options) => (await get()).get(userId, options),
     getWithTenants: async (userId) => (await get()).getWithTenants(userId),
+    liveByIds: async (userIds) => (await get()).liveByIds(userIds),
     findByEmail: async (email) => (await get()).findByEmail(email),
     list: async (query) => (await get()).list(query),
     update: async (userId, patch) => (await get()).update(userId, patch),

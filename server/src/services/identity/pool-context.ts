@@ -77,14 +77,16 @@ export interface PoolContext {
  */
 export function poolContext(services: IdentityServices, identityUrl: string, organization: string, record: PoolRecord): PoolContext {
   const ref = poolRefOf(record);
+  const users = services.userStores.users(ref, { description: record.userStore, sealedUrl: record.sealedUserStoreUrl });
+  const usersInPlatformDatabase = record.userStore.kind === "managed";
   return {
     record,
     ref,
     issuer: poolIssuer(identityUrl, organization, record),
     settings: readPoolSettings(record.settings, record.policies),
-    users: services.userStores.users(ref, { description: record.userStore, sealedUrl: record.sealedUserStoreUrl }),
-    usersInPlatformDatabase: record.userStore.kind === "managed",
-    tenants: createTenantStore(services.db, ref),
+    users,
+    usersInPlatformDatabase,
+    tenants: createTenantStore(services.db, ref, usersInPlatformDatabase ? undefined : users),
   };
 }
 

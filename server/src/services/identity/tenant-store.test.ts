@@ -2,20 +2,33 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineName, openIdentityTestFixture, type IdentityTestFixture } from "./identity-test-fixture.js";
 import { createTenantStore } from "./tenant-store.js";
+import { ensureUserStoreSchema } from "./postgres-user-store.js";
 import { createManagedUserStore } from "./user-store.js";
+import { openTargetStore, type TargetStoreFixture } from "./user-store-migration/target-store-fixture.js";
 
 let fixture: IdentityTestFixture;
+let ownStore: TargetStoreFixture;
 beforeAll(async () => {
   fixture = await openIdentityTestFixture();
+  ownStore = await openTargetStore();
+  await ensureUserStoreSchema(ownStore.db);
 });
-afterAll(() => fixture.close());
+afterAll(async () => {
+  await ownStore.close();
+  await fixture.close();
+});
 
-async function poolOf() {
-  const { ref, record } = await fixture.newPool();
-  return { ref, record, tenants: createTenantStore(fixture.database.db, ref), users: createManagedUserStore(fixture.database.db, ref) };
-}
+// The same behaviour whether the pool's users are joined from the platform database or live in a
+// database of the pool's own (reached through the user store).
+describe.each(["platform database", "pool's own database"] as const)(`tenant store (${engineName}), users in the %s`, (where) => {
+  async function poolOf() {
+    const { ref, record } = await fixture.newPool();
+    const platformDb = fixture.database.db;
+    if (where === "platform database") return { ref, record, tenants: createTenantStore(platformDb, ref), users: createManagedUserStore(platformDb, ref) };
+    const users = createManagedUserStore(platformDb, ref, { usersDb: ownStore.db });
+    return { ref, record, tenants: createTenantStore(platformDb, ref, users), users };
+  }
 
-describe(`tenant store (${engineName})`, () => {
   it("creates, lists, patches and deletes tenants under the slug rules", async () => {
     const { tenants } = await poolOf();
     const acme = await tenants.create({ slug: "acme", displayName: "Acme", metadata: { plan: "pro" } });
@@ -77,6 +90,21 @@ describe(`tenant store (${engineName})`, () => {
     await expect(tenants.setMember("acme", stranger.id, ["no spaces"])).rejects.toMatchObject({ code: Code.InvalidArgument });
     await expect(tenants.listMembers("nope", {})).rejects.toMatchObject({ code: Code.NotFound });
     expect(await other.tenants.get("acme")).toBeUndefined();
+  });
+
+  it("pages many members by address bytes, then id, whatever the case of the addresses", async () => {
+    const { tenants, users } = await poolOf();
+    await tenants.create({ slug: "acme" });
+    const emails = ["zed@x.io", "Émile@x.io", "amy@x.io", "AMY2@x.io", "bo@x.io", "émile2@x.io", "Carl@x.io"];
+    for (const email of emails) await tenants.setMember("acme", (await users.create({ email, passwordHash: null })).id, []);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await tenants.listMembers("acme", { limit: 3, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.members.map((member) => member.email));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(["AMY2@x.io", "amy@x.io", "bo@x.io", "Carl@x.io", "zed@x.io", "émile2@x.io", "Émile@x.io"]);
   });
 
   it("hides a soft-deleted member from the member list", async () => {

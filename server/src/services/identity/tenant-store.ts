@@ -7,6 +7,7 @@ import { decodeCursor, keysetPage, pageLimit } from "./keyset-cursor.js";
 import { checkDisplayName, type PoolRef } from "./pool-store.js";
 import { checkRoleSet } from "./role-catalog.js";
 import { checkSlug } from "./slug-rule.js";
+import type { UserStore } from "./user-store.js";
 
 export interface TenantRecord {
   readonly slug: string;
@@ -89,9 +90,18 @@ const tenantsOfUser = perDatabase((db) =>
     .orderBy(asc(identityTenants.slug))
     .prepare("identity_tenants_of_user"),
 );
+/** The members list's order: the normalised address as bytes (the database's order), then the id. */
+function byAddressThenId(a: { readonly emailNormalized: string; readonly userId: string }, b: { readonly emailNormalized: string; readonly userId: string }): number {
+  return Buffer.compare(Buffer.from(a.emailNormalized, "utf8"), Buffer.from(b.emailNormalized, "utf8")) || (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0);
+}
+
 const tenantNotFound = (slug: string) => new ConnectError(`tenant "${slug}" not found`, Code.NotFound);
 
-export function createTenantStore(db: Database, pool: PoolRef): TenantStore {
+/**
+ * `separateUsers` is the pool's user store when its users live in a database of their own: members
+ * are then checked and named through it. Without it, they are joined from `db`.
+ */
+export function createTenantStore(db: Database, pool: PoolRef, separateUsers?: UserStore): TenantStore {
   const inPool = and(eq(identityTenants.orgId, pool.orgId), eq(identityTenants.poolId, pool.poolId));
   const bySlug = (slug: string) => and(inPool, eq(identityTenants.slug, slug));
   const liveUser = (userId: string) =>
@@ -101,6 +111,30 @@ export function createTenantStore(db: Database, pool: PoolRef): TenantStore {
     const [row] = await executor.select({ id: identityTenants.id }).from(identityTenants).where(bySlug(slug));
     if (!row) throw tenantNotFound(slug);
     return row.id;
+  }
+
+  /**
+   * Members whose users live in another database: the memberships are read whole, their users
+   * from the pool's store, and the page cut in memory in the same order and with the same cursor
+   * as the joined list (address bytes, then id).
+   */
+  async function listMembersElsewhere(tenant: string, users: UserStore, limit: number, cursor: string | undefined) {
+    const memberships = await db
+      .select({ userId: identityMemberships.userId, roles: identityMemberships.roles, createdAt: identityMemberships.createdAt })
+      .from(identityMemberships)
+      .where(eq(identityMemberships.tenantId, tenant));
+    const live = new Map((await users.liveByIds(memberships.map((m) => m.userId))).map((user) => [user.id, user]));
+    const after = cursor ? (decodeCursor("members", cursor, 2) as [string, string]) : undefined;
+    const rows = memberships
+      .flatMap((membership) => {
+        const user = live.get(membership.userId);
+        return user ? [{ ...membership, email: user.email, emailNormalized: user.email.trim().toLowerCase() }] : [];
+      })
+      .sort(byAddressThenId)
+      .filter((row) => !after || byAddressThenId({ emailNormalized: after[0], userId: after[1] }, row) < 0)
+      .slice(0, limit + 1);
+    const { page, nextCursor } = keysetPage("members", rows, limit, (row) => [row.emailNormalized, row.userId]);
+    return { members: page.map(({ emailNormalized: _, ...member }) => member), ...(nextCursor ? { nextCursor } : {}) };
   }
 
   return {
@@ -137,9 +171,15 @@ export function createTenantStore(db: Database, pool: PoolRef): TenantStore {
 
     async setMember(slug, userId, roles) {
       const checked = checkRoleSet(roles);
+      const liveMember = async (tx: Database): Promise<{ readonly email: string } | undefined> => {
+        if (!UUID.test(userId)) return undefined;
+        if (separateUsers) return separateUsers.get(userId);
+        const [row] = await tx.select({ email: identityUsers.email }).from(identityUsers).where(liveUser(userId));
+        return row;
+      };
       return db.transaction(async (tx) => {
         const tenant = await tenantId(tx, slug);
-        const [member] = UUID.test(userId) ? await tx.select({ email: identityUsers.email }).from(identityUsers).where(liveUser(userId)) : [];
+        const member = await liveMember(tx);
         if (!member) throw new ConnectError(`user ${userId} not found`, Code.NotFound);
         const [row] = await tx
           .insert(identityMemberships)
@@ -166,6 +206,7 @@ export function createTenantStore(db: Database, pool: PoolRef): TenantStore {
     async listMembers(slug, query) {
       const limit = pageLimit(query.limit);
       const tenant = await tenantId(db, slug);
+      if (separateUsers) return listMembersElsewhere(tenant, separateUsers, limit, query.cursor);
       const conditions = [eq(identityMemberships.tenantId, tenant), eq(identityUsers.deletedAt, 0)];
       if (query.cursor) {
         const [email, id] = decodeCursor("members", query.cursor, 2) as [string, string];

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { and, asc, eq, like, ne, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, like, ne, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import { perDatabase } from "../../db/prepared-statements.js";
 import { parseEmailAddress } from "./email-address.js";
@@ -60,6 +60,8 @@ export interface UserStore {
   get(userId: string, options?: { readonly includeDeleted?: boolean }): Promise<AppUserRecord | undefined>;
   /** The live user with the tenants it belongs to (what a token says of it), by slug. */
   getWithTenants(userId: string): Promise<{ readonly user: AppUserRecord; readonly tenants: UserTenantRecord[] } | undefined>;
+  /** The live users among these ids (in no particular order): the members of a tenant, say. */
+  liveByIds(userIds: readonly string[]): Promise<AppUserRecord[]>;
   /** The live user with this address, with its password hash, for sign-in. */
   findByEmail(email: string): Promise<UserCredentials | undefined>;
   list(query: UserListQuery): Promise<{ readonly users: AppUserRecord[]; readonly nextCursor?: string }>;
@@ -211,6 +213,17 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
       if (!row) return undefined;
       const { tenants, ...user } = row;
       return { user, tenants };
+    },
+
+    async liveByIds(userIds) {
+      const ids = [...new Set(userIds.filter((id) => UUID.test(id)))];
+      const found: AppUserRecord[] = [];
+      // Bounded batches: one statement's parameter list stays small whatever the tenant's size.
+      for (let start = 0; start < ids.length; start += 1000) {
+        const batch = ids.slice(start, start + 1000);
+        found.push(...(await db.select(recordColumns).from(identityUsers).where(and(inPool, inArray(identityUsers.id, batch), eq(identityUsers.deletedAt, 0)))));
+      }
+      return found;
     },
 
     async findByEmail(email) {
