@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
+import type { BlockList } from "node:net";
 import { parseArgs } from "node:util";
 import { ConfigError } from "./config-error.js";
+import { parseTrustedProxies } from "./net/client-address.js";
 import { MAIL_ENV, readMailConfig, type MailConfig } from "./services/identity/mail-config.js";
 import { LLM_ENV, readLlmConfig, type LlmConfig } from "./services/script/tools/llm-config.js";
 
@@ -25,6 +27,8 @@ export interface ServerConfig {
   readonly threadLeaseMs: number;
   /** Lets callback URLs and the http.request tool reach loopback, private and link-local hosts. */
   readonly allowPrivateNetwork: boolean;
+  /** Reverse proxies whose X-Forwarded-For names the client (the address rate limits count); absent trusts none. */
+  readonly trustedProxies: BlockList | undefined;
   /** Root of the filesystem object store (thread artifacts). */
   readonly blobDir: string;
   /** Base URL clients reach the api plane at, for the download links the server hands out; absent means the listener's own address. */
@@ -66,6 +70,7 @@ export const settings = {
   shutdownGraceMs: { flag: "shutdown-grace-ms", env: "PLATFORM_SHUTDOWN_GRACE_MS", fallback: "10000", help: "time in-flight requests get on SIGTERM" },
   threadLeaseMs: { flag: "thread-lease-ms", env: "PLATFORM_THREAD_LEASE_MS", fallback: "30000", help: "claim on a running thread; a dead process's threads resume this long after it died" },
   allowPrivateNetwork: { flag: "allow-private-network", env: "PLATFORM_ALLOW_PRIVATE_NETWORK", fallback: "false", help: "true lets callbacks and http.request reach loopback, private and link-local hosts (development only)" },
+  trustedProxies: { flag: "trusted-proxies", env: "PLATFORM_TRUSTED_PROXIES", fallback: "", help: "addresses and CIDR ranges of reverse proxies whose X-Forwarded-For names the client, comma-separated (the identity plane's rate limits count that address); empty trusts none" },
   blobDir: { flag: "blob-dir", env: "PLATFORM_BLOB_DIR", fallback: "", help: "filesystem object store for artifacts; empty uses <data-dir>/blobs" },
   publicApiUrl: { flag: "public-api-url", env: "PLATFORM_PUBLIC_API_URL", fallback: "", help: "URL clients reach the api plane at, used in download links; empty uses the listener's address" },
   publicIdentityUrl: { flag: "public-identity-url", env: "PLATFORM_PUBLIC_IDENTITY_URL", fallback: "", help: "URL clients reach the identity plane at: the base of every pool's issuer and of e-mailed links; empty uses the listener's address" },
@@ -127,6 +132,7 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     shutdownGraceMs: integer(settings.shutdownGraceMs, 600_000),
     threadLeaseMs: Math.max(1_000, integer(settings.threadLeaseMs, 3_600_000)),
     allowPrivateNetwork: flag(settings.allowPrivateNetwork),
+    trustedProxies: trustedProxies(settings.trustedProxies, read(settings.trustedProxies)),
     blobDir: resolve(read(settings.blobDir) || resolve(dataDir, "blobs")),
     publicApiUrl: read(settings.publicApiUrl) || undefined,
     publicIdentityUrl: publicUrl(settings.publicIdentityUrl, read(settings.publicIdentityUrl)),
@@ -150,4 +156,12 @@ function publicUrl(setting: Setting, text: string): string | undefined {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(`--${setting.flag} (${setting.env}) must start with http:// or https://, got "${text}"`);
   return text.replace(/\/+$/, "");
+}
+
+function trustedProxies(setting: Setting, text: string): BlockList | undefined {
+  try {
+    return parseTrustedProxies(text);
+  } catch (error) {
+    throw new ConfigError(`--${setting.flag} (${setting.env}): ${(error as Error).message}`);
+  }
 }

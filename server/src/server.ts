@@ -151,6 +151,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       logger,
       isReady: () => ready,
       lockedForMigration: (record) => (poolLockedForMigration(record) ? { retryAfterSeconds: MIGRATION_RETRY_AFTER_SECONDS } : undefined),
+      trustedProxies: config.trustedProxies,
     });
     listeners.push(identityListener);
     identityUrl = identityListener.identityUrl;

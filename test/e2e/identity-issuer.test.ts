@@ -120,7 +120,8 @@ async function exchange(pool: TestPool, flow: Awaited<ReturnType<typeof codeFlow
 }
 
 beforeAll(async () => {
-  server = await startPlatformServer();
+  // The tests' own address is trusted as a proxy, so a test can name the client address.
+  server = await startPlatformServer(["--trusted-proxies", "127.0.0.1,::1"]);
   acme = await createOrganization("issuer");
 }, 120_000);
 afterAll(async () => {
@@ -357,6 +358,25 @@ describe("identity issuer: CORS and rate limits", () => {
     expect(actual.headers.get("access-control-allow-origin")).toBe("http://app.example");
     const foreign = await fetch(`${pool.issuer}/branding`, { headers: { origin: "http://app.example:8080" } });
     expect(foreign.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("counts each client address a trusted proxy names on its own", async () => {
+    const pool = await createPool("proxied", { policies: { rate_limits: { login: { requests: 2, window_seconds: 60 } } } });
+    const attempt = async (forwardedFor: string) => {
+      const email = `nobody-${randomBytes(4).toString("hex")}@example.com`;
+      const answer = await fetch(`${pool.issuer}/token`, {
+        method: "POST",
+        headers: { "x-forwarded-for": forwardedFor },
+        body: new URLSearchParams({ grant_type: "password", email, password: "wrong password!" }),
+      });
+      return answer.status;
+    };
+    // Each attempt names another e-mail address: only the address budget can run out.
+    const first = [await attempt("203.0.113.1"), await attempt("203.0.113.1"), await attempt("203.0.113.1")];
+    expect(first).toEqual([401, 401, 429]);
+    expect(await attempt("203.0.113.2")).toBe(401);
+    // What the client itself put left of the proxy's entry is not believed.
+    expect(await attempt("198.51.100.7, 203.0.113.1")).toBe(429);
   });
 
   it("answers 429 with Retry-After once an address's password budget is spent", async () => {

@@ -1,3 +1,4 @@
+import type { BlockList } from "node:net";
 import { createLoginTransactions } from "../login-transactions.js";
 import { startMailDelivery } from "../mail-outbox.js";
 import type { IdentityServices } from "../pool-context.js";
@@ -18,6 +19,8 @@ export interface IdentityListenerOptions {
   readonly logger: Logger;
   readonly isReady: () => boolean;
   readonly lockedForMigration: IssuerDeps["lockedForMigration"];
+  /** Proxies whose X-Forwarded-For names the client the rate limits count. */
+  readonly trustedProxies?: BlockList | undefined;
   /** How often the outbox is checked for mail to deliver. */
   readonly mailIntervalMs?: number;
 }
@@ -47,7 +50,10 @@ export async function listenIdentityPlane(options: IdentityListenerOptions): Pro
     readMaxBytes: options.maxBodyBytes,
     onUnexpectedError: (error, operationId) => logger.error("issuer operation failed", { operationId, error }),
   });
-  const front = createIssuerFront(deps, issuer.nodeHandler(), (error) => logger.error("issuer CORS check failed", { error }));
+  const front = createIssuerFront(deps, issuer.nodeHandler(), {
+    trustedProxies: options.trustedProxies,
+    onError: (error) => logger.error("issuer CORS check failed", { error }),
+  });
   const listener = await listenPlane({
     name: "identity",
     host: options.host,

@@ -1,3 +1,5 @@
+import type { BlockList } from "node:net";
+import { clientAddressOf } from "../../../net/client-address.js";
 import type { NodeRequest, NodeRequestHandler, NodeResponse } from "../../../transport/plane-handler.js";
 import { CLIENT_IP_HEADER, resolveIssuerPool, type IssuerDeps } from "./issuer-context.js";
 
@@ -9,16 +11,22 @@ export const ISSUER_CORS_HEADERS = {
 export const ISSUER_PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /**
- * The identity listener's front: records the client's address for the rate limits (from the
- * socket; a value the client sent is overwritten), and applies each pool's CORS policy. An origin
+ * The identity listener's front: records the client's address for the rate limits (the socket's
+ * peer, or what a trusted proxy says it received from; a value the client sent is overwritten, see
+ * net/client-address.ts), and applies each pool's CORS policy. An origin
  * is allowed only when listed exactly in the pool's `policies.cors_allowed_origins`; there is no
  * wildcard and never `Access-Control-Allow-Credentials`, since the issuer takes bearer tokens only.
  * Preflights are answered here (204 allowed, 403 not); an actual request from another origin is
  * served without CORS headers, so the browser keeps the answer from the page.
  */
-export function createIssuerFront(deps: IssuerDeps, next: NodeRequestHandler, onError: (error: unknown) => void): NodeRequestHandler {
+export function createIssuerFront(
+  deps: IssuerDeps,
+  next: NodeRequestHandler,
+  options: { readonly trustedProxies?: BlockList | undefined; readonly onError: (error: unknown) => void },
+): NodeRequestHandler {
+  const { onError } = options;
   return (request, response) => {
-    request.headers[CLIENT_IP_HEADER] = request.socket.remoteAddress ?? "unknown";
+    request.headers[CLIENT_IP_HEADER] = clientAddressOf(request.socket.remoteAddress, request.headers["x-forwarded-for"], options.trustedProxies);
     const origin = single(request.headers.origin);
     if (origin === undefined) return next(request, response);
     allowedOrigin(deps, request, origin).then(

@@ -65,7 +65,7 @@ export async function openIssuerTestPlane(): Promise<IssuerTestPlane> {
       throw error;
     },
   });
-  const server: Server = createServer(createIssuerFront(deps, issuer.nodeHandler(), () => {}));
+  const server: Server = createServer(createIssuerFront(deps, issuer.nodeHandler(), { onError: () => {} }));
   server.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
