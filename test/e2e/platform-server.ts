@@ -32,7 +32,7 @@ export interface StartedServer {
  */
 export async function startPlatformServer(
   extraArgs: string[] = [],
-  { dataDir, database }: { dataDir?: string; database?: TestPostgresDatabase } = {},
+  { dataDir, database, env = {} }: { dataDir?: string; database?: TestPostgresDatabase; env?: NodeJS.ProcessEnv } = {},
 ): Promise<StartedServer> {
   dataDir ??= await mkdtemp(join(tmpdir(), "platform-e2e-"));
   database ??= await freshDatabase();
@@ -40,7 +40,7 @@ export async function startPlatformServer(
   const child = spawn(
     process.execPath,
     [...nodeFlags, binary, "serve", "--data-dir", dataDir, "--api-port", "0", "--data-port", "0", "--git-port", "0", "--registry-port", "0", "--identity-port", "0", ...extraArgs],
-    { env: { ...process.env, DATABASE_URL: database?.url ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
+    { env: { ...process.env, ...env, DATABASE_URL: database?.url ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
   );
   const logs: string[] = [];
   createInterface({ input: child.stderr! }).on("line", (line) => logs.push(line));
