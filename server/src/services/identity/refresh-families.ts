@@ -48,13 +48,7 @@ export interface IssuedRefresh {
 }
 
 /** What a live rotation answers: the session, and with `readOwner` its user (ownerId null when there is no live user). */
-interface RotatedRow extends Partial<Omit<AppUserRecord, "id">> {
-  readonly id: string;
-  readonly userId: string;
-  readonly clientId: string;
-  readonly tenant: string;
-  readonly scope: string;
-  readonly authTime: number;
+interface RotatedRow extends Omit<SessionRecord, "revokedAt">, Partial<Omit<AppUserRecord, "id">> {
   readonly ownerId?: string | null;
   readonly tenants?: UserTenantRecord[];
 }

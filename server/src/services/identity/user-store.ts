@@ -87,19 +87,20 @@ const recordColumns = {
   deletedAt: identityUsers.deletedAt,
 };
 
+/** The user the `orgId`, `poolId` and `userId` placeholders name: a live one, unless deleted ones count. */
+const placeholderUser = (includeDeleted: boolean) =>
+  and(
+    eq(identityUsers.orgId, sql.placeholder("orgId")),
+    eq(identityUsers.poolId, sql.placeholder("poolId")),
+    eq(identityUsers.id, sql.placeholder("userId")),
+    includeDeleted ? undefined : eq(identityUsers.deletedAt, 0),
+  );
 const byId = (includeDeleted: boolean) =>
   perDatabase((db) =>
     db
       .select(recordColumns)
       .from(identityUsers)
-      .where(
-        and(
-          eq(identityUsers.orgId, sql.placeholder("orgId")),
-          eq(identityUsers.poolId, sql.placeholder("poolId")),
-          eq(identityUsers.id, sql.placeholder("userId")),
-          includeDeleted ? undefined : eq(identityUsers.deletedAt, 0),
-        ),
-      )
+      .where(placeholderUser(includeDeleted))
       .prepare(includeDeleted ? "identity_user_any" : "identity_user_live"),
   );
 const liveUserById = byId(false);
@@ -112,14 +113,7 @@ const liveUserWithTenants = perDatabase((db) =>
       tenants: userTenantsJson({ orgId: sql.raw("identity_users.org_id"), poolId: sql.raw("identity_users.pool_id"), userId: sql.raw("identity_users.id") }),
     })
     .from(identityUsers)
-    .where(
-      and(
-        eq(identityUsers.orgId, sql.placeholder("orgId")),
-        eq(identityUsers.poolId, sql.placeholder("poolId")),
-        eq(identityUsers.id, sql.placeholder("userId")),
-        eq(identityUsers.deletedAt, 0),
-      ),
-    )
+    .where(placeholderUser(false))
     .prepare("identity_user_with_tenants"),
 );
 
