@@ -52,7 +52,8 @@ describe("download links", () => {
     expect(changed("type", "text/html")).toEqual({ ok: false, reason: "invalid" });
     expect(changed("name", "x.exe")).toEqual({ ok: false, reason: "invalid" });
     const signature = query.get("signature")!;
-    expect(changed("signature", `${signature.slice(0, -1)}${signature.endsWith("A") ? "B" : "A"}`)).toEqual({ ok: false, reason: "invalid" });
+    // The first character: all six of its bits are signature bits (the last one's lowest two are padding).
+    expect(changed("signature", `${signature.startsWith("A") ? "B" : "A"}${signature.slice(1)}`)).toEqual({ ok: false, reason: "invalid" });
     expect(changed("signature", "short")).toEqual({ ok: false, reason: "invalid" });
     const dropped = new URLSearchParams(query);
     dropped.delete("type");
