@@ -1,7 +1,7 @@
 import { decodeJwt } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { RestCallError } from "../../sdk/src/index.js";
-import { apiUrl, createOrganization, identityUrl, type TestOrganization } from "./shared-server.js";
+import { callIdentityAdmin as call, createOrganization, identityUrl, type TestOrganization } from "./shared-server.js";
 
 // The identity admin plane through the binary: the SDK's identityAdmin for what succeeds, plain
 // HTTP for each error a caller must be able to tell apart.
@@ -12,16 +12,6 @@ let other: TestOrganization;
 beforeAll(async () => {
   [acme, other] = await Promise.all([createOrganization("idadm"), createOrganization("idother")]);
 });
-
-async function call(method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  const response = await fetch(`${apiUrl()}/v1/identity${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as { code?: string; message?: string } & Record<string, unknown> };
-}
 
 const admin = () => acme.client.identityAdmin;
 

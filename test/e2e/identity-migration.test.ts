@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { decodeJwt } from "jose";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiUrl, createOrganization, identityUrl, type TestOrganization } from "./shared-server.js";
+import { callIdentityAdmin as call, createOrganization, identityUrl, type TestOrganization } from "./shared-server.js";
 
 // A pool's users moved live to a PostgreSQL database of its own, through the binary. A
 // postgres:// store must be a real PostgreSQL server the binary can reach, so this file needs one
@@ -10,16 +10,6 @@ import { apiUrl, createOrganization, identityUrl, type TestOrganization } from "
 
 const serverUrl = process.env.TEST_DATABASE_URL || process.env.TEST_POSTGRES_SERVER_URL;
 const PASSWORD = "correct horse battery staple";
-
-async function call(method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  const response = await fetch(`${apiUrl()}/v1/identity${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> & { code?: string; migration?: { phase: string } } };
-}
 
 async function token(issuer: string, form: Record<string, string>) {
   const response = await fetch(`${issuer}/token`, { method: "POST", body: new URLSearchParams(form) });

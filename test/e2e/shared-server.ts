@@ -36,3 +36,21 @@ export async function createOrganization(prefix = "org"): Promise<TestOrganizati
     client: createPlatformClient({ apiUrl: apiUrl(), identityUrl: identityUrl(), token: apiKey, organization: organization.name }),
   };
 }
+
+/** What the identity admin plane answered to a plain HTTP call: its error body or its resource. */
+export interface IdentityAdminAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: { code?: string; message?: string; migration?: { phase: string } } & Record<string, unknown>;
+}
+
+/** A plain HTTP call to `{api_url}/v1/identity`, for the answers the SDK would turn into errors. */
+export async function callIdentityAdmin(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<IdentityAdminAnswer> {
+  const response = await fetch(`${apiUrl()}/v1/identity${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as IdentityAdminAnswer["body"]) : {} };
+}
