@@ -3,7 +3,7 @@ import { composeAccountMail } from "./account-mail.js";
 import type { EmailTokenPurpose } from "./identity-schema.js";
 import { hashPassword } from "./password-hashing.js";
 import { checkPassword } from "./password-policy.js";
-import { localSignInOpen, type IdentityServices, type PoolContext } from "./pool-context.js";
+import { localSignIn, type IdentityServices, type PoolContext } from "./pool-context.js";
 import { passwordGrant, type TokenResponse } from "./token-grants.js";
 import type { AppUserRecord, NewUser } from "./user-store.js";
 
@@ -24,7 +24,7 @@ export async function signup(
   input: { readonly email: string; readonly password: string },
 ): Promise<{ readonly user: AppUserRecord; readonly session?: TokenResponse }> {
   if (!pool.settings.signupEnabled) throw new ConnectError("sign-up is disabled for this pool", Code.PermissionDenied);
-  if (!(await localSignInOpen(services, pool.ref))) throw new ConnectError("e-mail and password sign-in is disabled for this pool", Code.PermissionDenied);
+  if (!(await localSignIn(services, pool.ref)).open) throw new ConnectError("e-mail and password sign-in is disabled for this pool", Code.PermissionDenied);
   checkPassword(input.password, pool.settings.passwordMinLength);
   const user = await pool.users.create({ email: input.email, passwordHash: await hashPassword(input.password) });
   await sendLink(services, pool, user, "verify");

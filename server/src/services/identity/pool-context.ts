@@ -91,10 +91,12 @@ export function poolContext(services: IdentityServices, identityUrl: string, org
 }
 
 /**
- * Whether e-mail and password sign-in is open: a pool without a `local` connection row has it (a
- * new pool works at once); a row switches it off with `enabled: false`.
+ * How the pool's `local` connection (e-mail and password) stands. A pool without the row has it
+ * open (a new pool works at once); `enabled: false` closes it. `{"password_grant": false}` in its
+ * configuration closes only the direct password grant, for pools that want every sign-in on
+ * their hosted page, where PKCE binds the result to the client.
  */
-export async function localSignInOpen(services: IdentityServices, pool: PoolRef): Promise<boolean> {
+export async function localSignIn(services: IdentityServices, pool: PoolRef): Promise<{ readonly open: boolean; readonly passwordGrant: boolean }> {
   const local = await services.connections.get(pool, "local");
-  return local === undefined || connectionActive(local);
+  return { open: local === undefined || connectionActive(local), passwordGrant: local?.config.password_grant !== false };
 }

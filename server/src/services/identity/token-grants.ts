@@ -1,6 +1,6 @@
 import { GrantError } from "./grant-error.js";
 import { needsRehash, hashPassword, verifyPassword } from "./password-hashing.js";
-import { localSignInOpen, type IdentityServices, type PoolContext } from "./pool-context.js";
+import { localSignIn, type IdentityServices, type PoolContext } from "./pool-context.js";
 import { ACCESS_TOKEN_TTL_SECONDS, accessTokenClaims, issueAccessToken, issueIdToken, type TokenSubject } from "./pool-tokens.js";
 import type { IssuedRefresh, SessionRecord } from "./refresh-families.js";
 import type { AppUserRecord } from "./user-store.js";
@@ -25,7 +25,9 @@ export async function passwordGrant(
   pool: PoolContext,
   input: { readonly email: string; readonly password: string; readonly tenant?: string },
 ): Promise<TokenResponse> {
-  if (!(await localSignInOpen(services, pool.ref))) throw new GrantError("access_denied", "e-mail and password sign-in is disabled for this pool");
+  const local = await localSignIn(services, pool.ref);
+  if (!local.passwordGrant) throw new GrantError("access_denied", "the password grant is disabled for this pool");
+  if (!local.open) throw new GrantError("access_denied", "e-mail and password sign-in is disabled for this pool");
   const user = await pool.users.findByEmail(input.email);
   // Checked even without a user, against a dummy hash: the time taken does not reveal the account.
   const matches = await verifyPassword(user?.passwordHash, input.password);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineName } from "../identity-test-fixture.js";
-import { localSignInOpen } from "../pool-context.js";
+import { localSignIn } from "../pool-context.js";
 import { openAdminTestPlane, type AdminTestPlane, type TestCaller } from "./admin-test-plane.js";
 
 let plane: AdminTestPlane;
@@ -17,12 +17,12 @@ describe(`connection handlers (${engineName})`, () => {
   it("upserts by kind; a disabled local connection closes password sign-in; other kinds are stored only", async () => {
     const pool = (await plane.fixture.pools.get(acme.orgId, "links"))!;
     const ref = { orgId: acme.orgId, poolId: pool.id };
-    expect(await localSignInOpen(plane.services, ref)).toBe(true);
+    expect((await localSignIn(plane.services, ref)).open).toBe(true);
     const off = await plane.request("POST", "/pools/links/connections", acme.headers, { kind: "local", configJson: "{}", enabled: false });
     expect(off.body).toMatchObject({ kind: "local", enabled: false, active: false });
-    expect(await localSignInOpen(plane.services, ref)).toBe(false);
+    expect((await localSignIn(plane.services, ref)).open).toBe(false);
     await plane.request("POST", "/pools/links/connections", acme.headers, { kind: "local", configJson: "{}", enabled: true });
-    expect(await localSignInOpen(plane.services, ref)).toBe(true);
+    expect((await localSignIn(plane.services, ref)).open).toBe(true);
 
     const github = await plane.request("POST", "/pools/links/connections", acme.headers, { kind: "github", configJson: '{"client_id":"abc"}', enabled: true });
     expect(github.body).toMatchObject({ kind: "github", configJson: '{"client_id":"abc"}', enabled: true, active: false });

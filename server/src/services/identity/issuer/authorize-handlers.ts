@@ -3,7 +3,7 @@ import type { IdentityIssuerHandler } from "../../../../../gen/openapi/identity-
 import { GrantError } from "../grant-error.js";
 import type { AuthorizationRequest } from "../login-transactions.js";
 import { verifyPassword } from "../password-hashing.js";
-import { localSignInOpen, type PoolContext } from "../pool-context.js";
+import { localSignIn, type PoolContext } from "../pool-context.js";
 import { assertMaySignIn } from "../token-grants.js";
 import { renderLoginPage } from "./hosted-forms.js";
 import { pageBrandingOf, renderMessagePage, type RenderedPage } from "./hosted-page.js";
@@ -70,7 +70,7 @@ export function createAuthorizeHandlers(deps: IssuerDeps): Pick<IdentityIssuerHa
         return { status, body: page.html, headers: page.headers };
       };
       if ("invalid" in input) return again(400, input.invalid.message);
-      if (!(await localSignInOpen(deps.services, pool.ref))) return again(403, "E-mail and password sign-in is disabled.");
+      if (!(await localSignIn(deps.services, pool.ref)).open) return again(403, "E-mail and password sign-in is disabled.");
       const user = await pool.users.findByEmail(input.body.email);
       const matches = await verifyPassword(user?.passwordHash, input.body.password);
       if (!user || !matches) return again(401, "Wrong e-mail address or password.");

@@ -40,7 +40,6 @@ async function grant(services: IdentityServices, pool: PoolContext, body: TokenR
     case "authorization_code":
       return authorizationCodeGrant(services, pool, { code: body.code, clientId: body.client_id, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier });
     case "password":
-      if (!(await passwordGrantOpen(services, pool))) throw new GrantError("access_denied", "the password grant is disabled for this pool");
       return passwordGrant(services, pool, { email: body.email, password: body.password, ...(body.tenant ? { tenant: body.tenant } : {}) });
     case "refresh_token":
       return refreshGrant(services, pool, body.refresh_token);
@@ -48,16 +47,6 @@ async function grant(services: IdentityServices, pool: PoolContext, body: TokenR
       // The schema check should have refused it; a body that is not an object must not slip through.
       throw new ConnectError("body: must be an object with grant_type authorization_code, password or refresh_token", Code.InvalidArgument);
   }
-}
-
-/**
- * The direct password grant can be switched off while the hosted login stays open: the `local`
- * connection's configuration `{"password_grant": false}` does it (for pools that want every
- * sign-in on their hosted page, where PKCE binds the result to the client).
- */
-async function passwordGrantOpen(services: IdentityServices, pool: PoolContext): Promise<boolean> {
-  const local = await services.connections.get(pool.ref, "local");
-  return local?.config.password_grant !== false;
 }
 
 function statusOf(code: Code): 400 | 401 | 403 | 503 {
