@@ -7,7 +7,7 @@ import { registerScriptService } from "../../gen/platform/script/v1/script_servi
 import { createAuthInterceptor } from "./auth/auth-interceptor.js";
 import { ensureOperator } from "./auth/operator.js";
 import { createBlobDownloadHandler } from "./blob/blob-download-handler.js";
-import { createBlobUrlSigner } from "./blob/blob-url-signer.js";
+import { createBlobUrlSigner, DOWNLOAD_LINK_KEY_PURPOSE } from "./blob/blob-url-signer.js";
 import { createFilesystemBlobStore } from "./blob/filesystem-blob-store.js";
 import type { ServerConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
@@ -92,7 +92,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     // chosen here from configuration when it is added. Every process on one database must then
     // share the store, as they share the secret key that signs its download links.
     const blobs = createFilesystemBlobStore(config.blobDir);
-    const downloadLinks = createBlobUrlSigner({ secretKey, baseUrl: () => config.publicApiUrl ?? apiUrl });
+    const downloadLinks = createBlobUrlSigner({ signingKey: box.deriveKey(DOWNLOAD_LINK_KEY_PURPOSE), baseUrl: () => config.publicApiUrl ?? apiUrl });
     const artifacts = createArtifactStore(db, blobs);
 
     // The auth interceptor reads the access rules of every service registered on the plane.

@@ -20,8 +20,8 @@ let base = "";
 let h2base = "";
 const clock = { ms: Date.now() };
 const errors: unknown[] = [];
-const secretKey = new Uint8Array(randomBytes(32));
-const signer = createBlobUrlSigner({ secretKey, baseUrl: () => base, now: () => clock.ms });
+const signingKey = new Uint8Array(randomBytes(32));
+const signer = createBlobUrlSigner({ signingKey, baseUrl: () => base, now: () => clock.ms });
 const binary = new Uint8Array(100_000).map((_, i) => (i * 7 + 3) % 256);
 let sha = "";
 
@@ -141,7 +141,7 @@ describe("the download handler", () => {
       const answer = await get(link);
       expect([answer.status, answer.body.toString()], link).toEqual([403, "this download link is not valid: it was changed, or signed by another server\n"]);
     }
-    const other = createBlobUrlSigner({ secretKey: new Uint8Array(randomBytes(32)), baseUrl: () => base, now: () => clock.ms });
+    const other = createBlobUrlSigner({ signingKey: new Uint8Array(randomBytes(32)), baseUrl: () => base, now: () => clock.ms });
     expect((await get(other.sign("threads/t1/artifacts/notes.txt"))).status).toBe(403);
     clock.ms += DOWNLOAD_LINK_TTL_MS + 1;
     const expired = await get(url);

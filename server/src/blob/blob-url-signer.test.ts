@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createBlobUrlSigner, DOWNLOAD_LINK_TTL_MS, type BlobUrlSigner } from "./blob-url-signer.js";
 
-const secretKey = new Uint8Array(randomBytes(32));
+const signingKey = new Uint8Array(randomBytes(32));
 const clock = { ms: 1_700_000_000_000 };
-const signer = createBlobUrlSigner({ secretKey, baseUrl: () => "https://api.example.com/", now: () => clock.ms });
+const signer = createBlobUrlSigner({ signingKey, baseUrl: () => "https://api.example.com/", now: () => clock.ms });
 
 function parts(url: string): { key: string; query: URLSearchParams } {
   const parsed = new URL(url);
@@ -67,10 +67,10 @@ describe("download links", () => {
     query.delete("signature");
     expect(signer.verify(key, query)).toEqual({ ok: false, reason: "unsigned" });
     expect(signer.verify(key, new URLSearchParams())).toEqual({ ok: false, reason: "unsigned" });
-    const other = createBlobUrlSigner({ secretKey: new Uint8Array(randomBytes(32)), baseUrl: () => "https://api.example.com", now: () => clock.ms });
+    const other = createBlobUrlSigner({ signingKey: new Uint8Array(randomBytes(32)), baseUrl: () => "https://api.example.com", now: () => clock.ms });
     expect(check(other, url)).toEqual({ ok: false, reason: "invalid" });
     // The same secret, in another process: the link works there too.
-    const sibling = createBlobUrlSigner({ secretKey, baseUrl: () => "http://elsewhere:9", now: () => clock.ms });
+    const sibling = createBlobUrlSigner({ signingKey, baseUrl: () => "http://elsewhere:9", now: () => clock.ms });
     expect(check(sibling, url)).toMatchObject({ ok: true });
   });
 });

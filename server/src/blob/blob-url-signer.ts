@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { blobKeyToUrlPath } from "./blob-key.js";
 
 /** Where signed downloads are served on the api plane; the object's key follows. */
@@ -27,16 +27,19 @@ export interface BlobUrlSigner {
 }
 
 export interface BlobUrlSignerOptions {
-  /** The server's secret key: every process on one database has the same, so any of them serves a link. */
-  readonly secretKey: Uint8Array;
+  /**
+   * The links' HMAC key, derived from the server's secret (`box.deriveKey(DOWNLOAD_LINK_KEY_PURPOSE)`):
+   * every process on one database has the same, so any of them serves a link.
+   */
+  readonly signingKey: Uint8Array;
   /** Base URL of the api plane as clients reach it; read at each signature (the listener's port is known late). */
   readonly baseUrl: () => string;
   readonly ttlMs?: number;
   readonly now?: () => number;
 }
 
-/** Separates this use of the secret key from any other one (HKDF `info`). */
-const KEY_PURPOSE = "platform blob download links v1";
+/** The purpose the links' key is derived from the server's secret for. */
+export const DOWNLOAD_LINK_KEY_PURPOSE = "platform blob download links v1";
 
 /**
  * Pre-signed download links, as object stores make them: the key, the expiry, the response's type
@@ -45,7 +48,7 @@ const KEY_PURPOSE = "platform blob download links v1";
  * until `expires` and cannot be revoked earlier, which is why its lifetime is short.
  */
 export function createBlobUrlSigner(options: BlobUrlSignerOptions): BlobUrlSigner {
-  const key = Buffer.from(hkdfSync("sha256", options.secretKey, new Uint8Array(0), KEY_PURPOSE, 32));
+  const key = Buffer.from(options.signingKey);
   const ttlMs = options.ttlMs ?? DOWNLOAD_LINK_TTL_MS;
   const now = options.now ?? Date.now;
   // JSON of the parts is unambiguous whatever characters they hold: no two links sign the same text.

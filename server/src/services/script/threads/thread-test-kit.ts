@@ -62,7 +62,7 @@ export async function openThreadTestKit(options: { allowPrivateCallbacks?: boole
   const blobs = createFilesystemBlobStore(blobRoot);
   const artifacts = createArtifactStore(database.db, blobs);
   const downloadBase = { url: "http://downloads.test" };
-  const downloadLinks = createBlobUrlSigner({ secretKey: new Uint8Array(randomBytes(32)), baseUrl: () => downloadBase.url, now: () => clock.ms });
+  const downloadLinks = createBlobUrlSigner({ signingKey: new Uint8Array(randomBytes(32)), baseUrl: () => downloadBase.url, now: () => clock.ms });
   const methods = createThreadMethods({ db: database.db, store, signals, artifacts, downloadLinks, now: () => clock.ms, watchPollMs: 50, ...options });
   return {
     database,
