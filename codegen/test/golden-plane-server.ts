@@ -40,6 +40,8 @@ export function goldenImplementation(): GoldenPlaneHandler & { unavailableLeft: 
       const id = input.path.widgetId;
       if (id === "w-500") throw new Error("connection to db-7 refused");
       if (id === "w-403") throw new ConnectError("not yours", Code.PermissionDenied);
+      if (id === "w-5001") throw new ConnectError("relation widgets_v2 does not exist", Code.Internal);
+      if (id.startsWith("w-4040")) throw new ConnectError(`widget ${id} does not exist`, Code.NotFound);
       if (id === "w-503") {
         if (this.unavailableLeft-- > 0) throw new ConnectError("migrating", Code.Unavailable, { "retry-after": "0" });
         return { status: 200, body: { id, name: "after retry", redirect_uris: [] }, headers: { "retry-after": 7 } };

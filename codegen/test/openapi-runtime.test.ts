@@ -91,6 +91,16 @@ describe("JSON bodies", () => {
     expect(await call("POST", "/demo/widgets", { headers: json, body: JSON.stringify(body) })).toMatchObject({ status: 400, body: { error: message } });
   });
 
+  it.each([
+    ["a body string", "POST", "/demo/widgets", JSON.stringify({ ...widget, name: "a\u0000b" }), "body.name"],
+    ["a body key", "POST", "/demo/widgets", JSON.stringify({ ...widget, labels: { "a\u0000": "x" } }), "body.labels.a\\0"],
+    ["a path segment", "GET", "/demo/widgets/w%00x", undefined, "path.widgetId"],
+    ["a query parameter", "GET", "/demo/widgets?tag=a%00", undefined, "query.tag[0]"],
+  ])("refuses U+0000 in %s as 400 naming the field", async (_where, method, path, body, field) => {
+    const answer = await call(method, path, { headers: json, ...(body === undefined ? {} : { body }) });
+    expect(answer).toMatchObject({ status: 400, body: { error: `${field}: must not contain the NUL character (U+0000)` } });
+  });
+
   it("refuses malformed JSON, a missing body, a foreign media type and an oversized body", async () => {
     expect(await call("POST", "/demo/widgets", { headers: json, body: "{" })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^body: is not valid JSON/) } });
     expect(await call("POST", "/demo/widgets", { headers: auth })).toMatchObject({ status: 400, body: { error: "body: is required" } });
@@ -180,9 +190,21 @@ describe("errors", () => {
     expect(unavailable.headers.get("retry-after")).toBe("5");
   });
 
-  it("hides the text of an unexpected error and reports it", async () => {
-    expect(await call("GET", "/demo/widgets/w-500")).toMatchObject({ status: 500, body: { error: "internal error" } });
-    expect(unexpected).toHaveBeenCalledWith(expect.objectContaining({ message: "connection to db-7 refused" }), "getWidget");
+  it("hides the text of an unexpected error, answers with the request id and reports it", async () => {
+    const answer = await call("GET", "/demo/widgets/w-500", { headers: { "x-request-id": "req-42" } });
+    expect(answer).toMatchObject({ status: 500, body: { error: "internal error (request id req-42)" } });
+    expect(unexpected).toHaveBeenCalledWith(expect.objectContaining({ message: "connection to db-7 refused" }), { procedure: "getWidget", requestId: "req-42" });
+  });
+
+  it("hides a ConnectError that says internal, as it says nothing the caller can act on", async () => {
+    const answer = await call("GET", "/demo/widgets/w-5001", { headers: { "x-request-id": "req-43" } });
+    expect(answer).toMatchObject({ status: 500, body: { error: "internal error (request id req-43)" } });
+  });
+
+  it("cuts a long message that quotes what the caller sent", async () => {
+    const answer = await call("GET", `/demo/widgets/w-4040${"4".repeat(5000)}`);
+    expect(answer.status).toBe(404);
+    expect((answer.body as { error: string }).error.length).toBeLessThanOrEqual(1025);
   });
 
   it("runs middleware before the handler: no token is 401 with its headers, a token reaches it", async () => {

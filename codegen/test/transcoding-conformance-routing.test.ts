@@ -119,8 +119,14 @@ const implementationErrors: ConformanceCase[] = [
   rejects("Unimplemented is 501", get("/v1/things/t1"), 501, "unimplemented", "later", { reply: fail(new ConnectError("later", Code.Unimplemented)) }),
   rejects("DeadlineExceeded is 504", get("/v1/things/t1"), 504, "deadline_exceeded", "late", { reply: fail(new ConnectError("late", Code.DeadlineExceeded)) }),
   rejects("InvalidArgument from the implementation is 400", get("/v1/things/t1"), 400, "invalid_argument", "bad id", { reply: fail(new ConnectError("bad id", Code.InvalidArgument)) }),
-  rejects("Internal is 500", get("/v1/things/t1"), 500, "internal", "oops", { reply: fail(new ConnectError("oops", Code.Internal)) }),
-  rejects("a plain Error is 500 unknown", get("/v1/things/t1"), 500, "unknown", "kaput", { reply: fail(new Error("kaput")) }),
+  // An error no handler raised on purpose says nothing but internal and the request id: its text
+  // could hold SQL, bound parameters or paths.
+  rejects("Internal is 500 with the request id only", get("/v1/things/t1", { "x-request-id": "r-7" }), 500, "internal", "internal error (request id r-7)", {
+    reply: fail(new ConnectError("oops", Code.Internal)),
+  }),
+  rejects("a plain Error is 500 internal with the request id only", get("/v1/things/t1", { "x-request-id": "r-8" }), 500, "internal", "internal error (request id r-8)", {
+    reply: fail(new Error("Failed query: select 1\nparams: s3cret")),
+  }),
   accepts("response headers and trailers of the implementation are sent", get("/v1/things/t1"), "getThing", { id: "t1" }, {
     reply: (_request, context) => {
       context.responseHeader.set("x-request-id", "r-1");
@@ -193,10 +199,10 @@ const streams: ConformanceCase[] = [
     headers: sseHeaders,
     text: `data: ${frame({ ...thing, id: "a" })}\n\nevent: error\ndata: ${frame({ code: "aborted", message: "gone" })}\n\n`,
   }),
-  accepts("NDJSON: an error after the first message ends the stream with {error}", get("/v1/things:export"), "exportThings", {}, {
+  accepts("NDJSON: an error after the first message ends the stream with {error}, normalised", get("/v1/things:export", { "x-request-id": "r-9" }), "exportThings", {}, {
     stream: () => [{ id: "a" }, new Error("kaput")],
     headers: ndjsonHeaders,
-    text: `${frame({ ...thing, id: "a" })}\n${frame({ error: { code: "unknown", message: "kaput" } })}\n`,
+    text: `${frame({ ...thing, id: "a" })}\n${frame({ error: { code: "internal", message: "internal error (request id r-9)" } })}\n`,
   }),
   rejects("SSE: an error before the first message gets its HTTP status", get("/v1/things:watch"), 404, "not_found", "no such watch", {
     stream: () => [new ConnectError("no such watch", Code.NotFound)],

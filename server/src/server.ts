@@ -100,6 +100,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       interceptors: [createAuthInterceptor({ db, bindings: () => api.bindings })],
       readMaxBytes: config.maxBodyBytes,
       shutdownSignal: shutdown.signal,
+      onUnexpectedError: (error, where) => logger.error("call failed", { ...where, error }),
     });
     const tools = createToolRegistry([createNativeToolSource({ llm: config.llm, celWorkers, allowPrivateNetwork: config.allowPrivateNetwork })]);
     const templates = createTemplateMethods(await loadTemplateCatalog());

@@ -6,7 +6,8 @@ import { codeToHttpStatus, errorToJson } from "@connectrpc/connect/protocol-conn
 /**
  * The one error model of the RPC planes: a ConnectError, written as the Connect error JSON
  * `{code, message, details}` with the standard code-to-HTTP-status table. Connect, gRPC-web and
- * the HTTP routes all render the same error the same way.
+ * the HTTP routes all render the same error the same way; a server writes only errors that went
+ * through its normaliser (codegen/runtime/server/normalize-error.ts).
  */
 export interface ErrorEnvelope {
   readonly status: number;
@@ -15,8 +16,7 @@ export interface ErrorEnvelope {
   readonly headers: Headers;
 }
 
-export function errorEnvelope(error: unknown): ErrorEnvelope {
-  const connectError = ConnectError.from(error);
+export function errorEnvelope(connectError: ConnectError): ErrorEnvelope {
   return {
     status: codeToHttpStatus(connectError.code),
     body: errorToJson(connectError, undefined),

@@ -5,4 +5,13 @@ export { createRestPlaneHandler, type NodeHandlerFn, type RestPlaneHandler, type
 export type { RestCall, RestCallContext, RestCallFn, RestInput, RestInvalidInput, RestMiddleware, RestResult } from "./rest-call.js";
 export { InvalidRequestError } from "./invalid-request-error.js";
 export { createComponentValidator, type ComponentValidator } from "./component-validator.js";
-export { normalizeError, type NormalizedError } from "./normalize-error.js";
+export {
+  internalErrorMessage,
+  normalizeError,
+  requestIdOf,
+  toApiError,
+  type NormalizedError,
+  type UnexpectedErrorContext,
+  type UnexpectedErrorHandler,
+} from "./normalize-error.js";
+export { NUL_REASON } from "./nul-character.js";

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { InvalidRequestError } from "./invalid-request-error.js";
@@ -11,20 +12,71 @@ export interface NormalizedError {
   readonly headers: Headers;
 }
 
+/** Gets the original of every error that is not a deliberate API error, to log it. */
+export type UnexpectedErrorSink = (error: unknown) => void;
+
+/** Where an unexpected error happened, for its log line. */
+export interface UnexpectedErrorContext {
+  /** `/platform.script.v1.ScriptService/ListThreads`, or a REST plane's operationId. */
+  readonly procedure: string;
+  readonly requestId: string;
+}
+
+/** What a plane is given to log unexpected errors with. */
+export type UnexpectedErrorHandler = (error: unknown, context: UnexpectedErrorContext) => void;
+
+/** The id the listener gave the request (`x-request-id`), or a new one outside a listener. */
+export function requestIdOf(header: Headers): string {
+  return header.get("x-request-id") ?? randomUUID();
+}
+
 /**
- * The one normaliser of the REST planes: a ConnectError keeps its code (and so its status, from the
- * same table the RPC planes use), its message and its metadata as headers; a request that failed
- * validation is INVALID_ARGUMENT with the field named. Anything else is a bug:
- * it answers 500 with a fixed message, because an unexpected error's text may hold internals
- * (SQL, paths) that a caller must not see; `onUnexpected` gets the original to log it.
+ * Codes no handler answers on purpose: an error with one of them is a bug or a failure of
+ * something underneath (the database, a library), and its text is about that, not the request.
  */
-export function normalizeError(error: unknown, onUnexpected?: (error: unknown) => void): NormalizedError {
-  if (error instanceof ConnectError) {
-    return { status: codeToHttpStatus(error.code), code: error.code, message: error.rawMessage, headers: new Headers(error.metadata) };
-  }
-  if (error instanceof InvalidRequestError) {
-    return { status: 400, code: Code.InvalidArgument, message: error.message, headers: new Headers() };
+const UNEXPECTED_CODES: ReadonlySet<Code> = new Set([Code.Unknown, Code.Internal, Code.DataLoss]);
+
+/**
+ * Longest message an answer carries. A message may quote what the caller sent (an identifier, a
+ * value that failed to parse): a 5 MB identifier must not come back whole in a 404.
+ */
+export const MAX_ERROR_MESSAGE_CHARS = 1024;
+
+/**
+ * The one normaliser of every plane and protocol. A deliberate API error (a ConnectError with a
+ * code a handler chooses, or a request that failed validation) keeps its code, message and
+ * metadata. Anything else (a database error, a TypeError, a ConnectError with code internal or
+ * unknown) is answered INTERNAL with a fixed message and the request id, because its text may
+ * hold SQL, bound parameters, paths or secrets; `onUnexpected` gets the original to log it.
+ */
+export function toApiError(error: unknown, requestId: string, onUnexpected?: UnexpectedErrorSink): ConnectError {
+  // A call passes more than one boundary (an interceptor, then the HTTP route's writer): the
+  // first one answers for it, and the rest see an error that was answered already.
+  if (error instanceof ConnectError && answered.has(error)) return error;
+  if (error instanceof InvalidRequestError) return new ConnectError(cutMessage(error.message), Code.InvalidArgument);
+  if (error instanceof ConnectError && !UNEXPECTED_CODES.has(error.code)) {
+    return error.rawMessage.length > MAX_ERROR_MESSAGE_CHARS ? new ConnectError(cutMessage(error.rawMessage), error.code, error.metadata) : error;
   }
   onUnexpected?.(error);
-  return { status: 500, code: Code.Internal, message: "internal error", headers: new Headers() };
+  const internal = new ConnectError(internalErrorMessage(requestId), Code.Internal);
+  answered.add(internal);
+  return internal;
+}
+
+/** The INTERNAL answers this normaliser made, which any later boundary passes on unchanged. */
+const answered = new WeakSet<ConnectError>();
+
+/** What a caller reads for an unexpected error: nothing of it but the id that finds it in the log. */
+export function internalErrorMessage(requestId: string): string {
+  return `internal error (request id ${requestId})`;
+}
+
+/** The REST planes' view of `toApiError`: the status from the same table the RPC planes use. */
+export function normalizeError(error: unknown, requestId: string, onUnexpected?: UnexpectedErrorSink): NormalizedError {
+  const apiError = toApiError(error, requestId, onUnexpected);
+  return { status: codeToHttpStatus(apiError.code), code: apiError.code, message: apiError.rawMessage, headers: new Headers(apiError.metadata) };
+}
+
+function cutMessage(message: string): string {
+  return message.length > MAX_ERROR_MESSAGE_CHARS ? `${message.slice(0, MAX_ERROR_MESSAGE_CHARS)}…` : message;
 }

@@ -14,6 +14,7 @@ import { createPathMatcher } from "../path-template/index.js";
 import { isJsonMediaType, mediaTypeOf } from "../rest/media-type.js";
 import { decodeRequest } from "../transcode/decode-request.js";
 import { encodeResponse } from "../transcode/encode-response.js";
+import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normalize-error.js";
 import { readRequestBody } from "./read-request-body.js";
 import { splitRequestTarget } from "./request-target.js";
 import { negotiateFraming, streamResponse } from "./stream-response.js";
@@ -34,6 +35,8 @@ export interface RestHandlerOptions {
   readonly contextValues?: (request: UniversalServerRequest) => ContextValues;
   /** Idle time after which an SSE stream sends a comment line to keep the connection; 0 disables. */
   readonly heartbeatMs?: number;
+  /** Gets every error that is not a deliberate API error, with where it happened, to log it. */
+  readonly onUnexpectedError?: UnexpectedErrorHandler;
 }
 
 const encoder = new TextEncoder();
@@ -64,6 +67,11 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
         return jsonResponse(400, routingErrorBody(Code.InvalidArgument, match.reason));
     }
     const { route, spec } = match.target;
+    const requestId = requestIdOf(request.header);
+    const procedure = `/${spec.method.parent.typeName}/${spec.method.name}`;
+    // Errors of the implementation were normalised by the interceptors already; this catches
+    // what fails around it (decoding, encoding) on the same terms.
+    const normalize = (error: unknown) => toApiError(error, requestId, (unexpected) => options.onUnexpectedError?.(unexpected, { procedure, requestId }));
     const context = createHandlerContext({
       service: spec.method.parent,
       method: spec.method,
@@ -101,11 +109,11 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
         const iterator = outputs[Symbol.asyncIterator]();
         const first = await iterator.next();
         const framing = negotiateFraming(route.streamFraming ?? "ndjson", request.header.get("accept"));
-        return streamResponse(route, spec.method.output, framing, first, iterator, context.responseHeader, heartbeatMs);
+        return streamResponse({ route, output: spec.method.output, framing, first, rest: iterator, responseHeader: context.responseHeader, heartbeatMs, normalize });
       }
       throw new ConnectError(`${spec.kind} methods have no HTTP routes`, Code.Unimplemented);
     } catch (error) {
-      const envelope = errorEnvelope(error);
+      const envelope = errorEnvelope(normalize(error));
       return jsonResponse(envelope.status, envelope.body, envelope.headers);
     }
   };

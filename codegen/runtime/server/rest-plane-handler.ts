@@ -4,7 +4,8 @@ import { chooseErrorForm, renderErrorBody } from "../rest/error-body.js";
 import { contentTypeFor, mediaTypeOf } from "../rest/media-type.js";
 import type { ErrorBodyForm, RestOperation, RestPlane, RestValidationSchemas } from "../rest/rest-plane.js";
 import { parseBody, readParameters } from "./read-rest-input.js";
-import { normalizeError } from "./normalize-error.js";
+import { normalizeError, requestIdOf, type UnexpectedErrorHandler } from "./normalize-error.js";
+import { findNulInJson, NUL_REASON } from "./nul-character.js";
 import { InvalidRequestError } from "./invalid-request-error.js";
 import { planeRequestOf, writePlaneResponse, type NodeRequest, type NodeResponse, type PlaneRequest, type PlaneResponse } from "./node-exchange.js";
 import type { RestCallContext, RestCallFn, RestInput, RestInvalidInput, RestMiddleware, RestOperationImpl } from "./rest-call.js";
@@ -20,8 +21,8 @@ export interface RestPlaneHandlerOptions {
   readonly middleware?: readonly RestMiddleware[];
   /** Largest request body accepted; beyond it the answer is 413. */
   readonly readMaxBytes?: number;
-  /** Gets every error that is not a ConnectError (a bug), before the caller gets a plain 500. */
-  readonly onUnexpectedError?: (error: unknown, operationId: string) => void;
+  /** Gets every error that is not a deliberate API error, before the caller gets a plain 500. */
+  readonly onUnexpectedError?: UnexpectedErrorHandler;
   readonly contextValues?: (request: PlaneRequest) => ContextValues;
 }
 
@@ -86,6 +87,9 @@ export function createRestPlaneHandler<Implementation extends object>(
       };
       check(() => {
         if (problem) throw problem;
+        refuseNul(parameters.path, "path");
+        refuseNul(parameters.query, "query");
+        refuseNul(parameters.headers, "headers");
         validator.checkParameters(operation.operationId, parameters);
       });
       if (operation.requestBody) {
@@ -98,7 +102,10 @@ export function createRestPlaneHandler<Implementation extends object>(
             const accepted = operation.requestBody.contentTypes.join(", ");
             return errorResponse(errorForm, 415, Code.InvalidArgument, `unsupported content type "${requestMediaType}": send ${accepted}`, { accept: accepted });
           }
-          check(() => (body = parseBody(requestMediaType, bytes)));
+          check(() => {
+            body = parseBody(requestMediaType, bytes);
+            refuseNul(body, "body");
+          });
           check(() => validator.checkBody(operation.operationId, requestMediaType, body));
         } else if (operation.requestBody.required) {
           check(() => {
@@ -121,7 +128,8 @@ export function createRestPlaneHandler<Implementation extends object>(
       };
       return writeRestResult(operation, await call({ operation, input, context }), responseHeader);
     } catch (error) {
-      const normalized = normalizeError(error, (unexpected) => options.onUnexpectedError?.(unexpected, operation.operationId));
+      const requestId = requestIdOf(request.header);
+      const normalized = normalizeError(error, requestId, (unexpected) => options.onUnexpectedError?.(unexpected, { procedure: operation.operationId, requestId }));
       normalized.headers.forEach((value, name) => responseHeader.set(name, value));
       return errorResponse(errorForm, normalized.status, normalized.code, normalized.message, responseHeader);
     }
@@ -166,6 +174,12 @@ export function createRestPlaneHandler<Implementation extends object>(
       };
     },
   };
+}
+
+/** A string holding U+0000, anywhere in a request's parameters or body, is refused naming it (see nul-character.ts). */
+function refuseNul(value: unknown, root: string): void {
+  const field = findNulInJson(value, root);
+  if (field !== undefined) throw new InvalidRequestError(field, NUL_REASON);
 }
 
 /** The operation's full template: the plane's base path, then the document's path. */

@@ -1,16 +1,17 @@
-import type { DescService } from "@bufbuild/protobuf";
-import { createServiceImplSpec, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
-import {
-  connectNodeAdapter,
-  universalRequestFromNodeRequest,
-  universalResponseToNodeResponse,
-} from "@connectrpc/connect-node";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { createConnectRouter, createServiceImplSpec, type ConnectRouter, type HandlerContext, type Interceptor, type MethodImpl, type ServiceImpl } from "@connectrpc/connect";
+import type { UniversalHandlerFn } from "@connectrpc/connect/protocol";
+import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import type { ServiceBinding, ServiceRegistrar } from "../service-registrar.js";
+import { guardBinaryInput, refusalKey } from "./binary-input-guard.js";
+import { createErrorNormalizer, refuseNulStrings } from "./edge-interceptors.js";
+import type { NodeRequest, NodeResponse } from "./node-exchange.js";
 import { createRestHandler, type RestHandlerOptions, type RestRouteTarget } from "./rest-handler.js";
 
-type NodeHandler = ReturnType<typeof connectNodeAdapter>;
+type NodeHandler = (request: NodeRequest, response: NodeResponse) => void;
 
 export interface ServiceRouterOptions extends RestHandlerOptions {
+  /** Run after the router's own edge (error normaliser, NUL refusal), on every protocol. */
   readonly interceptors?: Interceptor[];
 }
 
@@ -20,14 +21,19 @@ export interface ServiceRouter extends ServiceRegistrar {
   readonly bindings: readonly ServiceBinding[];
   /**
    * One handler for node:http and node:http2 servers: Connect (JSON and binary), gRPC and
-   * gRPC-web by connect-node, and every HTTP route by the transcoding handler. Builds the route
+   * gRPC-web by connect-es, and every HTTP route by the transcoding handler. Builds the route
    * matcher once; call it after every service is registered.
    */
   nodeHandler(): NodeHandler;
 }
 
+const DEFAULT_READ_MAX_BYTES = 16 * 1024 * 1024;
+
 export function createServiceRouter(options: ServiceRouterOptions = {}): ServiceRouter {
   const registrations: { binding: ServiceBinding; implementation: Partial<ServiceImpl<DescService>> }[] = [];
+  // The edge comes first on every protocol: whatever auth or a handler throws leaves through the
+  // normaliser, and a NUL in a string is refused before anything reads the message.
+  const interceptors = [createErrorNormalizer(options.onUnexpectedError), refuseNulStrings, ...(options.interceptors ?? [])];
   return {
     get bindings() {
       return registrations.map((r) => r.binding);
@@ -40,26 +46,57 @@ export function createServiceRouter(options: ServiceRouterOptions = {}): Service
         const spec = createServiceImplSpec(binding.service, implementation);
         return binding.routes.map((route) => ({ route, spec: spec.methods[route.rpc]! }));
       });
-      const rest = createRestHandler(targets, options);
-      return connectNodeAdapter({
-        routes(router) {
-          for (const { binding, implementation } of registrations) router.service(binding.service, implementation);
-        },
-        ...(options.interceptors ? { interceptors: options.interceptors } : {}),
-        ...(options.readMaxBytes !== undefined ? { readMaxBytes: options.readMaxBytes } : {}),
+      const rest = createRestHandler(targets, { ...options, interceptors });
+      const readMaxBytes = options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES;
+      const common = {
+        acceptCompression: [compressionGzip, compressionBrotli],
+        readMaxBytes,
+        // As the HTTP routes do: a field or enum name the server does not know is an error, never
+        // silently dropped (a filter that cannot be read must not mean "no filter").
+        jsonOptions: { ignoreUnknownFields: false },
         ...(options.shutdownSignal ? { shutdownSignal: options.shutdownSignal } : {}),
-        fallback(request, response) {
-          // The raw request target, not connect-node's parsed URL: the REST router must see the
-          // path exactly as sent (`//x/y` and dot segments are not rewritten).
-          const universal = { ...universalRequestFromNodeRequest(request, response, undefined, undefined), url: request.url ?? "/" };
-          rest(universal)
-            .then((answer) => universalResponseToNodeResponse(answer, response))
-            .catch(() => {
-              // The response is half written (a client went away mid-stream): nothing to send.
-              response.destroy();
-            });
-        },
-      });
+      };
+      const router = createConnectRouter({ ...common, interceptors });
+      for (const { binding, implementation } of registrations) router.service(binding.service, implementation);
+      const refusals = refusalHandlers(router, common);
+      const handlers = new Map<string, UniversalHandlerFn>(
+        router.handlers.map((handler) => [handler.requestPath, guardBinaryInput(handler, refusals.get(handler.requestPath)!, common)]),
+      );
+      return (request, response) => {
+        const handler = handlers.get((request.url ?? "").split("?", 1)[0]!);
+        // The raw request target, not a parsed URL: the REST router must see the path exactly as
+        // sent (`//x/y` and dot segments are not rewritten).
+        const universal = { ...universalRequestFromNodeRequest(request, response, undefined, undefined), ...(handler ? {} : { url: request.url ?? "/" }) };
+        (handler ?? rest)(universal)
+          .then((answer) => universalResponseToNodeResponse(answer, response))
+          .catch(() => {
+            // The response is half written (a client went away mid-stream): nothing to send.
+            response.destroy();
+          });
+      };
     },
   };
+}
+
+/**
+ * For each method, a handler on the same protocols whose implementation only throws the refusal
+ * the binary input guard put in the context (see binary-input-guard.ts).
+ */
+function refusalHandlers(router: ConnectRouter, common: Parameters<typeof createConnectRouter>[0]): Map<string, UniversalHandlerFn> {
+  const refusals = createConnectRouter(common);
+  for (const handler of router.handlers) refusals.rpc(handler.method, refuse(handler.method));
+  return new Map(refusals.handlers.map((handler) => [handler.requestPath, handler]));
+}
+
+function refuse(method: DescMethod): MethodImpl<DescMethod> {
+  const reason = (context: HandlerContext) => context.values.get(refusalKey) ?? new Error("refusal without a reason");
+  if (method.methodKind === "server_streaming") {
+    // eslint-disable-next-line require-yield -- it only refuses
+    return async function* (_request: unknown, context: HandlerContext) {
+      throw reason(context);
+    } as unknown as MethodImpl<DescMethod>;
+  }
+  return (async (_request: unknown, context: HandlerContext) => {
+    throw reason(context);
+  }) as unknown as MethodImpl<DescMethod>;
 }

@@ -3,7 +3,8 @@ import { StructSchema } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import type { HttpRoute } from "../http-route.js";
 import { parsePathTemplate } from "../path-template/index.js";
-import { negotiateFraming, streamResponse } from "./stream-response.js";
+import { toApiError } from "./normalize-error.js";
+import { negotiateFraming, streamResponse, type StreamResponseParts } from "./stream-response.js";
 
 describe("negotiateFraming", () => {
   it.each([
@@ -40,6 +41,18 @@ async function read(body: AsyncIterable<Uint8Array>, limit = Infinity): Promise<
   return frames;
 }
 
+const normalize = (error: unknown) => toApiError(error, "req-1");
+const parts = (framing: StreamResponseParts["framing"], first: IteratorResult<unknown>, rest: AsyncIterator<unknown>, heartbeatMs = 0, responseHeader = new Headers()): StreamResponseParts => ({
+  route,
+  output: StructSchema,
+  framing,
+  first,
+  rest,
+  responseHeader,
+  heartbeatMs,
+  normalize,
+});
+
 describe("streamResponse", () => {
   it("sends a comment while the stream is idle, then the next message", async () => {
     async function* slow() {
@@ -47,7 +60,7 @@ describe("streamResponse", () => {
       yield message(2);
     }
     const rest = slow();
-    const response = streamResponse(route, StructSchema, "sse", { done: false, value: message(1) }, rest, new Headers(), 10);
+    const response = streamResponse(parts("sse", { done: false, value: message(1) }, rest, 10));
     const frames = await read(response.body!);
     expect(frames[0]).toBe('data: {"n":1}\n\n');
     expect(frames.slice(1, -1).every((f) => f === ": keep-alive\n\n")).toBe(true);
@@ -65,18 +78,28 @@ describe("streamResponse", () => {
       }
     }
     const rest = endless();
-    const response = streamResponse(route, StructSchema, "ndjson", { done: false, value: message(1) }, rest, new Headers(), 0);
+    const response = streamResponse(parts("ndjson", { done: false, value: message(1) }, rest));
     expect(await read(response.body!, 3)).toEqual(['{"n":1}\n', '{"n":2}\n', '{"n":3}\n']);
     expect(finished).toBe(true);
   });
 
   it("writes the declared framing's headers", () => {
-    const response = streamResponse(route, StructSchema, "sse", { done: true, value: undefined }, (async function* () {})(), new Headers({ "x-request-id": "r1" }), 0);
+    const response = streamResponse(parts("sse", { done: true, value: undefined }, (async function* () {})(), 0, new Headers({ "x-request-id": "r1" })));
     expect(Object.fromEntries(response.header!)).toEqual({
       "cache-control": "no-cache",
       "content-type": "text/event-stream",
       "x-accel-buffering": "no",
       "x-request-id": "r1",
     });
+  });
+
+  it("ends a failed stream with the normalised error: an unexpected one says only internal and the request id", async () => {
+    // eslint-disable-next-line require-yield -- it only fails
+    async function* failing(): AsyncGenerator<never> {
+      throw new Error("Failed query: select 1\nparams: secret-value");
+    }
+    const response = streamResponse(parts("ndjson", { done: false, value: message(1) }, failing()));
+    const frames = await read(response.body!);
+    expect(frames).toEqual(['{"n":1}\n', '{"error":{"code":"internal","message":"internal error (request id req-1)"}}\n']);
   });
 });

@@ -1,4 +1,5 @@
 import type { DescMessage } from "@bufbuild/protobuf";
+import type { ConnectError } from "@connectrpc/connect";
 import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { errorEnvelope } from "../errors/error-envelope.js";
 import type { HttpRoute, StreamFraming } from "../http-route.js";
@@ -26,15 +27,20 @@ export function negotiateFraming(declared: StreamFraming, accept: string | null)
  * comment every `heartbeatMs` while the stream is idle (so proxies and load balancers keep the
  * connection), and a final error frame when the stream fails after its status line was sent.
  */
-export function streamResponse(
-  route: HttpRoute,
-  output: DescMessage,
-  framing: StreamFraming,
-  first: IteratorResult<unknown>,
-  rest: AsyncIterator<unknown>,
-  responseHeader: Headers,
-  heartbeatMs: number,
-): UniversalServerResponse {
+export interface StreamResponseParts {
+  readonly route: HttpRoute;
+  readonly output: DescMessage;
+  readonly framing: StreamFraming;
+  /** The stream's first result, already awaited, then the rest of it. */
+  readonly first: IteratorResult<unknown>;
+  readonly rest: AsyncIterator<unknown>;
+  readonly responseHeader: Headers;
+  readonly heartbeatMs: number;
+  /** The plane's error normaliser, for the final error frame. */
+  readonly normalize: (error: unknown) => ConnectError;
+}
+
+export function streamResponse({ route, output, framing, first, rest, responseHeader, heartbeatMs, normalize }: StreamResponseParts): UniversalServerResponse {
   const sse = framing === "sse";
   const header = new Headers(responseHeader);
   header.set("content-type", sse ? sseMediaType : ndjsonMediaType);
@@ -62,7 +68,7 @@ export function streamResponse(
         yield frame(next.value);
       }
     } catch (error) {
-      const { body } = errorEnvelope(error);
+      const { body } = errorEnvelope(normalize(error));
       yield encoder.encode(sse ? sseError(body) : ndjsonError(body));
     } finally {
       // A client that goes away ends the implementation's iteration too.

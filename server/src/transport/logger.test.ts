@@ -1,3 +1,4 @@
+import { DrizzleQueryError } from "drizzle-orm/errors";
 import { describe, expect, it } from "vitest";
 import { createLogger, REDACTED } from "./logger.js";
 
@@ -61,5 +62,17 @@ describe("createLogger", () => {
     const line = parsed()[0]!;
     expect(line.err).toMatchObject({ name: "Error", message: "disk full" });
     expect([line.big, line.cyclic, line.pair]).toEqual(["12", { name: "a", self: "[circular]" }, [{ n: 1 }, { n: 1 }]]);
+  });
+
+  it("logs a failed query's statement without its bound parameters, in the message, the stack and the cause", () => {
+    const { logger, lines, parsed } = capture();
+    const cause = new Error('invalid byte sequence for encoding "UTF8": 0x00');
+    const failed = new DrizzleQueryError('insert into "env_vars" ("key", "value") values ($1, $2)', ["API_TOKEN", "s3cret-value"], cause);
+    logger.error("call failed", { error: new Error("wrapped", { cause: failed }) });
+    expect(lines.join("")).not.toContain("s3cret-value");
+    const logged = (parsed()[0]!.error as { cause: { message: string; stack: string; cause: { message: string } } }).cause;
+    expect(logged.message).toBe('Failed query: insert into "env_vars" ("key", "value") values ($1, $2)');
+    expect(logged.stack).toMatch(/^\w*Error: Failed query: .*\n\s+at /);
+    expect(logged.cause.message).toBe(cause.message);
   });
 });

@@ -68,11 +68,25 @@ function loggable(value: unknown, ancestors: WeakSet<object>): unknown {
   }
 }
 
+/**
+ * A failed query's message quotes the statement and then its bound parameters (drizzle writes
+ * `Failed query: …\nparams: …`), and the stack starts with the message. Parameters are user data:
+ * environment values, secrets' hashes, e-mail addresses. The log keeps the statement and the
+ * frames, and drops the parameters.
+ */
+function withoutBoundParameters(error: Error): { message: string; stack: string | undefined } {
+  const cut = error.message.indexOf("\nparams: ");
+  if (cut === -1) return { message: error.message, stack: error.stack };
+  const message = error.message.slice(0, cut);
+  const frames = (error.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));
+  return { message, stack: [`${error.name}: ${message}`, ...frames].join("\n") };
+}
+
 function copyObject(value: object, seen: WeakSet<object>): unknown {
   if (value instanceof Error) {
     // JSON.stringify(error) is `{}`; keep what explains it. A message can quote input, not headers.
     const cause = value.cause === undefined ? {} : { cause: loggable(value.cause, seen) };
-    return { name: value.name, message: value.message, stack: value.stack, ...cause };
+    return { name: value.name, ...withoutBoundParameters(value), ...cause };
   }
   if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value)) return value.map((item) => loggable(item, seen));

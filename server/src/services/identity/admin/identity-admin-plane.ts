@@ -47,6 +47,6 @@ export function createIdentityAdminPlane(deps: AdminDeps, options: { readonly lo
   return createIdentityAdminHandler(createIdentityAdminImplementation(deps), {
     middleware: [createAdminAuthMiddleware(deps.services.db), forgetWrittenPools(deps.services.poolCache)],
     readMaxBytes: options.readMaxBytes,
-    onUnexpectedError: (error, operationId) => options.logger.error("identity admin operation failed", { operationId, error }),
+    onUnexpectedError: (error, where) => options.logger.error("identity admin operation failed", { ...where, error }),
   });
 }

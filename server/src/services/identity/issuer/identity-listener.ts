@@ -48,7 +48,7 @@ export async function listenIdentityPlane(options: IdentityListenerOptions): Pro
   };
   const issuer = createIssuerHandler(deps, {
     readMaxBytes: options.maxBodyBytes,
-    onUnexpectedError: (error, operationId) => logger.error("issuer operation failed", { operationId, error }),
+    onUnexpectedError: (error, where) => logger.error("issuer operation failed", { ...where, error }),
   });
   const front = createIssuerFront(deps, issuer.nodeHandler(), {
     trustedProxies: options.trustedProxies,

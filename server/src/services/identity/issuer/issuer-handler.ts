@@ -1,5 +1,5 @@
 import { createIdentityIssuerHandler, type IdentityIssuerHandler } from "../../../../../gen/openapi/identity-issuer/handler.js";
-import type { RestPlaneHandler } from "@platform/codegen/runtime/server";
+import type { RestPlaneHandler, UnexpectedErrorHandler } from "@platform/codegen/runtime/server";
 import { createAccountHandlers } from "./account-handlers.js";
 import { createAuthorizeHandlers } from "./authorize-handlers.js";
 import { createDiscoveryHandlers } from "./discovery-handlers.js";
@@ -22,7 +22,7 @@ export function createIssuerImplementation(deps: IssuerDeps): IdentityIssuerHand
 }
 
 /** The issuer plane, served: routing and validation from the generated layer, then the middleware, then the handlers. */
-export function createIssuerHandler(deps: IssuerDeps, options: { readonly readMaxBytes: number; readonly onUnexpectedError: (error: unknown, operationId: string) => void }): RestPlaneHandler {
+export function createIssuerHandler(deps: IssuerDeps, options: { readonly readMaxBytes: number; readonly onUnexpectedError: UnexpectedErrorHandler }): RestPlaneHandler {
   return createIdentityIssuerHandler(createIssuerImplementation(deps), {
     middleware: [createIssuerMiddleware(deps)],
     readMaxBytes: options.readMaxBytes,

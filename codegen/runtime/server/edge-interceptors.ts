@@ -1,0 +1,57 @@
+import type { DescMessage } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { findNulInMessage, NUL_REASON } from "./nul-character.js";
+import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normalize-error.js";
+
+/**
+ * The outermost interceptor of every RPC plane: whatever a call throws, before its first message
+ * or in the middle of a stream, leaves through the one normaliser. It runs for Connect, gRPC,
+ * gRPC-web and the HTTP routes alike, since they all invoke implementations through the same
+ * interceptor chain.
+ */
+export function createErrorNormalizer(onUnexpected: UnexpectedErrorHandler = () => {}): Interceptor {
+  return (next) => async (request) => {
+    const requestId = requestIdOf(request.header);
+    const normalize = (error: unknown) => toApiError(error, requestId, (unexpected) => onUnexpected(unexpected, { procedure: `/${request.service.typeName}/${request.method.name}`, requestId }));
+    try {
+      const response = await next(request);
+      if (!response.stream) return response;
+      return { ...response, message: normalizeStream(response.message, normalize) };
+    } catch (error) {
+      throw normalize(error);
+    }
+  };
+}
+
+async function* normalizeStream<T>(messages: AsyncIterable<T>, normalize: (error: unknown) => ConnectError): AsyncIterable<T> {
+  try {
+    yield* messages;
+  } catch (error) {
+    throw normalize(error);
+  }
+}
+
+/**
+ * Refuses a request message with U+0000 in any string as INVALID_ARGUMENT naming the field,
+ * before authentication or the handler sees it (see nul-character.ts).
+ */
+export const refuseNulStrings: Interceptor = (next) => async (request) => {
+  const input = request.method.input;
+  if (!request.stream) {
+    check(input, request.message);
+    return next(request);
+  }
+  return next({ ...request, message: checkedStream(input, request.message) });
+};
+
+async function* checkedStream<T extends object>(input: DescMessage, messages: AsyncIterable<T>): AsyncIterable<T> {
+  for await (const message of messages) {
+    check(input, message);
+    yield message;
+  }
+}
+
+function check(input: DescMessage, message: object): void {
+  const field = findNulInMessage(input, message);
+  if (field !== undefined) throw new ConnectError(`${field}: ${NUL_REASON}`, Code.InvalidArgument);
+}
