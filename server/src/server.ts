@@ -37,6 +37,7 @@ import { createCelWorkerPool } from "./services/script/tools/cel-worker-pool.js"
 import { createNativeToolSource } from "./services/script/tools/native-tools.js";
 import { createToolRegistry } from "./services/script/tools/tool-registry.js";
 import { createGuardedDispatcher } from "./net/private-network.js";
+import { createPageTokenSigner, PAGE_TOKEN_KEY_PURPOSE } from "./pagination/page-token-signer.js";
 import { createSecretBox } from "./services/secrets/secret-box.js";
 import { loadSecretKey } from "./services/secrets/secret-key.js";
 import { createSecretService } from "./services/secrets/secret-handlers.js";
@@ -94,10 +95,11 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const blobs = createFilesystemBlobStore(config.blobDir);
     const downloadLinks = createBlobUrlSigner({ signingKey: box.deriveKey(DOWNLOAD_LINK_KEY_PURPOSE), baseUrl: () => config.publicApiUrl ?? apiUrl });
     const artifacts = createArtifactStore(db, blobs);
+    const pageTokens = createPageTokenSigner(box.deriveKey(PAGE_TOKEN_KEY_PURPOSE));
 
     // The auth interceptor reads the access rules of every service registered on the plane.
     const api = createServiceRouter({
-      interceptors: [createAuthInterceptor({ db, bindings: () => api.bindings })],
+      interceptors: [pageTokens.interceptor, createAuthInterceptor({ db, bindings: () => api.bindings })],
       readMaxBytes: config.maxBodyBytes,
       shutdownSignal: shutdown.signal,
       onUnexpectedError: (error, where) => logger.error("call failed", { ...where, error }),
@@ -130,7 +132,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     userStoreMigrations = await startMigrationWorker({ db, directory: userStores, logger, listen: (channel, handler) => database.listen(channel, handler) });
     const identityAdmin = createIdentityAdminPlane(
       { services: identity, pools: createPoolStore(db), identityUrl: () => identityUrl || `http://${config.host}:${config.ports.identity}` },
-      { logger, readMaxBytes: config.maxBodyBytes },
+      { logger, readMaxBytes: config.maxBodyBytes, pageTokens },
     );
     // Signed downloads are plain HTTP with the link as credential: served before the RPC router and its auth.
     // The identity admin plane (/v1/identity) answers its own routes and hands every other request on.

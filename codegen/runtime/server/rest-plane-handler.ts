@@ -87,7 +87,8 @@ export function createRestPlaneHandler<Implementation extends object>(
       };
       check(() => {
         if (problem) throw problem;
-        refuseNul(parameters.path, "path");
+        // Every captured segment, the base path's variables ({org}/{pool}) included.
+        refuseNul(captures, "path");
         refuseNul(parameters.query, "query");
         refuseNul(parameters.headers, "headers");
         validator.checkParameters(operation.operationId, parameters);

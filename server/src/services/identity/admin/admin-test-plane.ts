@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createLogger } from "../../../transport/logger.js";
@@ -5,6 +6,7 @@ import { createIamStore } from "../../iam/iam-store.js";
 import { openIdentityTestFixture, type IdentityTestFixture } from "../identity-test-fixture.js";
 import { createIdentityServices, type IdentityServices } from "../pool-context.js";
 import type { UserStoreConnection } from "../postgres-user-store.js";
+import { createPageTokenSigner } from "../../../pagination/page-token-signer.js";
 import { createIdentityAdminPlane } from "./identity-admin-plane.js";
 
 /** An organization of the test database and an API key of it. */
@@ -32,7 +34,8 @@ export async function openAdminTestPlane(options: { readonly connectUserStore?: 
   const fixture = await openIdentityTestFixture();
   const logger = createLogger();
   const services = createIdentityServices(fixture.database.db, fixture.box, { logger, ...(options.connectUserStore ? { connectUserStore: options.connectUserStore } : {}) });
-  const plane = createIdentityAdminPlane({ services, pools: fixture.pools, identityUrl: () => TEST_IDENTITY_URL }, { logger, readMaxBytes: 1 << 20 });
+  const pageTokens = createPageTokenSigner(randomBytes(32));
+  const plane = createIdentityAdminPlane({ services, pools: fixture.pools, identityUrl: () => TEST_IDENTITY_URL }, { logger, readMaxBytes: 1 << 20, pageTokens });
   const server: Server = createServer(plane.nodeHandler());
   server.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));

@@ -1,5 +1,6 @@
 import { createIdentityAdminHandler, type IdentityAdminHandler } from "../../../../../gen/openapi/identity-admin/handler.js";
 import type { RestMiddleware, RestPlaneHandler } from "@platform/codegen/runtime/server";
+import type { PageTokenSigner } from "../../../pagination/page-token-signer.js";
 import type { Logger } from "../../../transport/logger.js";
 import { createAdminAuthMiddleware } from "./admin-auth-middleware.js";
 import type { PoolCache } from "../pool-cache.js";
@@ -43,9 +44,16 @@ function forgetWrittenPools(cache: PoolCache): RestMiddleware {
  * The identity admin plane (`{api_url}/v1/identity`), authenticated like the RPC planes. Mounted
  * on the api listener in front of the RPC router: requests outside its routes fall through.
  */
-export function createIdentityAdminPlane(deps: AdminDeps, options: { readonly logger: Logger; readonly readMaxBytes: number }): RestPlaneHandler {
+export interface IdentityAdminPlaneOptions {
+  readonly logger: Logger;
+  readonly readMaxBytes: number;
+  /** Signs the lists' `nextCursor` and verifies a `cursor` before any handler reads it. */
+  readonly pageTokens: PageTokenSigner;
+}
+
+export function createIdentityAdminPlane(deps: AdminDeps, options: IdentityAdminPlaneOptions): RestPlaneHandler {
   return createIdentityAdminHandler(createIdentityAdminImplementation(deps), {
-    middleware: [createAdminAuthMiddleware(deps.services.db), forgetWrittenPools(deps.services.poolCache)],
+    middleware: [options.pageTokens.middleware, createAdminAuthMiddleware(deps.services.db), forgetWrittenPools(deps.services.poolCache)],
     readMaxBytes: options.readMaxBytes,
     onUnexpectedError: (error, where) => options.logger.error("identity admin operation failed", { ...where, error }),
   });
