@@ -1,5 +1,6 @@
 import type * as http from "node:http";
 import type * as http2 from "node:http2";
+import { internalErrorMessage } from "@platform/codegen/runtime/server";
 import { createCorsPolicy } from "./cors-policy.js";
 import type { Logger } from "./logger.js";
 import { requestIdFor } from "./request-id.js";
@@ -94,7 +95,7 @@ export function createPlaneHandler(options: PlaneHandlerOptions): NodeRequestHan
     } catch (error) {
       // A synchronous throw out of a request listener would take the process down with it.
       logger.error("request handler threw", { plane, route, requestId, error });
-      if (!response.headersSent) answer(response, 500, { code: "internal", message: "internal error" });
+      if (!response.headersSent) answer(response, 500, { code: "internal", message: internalErrorMessage(requestId) });
       else response.destroy();
     }
   };
