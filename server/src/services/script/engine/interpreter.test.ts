@@ -1,0 +1,239 @@
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
+import { parseScript } from "../dsl/parse-script.js";
+import { createThreadStore, type ThreadRow, type ThreadStore } from "../threads/thread-store.js";
+import { createNativeToolSource } from "../tools/native-tools.js";
+import { sendJson, startTestServer, type TestServer } from "../tools/test-kit.js";
+import { ToolError } from "../tools/tool-error.js";
+import type { Tool, ToolContext } from "../tools/tool.js";
+import { createToolRegistry, type ToolRegistry } from "../tools/tool-registry.js";
+import { runThread } from "./interpreter.js";
+import { StepFailure, Suspension } from "./run-outcome.js";
+
+// The interpreter over a real store, run the way the worker runs it: once per claim, replaying
+// from the top what the store says already happened. Each test drives the replays itself (a
+// `wait` releases the thread; the next run starts from the top with the clock moved on).
+let database: TestDatabase;
+let store: ThreadStore;
+let tools: ToolRegistry;
+let llm: TestServer;
+const OWNER = "interpreter-test";
+const clock = { ms: 1_700_000_000_000 };
+
+/** Calls of the probe tools, by tool name. */
+const calls: { tool: string; stepPath: string; input: JsonObject }[] = [];
+/** What the model answers next, one per call; the last answer repeats. */
+let modelAnswers: string[] = [];
+
+function probeTool(name: string, invoke: (input: JsonObject, context: ToolContext) => Promise<JsonValue>): Tool {
+  return {
+    name,
+    version: "1",
+    description: name,
+    inputs: [{ name: "value", type: "", required: false, description: "any" }],
+    outputs: [],
+    runtime: { entrypoint: "", language: "native", image: "", timeoutMs: 10_000, memoryMiB: 0, gpu: "" },
+    createdAtMs: 0,
+    async invoke(input, context) {
+      calls.push({ tool: name, stepPath: context.stepPath, input });
+      return invoke(input, context);
+    },
+  };
+}
+
+const probes: Tool[] = [
+  probeTool("test.echo", async (input) => ({ echo: input.value ?? null })),
+  // Fails retryably until its fifth call: a loop that ignores maxAttempts ends up succeeding.
+  probeTool("test.flaky", async () => {
+    if (calls.filter((call) => call.tool === "test.flaky").length < 5) throw new ToolError("unavailable", "flaky is down");
+    return { recovered: true };
+  }),
+];
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  store = createThreadStore(database.db);
+  // A stand-in OpenAI-compatible endpoint on loopback: answers the queued branch choices.
+  llm = await startTestServer((_request, response) => {
+    const content = modelAnswers.length > 1 ? modelAnswers.shift()! : (modelAnswers[0] ?? "");
+    sendJson(response, 200, { model: "test-model", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] });
+  });
+  tools = createToolRegistry([createNativeToolSource({ llm: { baseUrl: `${llm.url}/v1`, model: "test-model" } }), { listTools: async () => probes }]);
+});
+afterAll(async () => {
+  await llm?.close();
+  await database?.close();
+});
+beforeEach(() => {
+  calls.length = 0;
+  modelAnswers = [];
+});
+
+/** A thread row as a worker holds it: RUNNING, leased to this test. */
+async function leasedThread(source: string, input: JsonObject = {}): Promise<ThreadRow> {
+  const orgId = await database.createOrganization();
+  return store.insert({
+    orgId,
+    scriptName: "test",
+    scriptVersion: 1,
+    status: "running",
+    input,
+    env: {},
+    metadata: {},
+    totalSteps: parseScript(source).steps.length,
+    leaseOwner: OWNER,
+    leaseExpiresAt: clock.ms + 3_600_000_000,
+    startedAt: clock.ms,
+  });
+}
+
+/** One run of the thread as a claim starts it: the row as stored now, the document, the store. */
+async function runOnce(thread: ThreadRow, source: string): Promise<JsonValue> {
+  const row = (await store.get(thread.orgId, thread.id))!;
+  return runThread(row, parseScript(source), {
+    store,
+    tools,
+    artifacts: { write: async () => undefined as never },
+    signal: new AbortController().signal,
+    now: () => clock.ms,
+    saveStep: async (step) => {
+      if (!(await store.saveStep(step, OWNER))) throw new Error("lease lost");
+    },
+    beginStep: (step, event) => store.beginStep(OWNER, step, event),
+    finishStep: (step, event) => store.finishStep(OWNER, step, event),
+    emit: async (kind, stepPath, payload) => void (await store.appendEvent(row.id, row.orgId, kind, stepPath, payload)),
+  });
+}
+
+/** Runs the thread to its end: each time it suspends, the clock moves to its wake-up time and it is run again. */
+async function runToEnd(thread: ThreadRow, source: string): Promise<{ output: JsonValue; runs: number }> {
+  for (let runs = 1; runs < 50; runs++) {
+    try {
+      return { output: await runOnce(thread, source), runs };
+    } catch (error) {
+      if (!(error instanceof Suspension) || error.runAfter === 0) throw error;
+      clock.ms = Math.max(clock.ms, error.runAfter);
+    }
+  }
+  throw new Error("the thread never ended");
+}
+
+const eventsOf = async (thread: ThreadRow) => store.eventsAfter(thread.id, 0);
+
+describe("replaying a thread", () => {
+  it("restores the variables of a completed set step", async () => {
+    const source = `dsl: script/1
+steps:
+  - {id: remember, set: {values: {greeting: hello, count: 2}}}
+  - {id: nap, wait: {for: 1s}}
+  - {id: use, set: {values: {said: "\${vars.greeting} x\${vars.count}"}}}
+output: {said: "\${vars.said}", greeting: "\${vars.greeting}"}
+`;
+    const thread = await leasedThread(source);
+    const { output, runs } = await runToEnd(thread, source);
+    expect(runs).toBe(2);
+    expect(output).toEqual({ said: "hello x2", greeting: "hello" });
+  });
+
+  it("takes the saved decision of a decide step and records the decision once", async () => {
+    // The branch waits, so the decide step is entered again on the replay.
+    const source = `dsl: script/1
+inputs: {type: object, properties: {n: {type: integer}}}
+steps:
+  - id: route
+    decide:
+      branches:
+        - {name: big, when: "inputs.n > 10", steps: [{id: nap_big, wait: {for: 1s}}, {id: mark_big, set: {values: {size: big}}}]}
+        - {name: small, default: true, steps: [{id: nap_small, wait: {for: 1s}}, {id: mark_small, set: {values: {size: small}}}]}
+output: "\${steps.route.output}"
+`;
+    const thread = await leasedThread(source, { n: 3 });
+    // The decision recorded before the first wait says `big`; a replay that re-evaluated the rules would take `small`.
+    await expect(runOnce(thread, source)).rejects.toBeInstanceOf(Suspension);
+    const decided = (await store.step(thread.id, "0"))!;
+    expect(decided.input).toEqual({ decision: { strategy: "rule", chosen_branch: "small", reasoning: "no condition matched: default branch" } });
+    await store.saveStep({ ...decided, input: { decision: { strategy: "rule", chosen_branch: "big", reasoning: "recorded earlier" } } }, OWNER);
+
+    clock.ms += 1_000;
+    const { output } = await runToEnd(thread, source);
+    expect(output).toEqual({ strategy: "rule", chosen_branch: "big", reasoning: "recorded earlier", result: { size: "big" } });
+    expect((await eventsOf(thread)).filter((event) => event.kind === "decision")).toHaveLength(1);
+  });
+
+  it("never asks the model again for a decision it made", async () => {
+    const source = `dsl: script/1
+steps:
+  - id: route
+    decide:
+      strategy: llm
+      prompt: "Which way?"
+      branches:
+        - {name: left, description: "go left", steps: [{id: nap, wait: {for: 1s}}, {id: went, set: {values: {way: left}}}]}
+        - {name: right, description: "go right", steps: [{id: other, set: {values: {way: right}}}]}
+output: "\${steps.route.output}"
+`;
+    modelAnswers = ['{"branch": "left", "reasoning": "left is shorter"}', '{"branch": "right", "reasoning": "changed my mind"}'];
+    const asked = llm.requests.length;
+    const thread = await leasedThread(source);
+    const { output, runs } = await runToEnd(thread, source);
+    expect(runs).toBe(2);
+    expect(llm.requests.length - asked).toBe(1);
+    expect(output).toEqual({ strategy: "llm", chosen_branch: "left", reasoning: "left is shorter", result: { way: "left" } });
+  });
+});
+
+describe("retries", () => {
+  it("makes at most maxAttempts attempts, then fails the step with the last error", async () => {
+    const source = `dsl: script/1
+steps:
+  - {id: call, retry: {maxAttempts: 3, backoff: fixed, initial: 1ms}, execute: {tool: test.flaky}}
+`;
+    const thread = await leasedThread(source);
+    const failure = await runToEnd(thread, source).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(StepFailure);
+    expect(failure).toMatchObject({ message: "flaky is down", stepPath: "0" });
+    expect(calls.filter((call) => call.tool === "test.flaky")).toHaveLength(3);
+    expect(await store.step(thread.id, "0")).toMatchObject({ status: "failed", error: "flaky is down" });
+  });
+});
+
+describe("the llm strategy of decide", () => {
+  const source = `dsl: script/1
+inputs: {type: object, properties: {subject: {type: string}}}
+steps:
+  - id: route
+    decide:
+      strategy: llm
+      model: small-model
+      prompt: "How urgent is: \${inputs.subject}?"
+      branches:
+        - {name: urgent, description: "someone must act now", steps: [{id: page, execute: {tool: test.echo, input: {value: paged}}}]}
+        - {name: normal, default: true, description: "everything else"}
+output: "\${steps.route.output}"
+`;
+
+  it("asks llm.complete with the prompt and the branches, and runs the branch the model chose", async () => {
+    modelAnswers = ['{"branch": "urgent", "reasoning": "the site is down"}'];
+    const thread = await leasedThread(source, { subject: "site down" });
+    const { output } = await runToEnd(thread, source);
+    expect(output).toEqual({ strategy: "llm", chosen_branch: "urgent", reasoning: "the site is down", result: { echo: "paged" } });
+
+    const request = llm.requests.at(-1)!;
+    expect(request.url).toBe("/v1/chat/completions");
+    expect(request.headers["idempotency-key"]).toBe(`${thread.id}:0`);
+    const body = JSON.parse(request.body) as { model: string; messages: { content: string }[]; response_format: unknown };
+    expect(body.model).toBe("small-model");
+    expect(body.response_format).toEqual({ type: "json_object" });
+    const prompt = body.messages[0]!.content;
+    expect(prompt).toContain("How urgent is: site down?");
+    expect(prompt).toContain("- urgent: someone must act now");
+    expect(prompt).toContain("- normal: everything else");
+    expect(prompt).toMatch(/Answer with JSON only/);
+
+    const decisions = (await eventsOf(thread)).filter((event) => event.kind === "decision");
+    expect(decisions.map((event) => [event.stepPath, event.payload])).toEqual([["0", { strategy: "llm", chosenBranch: "urgent", reasoning: "the site is down" }]]);
+    expect(await store.step(thread.id, "0")).toMatchObject({ tool: "llm.complete", status: "completed" });
+    expect(calls.map((call) => call.stepPath)).toEqual(["0.0.0"]);
+  });
+});
