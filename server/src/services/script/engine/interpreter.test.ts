@@ -237,3 +237,55 @@ output: "\${steps.route.output}"
     expect(calls.map((call) => call.stepPath)).toEqual(["0.0.0"]);
   });
 });
+
+describe("the llm strategy when the model names no branch", () => {
+  const source = (withDefault: boolean) => `dsl: script/1
+steps:
+  - id: route
+    decide:
+      strategy: llm
+      prompt: "Pick one"
+      branches:
+        - {name: first, description: "the first"}
+        - {name: second, default: ${withDefault}, description: "the second"}
+output: "\${steps.route.output}"
+`;
+
+  it("takes the default branch", async () => {
+    modelAnswers = ['{"branch": "third", "reasoning": "none fits"}'];
+    const thread = await leasedThread(source(true));
+    const { output } = await runToEnd(thread, source(true));
+    expect(output).toEqual({ strategy: "llm", chosen_branch: "second", reasoning: 'the model chose "third", which is not one of first, second: default branch', result: null });
+  });
+
+  it("fails the step when there is no default branch", async () => {
+    modelAnswers = ['{"reasoning": "no idea"}'];
+    const thread = await leasedThread(source(false));
+    await expect(runToEnd(thread, source(false))).rejects.toMatchObject({ name: "StepFailure", message: 'the model chose "", which is not one of first, second', stepPath: "0" });
+  });
+});
+
+describe("the bindings of decide and parallel branches", () => {
+  it("are seen by later steps, and bound again from the record when the thread replays", async () => {
+    const source = `dsl: script/1
+steps:
+  - id: route
+    decide:
+      branches:
+        - {name: only, default: true, steps: [{id: mark, set: {values: {size: big}}}, {id: look, execute: {tool: test.echo, input: {value: 7}}}]}
+  - id: fan
+    parallel:
+      branches:
+        - {name: a, steps: [{id: left, set: {values: {side: left}}}]}
+        - {name: b, steps: [{id: right, execute: {tool: test.echo, input: {value: r}}}]}
+  - {id: early, set: {values: {seen: "\${vars.size}/\${steps.look.output.echo}/\${vars.side}/\${steps.right.output.echo}"}}}
+  - {id: nap, wait: {for: 1s}}
+output: {seen: "\${vars.seen}", late: "\${vars.size}/\${steps.look.output.echo}/\${vars.side}/\${steps.right.output.echo}", mark: "\${has(steps.mark)}"}
+`;
+    const thread = await leasedThread(source);
+    const { output, runs } = await runToEnd(thread, source);
+    expect(runs).toBe(2);
+    expect(output).toEqual({ seen: "big/7/left/r", late: "big/7/left/r", mark: true });
+    expect(calls.map((call) => call.stepPath).sort()).toEqual(["0.0.1", "1.1.0"]);
+  });
+});

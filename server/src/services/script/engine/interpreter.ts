@@ -69,7 +69,7 @@ class Runner {
   private async runStep(step: Step, path: string, parentPath: string, scope: StepScope): Promise<StepBinding> {
     const row = this.recorded.get(path);
     if (row?.status === "completed") {
-      if (step.primitive === "set") Object.assign(scope.vars, row.output as JsonObject);
+      this.rebind(step, path, row, scope);
       return { output: row.output as JsonValue, status: "completed", error: null };
     }
     if (row?.status === "skipped") return { output: null, status: "skipped", error: null };
@@ -231,7 +231,9 @@ class Runner {
       await this.deps.emit("decision", path, { strategy: decision.strategy, chosenBranch: decision.chosen_branch, reasoning: decision.reasoning });
     }
     const index = step.decide.branches.findIndex((b) => b.name === decision.chosen_branch);
-    const result = index === -1 ? null : await this.runList(step.decide.branches[index]!.steps, `${path}.${index}`, scope.child());
+    const branch = scope.child();
+    const result = index === -1 ? null : await this.runList(step.decide.branches[index]!.steps, `${path}.${index}`, branch);
+    scope.adopt(branch);
     return { strategy: decision.strategy, chosen_branch: decision.chosen_branch, reasoning: decision.reasoning, result };
   }
 
@@ -263,8 +265,11 @@ class Runner {
       ...(step.decide.model ? { model: step.decide.model } : {}),
     })) as { json?: { branch?: unknown; reasoning?: unknown } };
     const branch = typeof answer?.json?.branch === "string" ? answer.json.branch : "";
-    if (!names.includes(branch)) throw new StepFailure(`the model chose ${JSON.stringify(branch)}, which is not one of ${names.join(", ")}`, path, step.name);
-    return { strategy: "llm", chosen_branch: branch, reasoning: typeof answer.json?.reasoning === "string" ? answer.json.reasoning : "" };
+    if (names.includes(branch)) return { strategy: "llm", chosen_branch: branch, reasoning: typeof answer.json?.reasoning === "string" ? answer.json.reasoning : "" };
+    const fallback = step.decide.branches.find((b) => b.default);
+    const refused = `the model chose ${JSON.stringify(branch)}, which is not one of ${names.join(", ")}`;
+    if (!fallback) throw new StepFailure(refused, path, step.name);
+    return { strategy: "llm", chosen_branch: fallback.name, reasoning: `${refused}: default branch` };
   }
 
   private async iterate(step: Extract<Step, { primitive: "iterate" }>, path: string, scope: StepScope): Promise<JsonValue> {
@@ -290,10 +295,38 @@ class Runner {
   }
 
   private async parallel(step: Extract<Step, { primitive: "parallel" }>, path: string, scope: StepScope): Promise<JsonValue> {
-    const outcomes = await Promise.allSettled(step.parallel.branches.map((branch, b) => this.runList(branch.steps, `${path}.${b}`, scope.child())));
+    const branches = step.parallel.branches.map(() => scope.child());
+    const outcomes = await Promise.allSettled(step.parallel.branches.map((branch, b) => this.runList(branch.steps, `${path}.${b}`, branches[b]!)));
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
     if (failed) throw failed.reason;
+    for (const branch of branches) scope.adopt(branch);
     return Object.fromEntries(step.parallel.branches.map((branch, b) => [branch.name, (outcomes[b] as PromiseFulfilledResult<JsonValue>).value]));
+  }
+
+  /**
+   * What a completed step left in scope, bound again from the recorded rows when it is replayed:
+   * a set step's variables, and the steps (and variables) of the branches a decide or parallel
+   * step ran, which later steps may read. Nothing runs and nothing is written.
+   */
+  private rebind(step: Step, path: string, row: StepRow, scope: StepScope): void {
+    if (step.primitive === "set") Object.assign(scope.vars, row.output as JsonObject);
+    const chosen = step.primitive === "decide" ? (row.input as { decision?: Decision } | null)?.decision?.chosen_branch : undefined;
+    const lists =
+      step.primitive === "parallel"
+        ? step.parallel.branches.map((branch, b) => [branch.steps, b] as const)
+        : step.primitive === "decide"
+          ? step.decide.branches.flatMap((branch, b) => (branch.name === chosen ? [[branch.steps, b] as const] : []))
+          : [];
+    for (const [steps, b] of lists) {
+      for (const [index, child] of steps.entries()) {
+        const childPath = `${path}.${b}.${index}`;
+        const recorded = this.recorded.get(childPath);
+        if (recorded?.status === "completed") this.rebind(child, childPath, recorded, scope);
+        if (recorded?.status === "completed" || recorded?.status === "skipped" || recorded?.status === "failed") {
+          scope.steps[child.id] = { output: recorded.status === "completed" ? (recorded.output as JsonValue) : null, status: recorded.status, error: recorded.status === "failed" ? recorded.error : null };
+        }
+      }
+    }
   }
 
   /** The resume override belongs to the step that failed or paused; it is used once. */
