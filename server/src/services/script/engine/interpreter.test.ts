@@ -102,7 +102,7 @@ async function runOnce(thread: ThreadRow, source: string): Promise<JsonValue> {
     },
     beginStep: (step, event) => store.beginStep(OWNER, step, event),
     finishStep: (step, event) => store.finishStep(OWNER, step, event),
-    emit: async (kind, stepPath, payload) => void (await store.appendEvent(row.id, row.orgId, kind, stepPath, payload)),
+    emit: async (event) => void (await store.appendEvent(row.orgId, row.id, event)),
   });
 }
 

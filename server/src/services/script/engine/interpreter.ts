@@ -4,6 +4,7 @@ import { effectivePolicy, LLM_TOOL, retryDelayMs, type JsonValue, type ScriptDoc
 import { ToolError } from "../tools/tool-error.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ArtifactStore } from "../threads/artifact-store.js";
+import { threadEvent, type ThreadEventRecord } from "../threads/thread-events.js";
 import type { EventWrite, StepRow, StepWrite, ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 import { StepScope } from "./step-scope.js";
@@ -20,7 +21,7 @@ export interface InterpreterDeps {
   /** Where artifact.write puts a thread's files. */
   readonly artifacts: Pick<ArtifactStore, "write">;
   /** Records an event and wakes the thread's watchers. */
-  emit(kind: string, stepPath: string, payload: Record<string, unknown>): Promise<void>;
+  emit(event: ThreadEventRecord): Promise<void>;
   /** Aborted when the lease is lost, the deadline passes or the server stops. */
   readonly signal: AbortSignal;
   now(): number;
@@ -92,7 +93,7 @@ class Runner {
       else await this.begin({ ...identity, input, startedAt: started });
       const output = await this.execute(step, path, scope, row, save, input as JsonObject | null);
       const finished = this.deps.now();
-      const event = { kind: "stepCompleted", payload: { stepPath: path, name: step.name, durationMs: String(finished - started) }, at: finished };
+      const event = { ...threadEvent.stepCompleted({ stepPath: path, name: step.name }, finished - started), at: finished };
       if (!(await this.deps.finishStep({ threadId: this.thread.id, stepPath: path, status: "completed", output, error: "", finishedAt: finished }, event))) {
         throw new LeaseLost("lease lost");
       }
@@ -102,7 +103,7 @@ class Runner {
       if (error instanceof Suspension || error instanceof Cancellation || error instanceof LeaseLost || this.deps.signal.aborted) throw error;
       const message = error instanceof Error ? error.message : String(error);
       await save({ status: "failed", error: message, finishedAt: this.deps.now() });
-      await this.deps.emit("stepFailed", path, { stepPath: path, name: step.name, error: message });
+      await this.deps.emit(threadEvent.stepFailed({ stepPath: path, name: step.name }, message));
       if (step.continueOnError) return { output: null, status: "failed", error: message };
       throw error instanceof StepFailure ? error : new StepFailure(message, path, step.name);
     }
@@ -111,7 +112,7 @@ class Runner {
   /** Starts a step in one round trip; a pending cancel or a lost lease stops the run instead. */
   private async begin(step: StepWrite): Promise<void> {
     const at = this.deps.now();
-    const event = { kind: "stepStarted", payload: { stepPath: step.stepPath, name: step.name, primitive: step.primitive, tool: step.primitive === "execute" ? step.tool : "" }, at };
+    const event = { ...threadEvent.stepStarted({ ...step, tool: step.primitive === "execute" ? step.tool : "" }), at };
     const outcome = await this.deps.beginStep(step, event);
     if (outcome === "lost") throw new LeaseLost("lease lost");
     if (outcome === "cancelled") await this.checkCancel(step.stepPath);
@@ -139,13 +140,7 @@ class Runner {
       case "yield": {
         const value = step.yield.value.evaluate(bindings);
         const sequence = await this.deps.store.nextYieldSequence(this.thread.id);
-        await this.deps.emit("yielded", path, {
-          stepPath: path,
-          name: step.name,
-          valueData: Buffer.from(JSON.stringify(value)).toString("base64"),
-          sequence,
-          timestampMs: String(this.deps.now()),
-        });
+        await this.deps.emit(threadEvent.yielded({ stepPath: path, name: step.name }, value, sequence, this.deps.now()));
         return value;
       }
       case "wait":
@@ -228,7 +223,7 @@ class Runner {
     if (!decision) {
       decision = step.decide.strategy === "rule" ? this.ruleDecision(step, scope) : await this.llmDecision(step, path, scope);
       await save({ input: { decision } as never });
-      await this.deps.emit("decision", path, { strategy: decision.strategy, chosenBranch: decision.chosen_branch, reasoning: decision.reasoning });
+      await this.deps.emit(threadEvent.decision(path, { strategy: decision.strategy, chosenBranch: decision.chosen_branch, reasoning: decision.reasoning }));
     }
     const index = step.decide.branches.findIndex((b) => b.name === decision.chosen_branch);
     const branch = scope.child();

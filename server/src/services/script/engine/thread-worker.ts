@@ -5,6 +5,7 @@ import type { JsonValue, ScriptDocument } from "../dsl/script-document.js";
 import type { ScriptStore } from "../script-store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ArtifactStore } from "../threads/artifact-store.js";
+import { threadEvent, type ThreadEventRecord } from "../threads/thread-events.js";
 import type { ThreadSignals } from "../threads/thread-signals.js";
 import type { ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { runThread } from "./interpreter.js";
@@ -66,8 +67,8 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     return document;
   }
 
-  async function emit(thread: ThreadRow, kind: string, stepPath: string, payload: Record<string, unknown>): Promise<void> {
-    await store.appendEvent(thread.id, thread.orgId, kind, stepPath, payload);
+  async function emit(thread: ThreadRow, event: ThreadEventRecord): Promise<void> {
+    await store.appendEvent(thread.orgId, thread.id, event);
     notify(thread.id);
   }
 
@@ -100,7 +101,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     const deadline = thread.deadlineAt > 0 ? setTimeout(() => abort.abort(new StepFailure(`thread timed out after ${thread.timeoutMs} ms`, thread.currentStepPath, thread.currentStepName)), Math.max(0, thread.deadlineAt - now())) : undefined;
     const started = now();
     try {
-      if (thread.eventSequence === 0) await emit(thread, "started", "", { scriptName: thread.scriptName, totalSteps: thread.totalSteps });
+      if (thread.eventSequence === 0) await emit(thread, threadEvent.started(thread.scriptName, thread.totalSteps));
       // A thread claimed while PAUSED was woken by an approval timeout; the interpreter needs to
       // know, then the thread runs as RUNNING.
       const document = await documentOf(thread);
@@ -124,7 +125,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
           return finished;
         },
         now,
-        emit: (kind, stepPath, payload) => emit(thread, kind, stepPath, payload),
+        emit: (event) => emit(thread, event),
       });
       await finish(thread, document, output, started);
     } catch (error) {
@@ -143,7 +144,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     const steps = await store.completedStepCount(thread.id);
     // An output that does not match `outputs` completes the thread all the same, with warnings.
     const warnings = outputWarnings(document, output);
-    const event = { kind: "completed", payload: { durationMs: String(finished - (thread.startedAt || started)), stepsExecuted: steps }, at: finished };
+    const event = { ...threadEvent.completed(finished - (thread.startedAt || started), steps), at: finished };
     if (!(await store.endRun(thread.id, owner, { status: "completed", output: output as never, warnings, finishedAt: finished, error: "", resumeOverride: null }, event))) return;
     if (warnings.length > 0) log("thread completed with output warnings", { threadId: thread.id, warnings });
     ended(thread);
@@ -163,7 +164,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     const cancellation = reason instanceof Cancellation ? reason : error instanceof Cancellation ? error : undefined;
     if (cancellation) {
       const at = now();
-      const event = { kind: "cancelled", payload: { reason: cancellation.reason, cancelledStepPath: cancellation.stepPath }, at };
+      const event = { ...threadEvent.cancelled(cancellation.reason, cancellation.stepPath), at };
       if (await store.endRun(thread.id, owner, { status: "cancelled", finishedAt: at }, event)) ended(thread);
       return;
     }
@@ -173,7 +174,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     const stepName = failure instanceof StepFailure ? failure.stepName : "";
     log("thread failed", { threadId: thread.id, stepPath, error: message });
     const at = now();
-    const event = { kind: "failed", payload: { error: message, failedStepPath: stepPath, failedStepName: stepName }, at };
+    const event = { ...threadEvent.failed(message, { stepPath, name: stepName }), at };
     if (await store.endRun(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: at, resumeOverride: null }, event)) ended(thread);
   }
 

@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lt, lte, or, s
 import { resultRows, type Database } from "../../../db/database.js";
 import { threadEvents, threads, threadSteps, type ThreadStatus } from "../../../db/schema.js";
 import { enqueueThreadCallback } from "../callbacks/callback-outbox.js";
+import type { ThreadEventRecord } from "./thread-events.js";
 
 export type ThreadRow = typeof threads.$inferSelect;
 /** A thread without its input and output, which can be tens of megabytes: what the API reads but for results. */
@@ -189,7 +190,7 @@ export function createThreadStore(db: Database) {
             attempt = thread_steps.attempt + 1, finished_at = 0
         ), e as (
           insert into thread_events (thread_id, sequence, org_id, kind, step_path, payload, created_at)
-          select t.id, t.event_sequence, t.org_id, ${event.kind}, ${step.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
+          select t.id, t.event_sequence, t.org_id, ${event.kind}, ${event.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
         )
         select count(*)::int as started from t`);
       if (resultRows<{ started: number }>(result)[0]?.started === 1) return "started";
@@ -212,7 +213,7 @@ export function createThreadStore(db: Database) {
           where thread_id = ${step.threadId} and step_path = ${step.stepPath} and exists (select 1 from t)
         ), e as (
           insert into thread_events (thread_id, sequence, org_id, kind, step_path, payload, created_at)
-          select t.id, t.event_sequence, t.org_id, ${event.kind}, ${step.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
+          select t.id, t.event_sequence, t.org_id, ${event.kind}, ${event.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
         )
         select count(*)::int as finished from t`);
       return resultRows<{ finished: number }>(result)[0]?.finished === 1;
@@ -223,7 +224,7 @@ export function createThreadStore(db: Database) {
      * transaction, so a reader never sees the final status without the final event and a thread
      * never ends without its callback queued. False without the lease.
      */
-    async endRun(id: string, owner: string, patch: Partial<NewThread>, event: EventWrite & { stepPath?: string }): Promise<boolean> {
+    async endRun(id: string, owner: string, patch: Partial<NewThread>, event: EventWrite): Promise<boolean> {
       return db.transaction(async (tx) => {
         const [row] = await tx
           .update(threads)
@@ -233,7 +234,7 @@ export function createThreadStore(db: Database) {
         if (!row) return false;
         await tx
           .insert(threadEvents)
-          .values({ threadId: id, orgId: row.orgId, sequence: row.sequence, kind: event.kind, stepPath: event.stepPath ?? "", payload: event.payload, createdAt: event.at });
+          .values({ threadId: id, orgId: row.orgId, sequence: row.sequence, kind: event.kind, stepPath: event.stepPath, payload: event.payload, createdAt: event.at });
         // A cancel can stop steps mid-way: they end cancelled with the thread, not left running.
         if (patch.status === "cancelled") {
           await tx
@@ -247,15 +248,15 @@ export function createThreadStore(db: Database) {
     },
 
     /** Appends one event with the thread's next sequence number, in one transaction. */
-    async appendEvent(threadId: string, orgId: string, kind: string, stepPath: string, payload: Record<string, unknown>): Promise<EventRow> {
+    async appendEvent(orgId: string, threadId: string, event: ThreadEventRecord): Promise<EventRow> {
       return db.transaction(async (tx) => {
         const [counter] = await tx
           .update(threads)
           .set({ eventSequence: sql`${threads.eventSequence} + 1` })
           .where(eq(threads.id, threadId))
           .returning({ sequence: threads.eventSequence });
-        const [event] = await tx.insert(threadEvents).values({ threadId, orgId, sequence: counter!.sequence, kind, stepPath, payload }).returning();
-        return event!;
+        const [row] = await tx.insert(threadEvents).values({ threadId, orgId, sequence: counter!.sequence, ...event }).returning();
+        return row!;
       });
     },
 
@@ -290,9 +291,8 @@ export interface StepWrite {
   readonly startedAt: number;
 }
 
-export interface EventWrite {
-  readonly kind: string;
-  readonly payload: Record<string, unknown>;
+/** An event and the time it happened, epoch ms, as the engine writes it with a step or a run's end. */
+export interface EventWrite extends ThreadEventRecord {
   readonly at: number;
 }
 
