@@ -119,7 +119,7 @@ async function runToEnd(thread: ThreadRow, source: string): Promise<{ output: Js
   throw new Error("the thread never ended");
 }
 
-const eventsOf = async (thread: ThreadRow) => store.eventsAfter(thread.id, 0);
+const eventsOf = async (thread: ThreadRow) => store.eventsAfter(thread.orgId, thread.id, 0);
 
 describe("replaying a thread", () => {
   it("restores the variables of a completed set step", async () => {
@@ -151,7 +151,7 @@ output: "\${steps.route.output}"
     const thread = await leasedThread(source, { n: 3 });
     // The decision recorded before the first wait says `big`; a replay that re-evaluated the rules would take `small`.
     await expect(runOnce(thread, source)).rejects.toBeInstanceOf(Suspension);
-    const decided = (await store.step(thread.id, "0"))!;
+    const decided = (await store.step(thread.orgId, thread.id, "0"))!;
     expect(decided.input).toEqual({ decision: { strategy: "rule", chosen_branch: "small", reasoning: "no condition matched: default branch" } });
     await store.saveStep({ ...decided, input: { decision: { strategy: "rule", chosen_branch: "big", reasoning: "recorded earlier" } } }, OWNER);
 
@@ -194,7 +194,7 @@ steps:
     expect(failure).toBeInstanceOf(StepFailure);
     expect(failure).toMatchObject({ message: "flaky is down", stepPath: "0" });
     expect(calls.filter((call) => call.tool === "test.flaky")).toHaveLength(3);
-    expect(await store.step(thread.id, "0")).toMatchObject({ status: "failed", error: "flaky is down" });
+    expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ status: "failed", error: "flaky is down" });
   });
 });
 
@@ -233,7 +233,7 @@ output: "\${steps.route.output}"
 
     const decisions = (await eventsOf(thread)).filter((event) => event.kind === "decision");
     expect(decisions.map((event) => [event.stepPath, event.payload])).toEqual([["0", { strategy: "llm", chosenBranch: "urgent", reasoning: "the site is down" }]]);
-    expect(await store.step(thread.id, "0")).toMatchObject({ tool: "llm.complete", status: "completed" });
+    expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ tool: "llm.complete", status: "completed" });
     expect(calls.map((call) => call.stepPath)).toEqual(["0.0.0"]);
   });
 });

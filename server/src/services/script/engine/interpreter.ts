@@ -5,7 +5,7 @@ import { ToolError } from "../tools/tool-error.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ArtifactStore } from "../threads/artifact-store.js";
 import { threadEvent, type ThreadEventRecord } from "../threads/thread-events.js";
-import type { EventWrite, StepRow, StepWrite, ThreadRow, ThreadStore } from "../threads/thread-store.js";
+import type { EventWrite, StepEnd, StepRow, StepWrite, ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 import { StepScope } from "./step-scope.js";
 
@@ -16,7 +16,7 @@ export interface InterpreterDeps {
   /** Starts a step (row, thread position, event) in one round trip, as ThreadStore.beginStep. */
   beginStep(step: StepWrite, event: EventWrite): Promise<"started" | "cancelled" | "lost">;
   /** Ends a step (row, event) in one round trip; false when the lease is gone. */
-  finishStep(step: Parameters<ThreadStore["finishStep"]>[1], event: EventWrite): Promise<boolean>;
+  finishStep(step: StepEnd, event: EventWrite): Promise<boolean>;
   readonly tools: ToolRegistry;
   /** Where artifact.write puts a thread's files. */
   readonly artifacts: Pick<ArtifactStore, "write">;
@@ -34,7 +34,7 @@ export interface InterpreterDeps {
  * follow docs/script-dsl.md and depend only on the document, so they are stable across runs.
  */
 export async function runThread(thread: ThreadRow, document: ScriptDocument, deps: InterpreterDeps): Promise<JsonValue> {
-  const recorded = new Map((await deps.store.steps(thread.id)).map((row) => [row.stepPath, row]));
+  const recorded = new Map((await deps.store.steps(thread.orgId, thread.id)).map((row) => [row.stepPath, row]));
   const runner = new Runner(thread, document, deps, recorded);
   const scope = StepScope.root({ inputs: thread.input as JsonValue, env: thread.env, thread: { id: thread.id, metadata: thread.metadata } });
   const last = await runner.runList(document.steps, "", scope);
@@ -79,8 +79,8 @@ class Runner {
 
     const started = row?.startedAt || this.deps.now();
     const tool = step.primitive === "execute" ? step.execute.tool : step.primitive === "decide" && step.decide.strategy === "llm" ? LLM_TOOL : "";
-    const identity = { threadId: this.thread.id, stepPath: path, stepId: step.id, name: step.name, primitive: step.primitive, tool, parentPath };
-    const save = (patch: Partial<StepRow>) => this.deps.saveStep({ ...identity, orgId: this.thread.orgId, status: "running", startedAt: started, ...patch });
+    const identity = { orgId: this.thread.orgId, threadId: this.thread.id, stepPath: path, stepId: step.id, name: step.name, primitive: step.primitive, tool, parentPath };
+    const save = (patch: Partial<StepRow>) => this.deps.saveStep({ ...identity, status: "running", startedAt: started, ...patch });
     try {
       if (step.when && !step.when.evaluateCondition(scope.bindings())) {
         await this.checkCancel(path);
@@ -94,7 +94,7 @@ class Runner {
       const output = await this.execute(step, path, scope, row, save, input as JsonObject | null);
       const finished = this.deps.now();
       const event = { ...threadEvent.stepCompleted({ stepPath: path, name: step.name }, finished - started), at: finished };
-      if (!(await this.deps.finishStep({ threadId: this.thread.id, stepPath: path, status: "completed", output, error: "", finishedAt: finished }, event))) {
+      if (!(await this.deps.finishStep({ orgId: this.thread.orgId, threadId: this.thread.id, stepPath: path, status: "completed", output, error: "", finishedAt: finished }, event))) {
         throw new LeaseLost("lease lost");
       }
       if (step.primitive === "set") Object.assign(scope.vars, output as JsonObject);
@@ -139,7 +139,7 @@ class Runner {
         throw new StepFailure(String(step.fail.message.evaluate(bindings)), path, step.name);
       case "yield": {
         const value = step.yield.value.evaluate(bindings);
-        const sequence = await this.deps.store.nextYieldSequence(this.thread.id);
+        const sequence = await this.deps.store.nextYieldSequence(this.thread.orgId, this.thread.id);
         await this.deps.emit(threadEvent.yielded({ stepPath: path, name: step.name }, value, sequence, this.deps.now()));
         return value;
       }
@@ -333,7 +333,7 @@ class Runner {
   }
 
   private async checkCancel(path: string): Promise<void> {
-    const { requested, reason } = await this.deps.store.cancelRequested(this.thread.id);
+    const { requested, reason } = await this.deps.store.cancelRequested(this.thread.orgId, this.thread.id);
     if (requested) throw new Cancellation(reason, path);
   }
 }

@@ -86,7 +86,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
   async function run(thread: ThreadRow, abort: AbortController): Promise<void> {
     // A cancel stops the running steps at once rather than after they finish.
     const stopForCancel = () => {
-      store.cancelRequested(thread.id).then(
+      store.cancelRequested(thread.orgId, thread.id).then(
         ({ requested, reason, currentStepPath }) => requested && !abort.signal.aborted && abort.abort(new Cancellation(reason, currentStepPath)),
         () => {},
       );
@@ -141,7 +141,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
 
   async function finish(thread: ThreadRow, document: ScriptDocument, output: JsonValue, started: number): Promise<void> {
     const finished = now();
-    const steps = await store.completedStepCount(thread.id);
+    const steps = await store.completedStepCount(thread.orgId, thread.id);
     // An output that does not match `outputs` completes the thread all the same, with warnings.
     const warnings = outputWarnings(document, output);
     const event = { ...threadEvent.completed(finished - (thread.startedAt || started), steps), at: finished };

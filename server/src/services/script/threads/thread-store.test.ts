@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { threadEvent } from "./thread-events.js";
 import { EngineDouble, insertThread, openThreadTestKit, type ThreadTestKit } from "./thread-test-kit.js";
 
 // A thread's input and output can be tens of megabytes; the API's reads of a thread (GetThread,
@@ -46,7 +47,36 @@ it("counts a thread's completed steps", async () => {
   await engine.stepStarted("1", { name: "b" });
   await engine.stepFailed("1", "boom");
   await engine.stepStarted("2", { name: "c" });
-  expect(await kit.store.completedStepCount(engine.thread.id)).toBe(1);
+  expect(await kit.store.completedStepCount(orgId, engine.thread.id)).toBe(1);
   await engine.stepCompleted("2", null);
-  expect(await kit.store.completedStepCount(engine.thread.id)).toBe(2);
+  expect(await kit.store.completedStepCount(orgId, engine.thread.id)).toBe(2);
+});
+
+it("reads nothing of a thread through another organization, and writes no event or yield to it", async () => {
+  const engine = new EngineDouble(kit, await insertThread(kit, orgId));
+  await engine.start();
+  await engine.stepStarted("0", { name: "a", input: { secret: "input" } });
+  await engine.stepCompleted("0", { secret: "output" });
+  await engine.yielded("1", { secret: "yield" });
+  await kit.store.updateIfStatus(orgId, engine.thread.id, ["running"], { cancelRequested: true, cancelReason: "why" });
+  const { id } = engine.thread;
+
+  // Within its organization, every read sees the thread...
+  expect(await kit.store.steps(orgId, id)).toHaveLength(1);
+  expect(await kit.store.step(orgId, id, "0")).toMatchObject({ output: { secret: "output" } });
+  expect(await kit.store.completedStepCount(orgId, id)).toBe(1);
+  expect(await kit.store.eventsAfter(orgId, id, 0)).toHaveLength(4);
+  expect(await kit.store.cancelRequested(orgId, id)).toEqual({ requested: true, reason: "why", currentStepPath: "0" });
+
+  // ...and through another one, none does.
+  expect(await kit.store.get(otherOrg, id)).toBeUndefined();
+  expect(await kit.store.steps(otherOrg, id)).toEqual([]);
+  expect(await kit.store.step(otherOrg, id, "0")).toBeUndefined();
+  expect(await kit.store.completedStepCount(otherOrg, id)).toBe(0);
+  expect(await kit.store.eventsAfter(otherOrg, id, 0)).toEqual([]);
+  expect(await kit.store.cancelRequested(otherOrg, id)).toEqual({ requested: false, reason: "", currentStepPath: "" });
+  await expect(kit.store.nextYieldSequence(otherOrg, id)).rejects.toThrow(/no thread/);
+  await expect(kit.store.appendEvent(otherOrg, id, threadEvent.cancelled("", ""))).rejects.toThrow(/no thread/);
+  expect(await kit.store.nextYieldSequence(orgId, id)).toBe(2);
+  expect(await kit.store.eventsAfter(orgId, id, 0)).toHaveLength(4);
 });

@@ -11,6 +11,8 @@ export type NewThread = typeof threads.$inferInsert;
 export type StepRow = typeof threadSteps.$inferSelect;
 export type EventRow = typeof threadEvents.$inferSelect;
 
+const ofSteps = (orgId: string, threadId: string) => and(eq(threadSteps.orgId, orgId), eq(threadSteps.threadId, threadId));
+
 const { input: _input, output: _output, ...headerColumns } = getTableColumns(threads);
 /** The columns of a ThreadHeader, for queries of the API side. */
 export const threadHeaderColumns = headerColumns;
@@ -27,9 +29,14 @@ export interface ThreadPage {
   readonly limit: number;
 }
 
-/** The durable state of threads: rows, steps, events and the work queue over them. */
+/**
+ * The durable state of threads: rows, steps, events and the work queue over them. Every read of
+ * a thread's rows names its organization, so that tenancy never rests on a caller having checked
+ * the thread first; the worker's writes go through its lease (`owner` is its own random id).
+ */
 export function createThreadStore(db: Database) {
   const owned = (id: string, owner: string) => and(eq(threads.id, id), eq(threads.leaseOwner, owner));
+  const ofThread = (orgId: string, id: string) => and(eq(threads.orgId, orgId), eq(threads.id, id));
 
   return {
     async insert(thread: NewThread): Promise<ThreadRow> {
@@ -123,11 +130,11 @@ export function createThreadStore(db: Database) {
     },
 
     /** Reads whether a cancel was asked for, and at which step the thread is. */
-    async cancelRequested(id: string): Promise<{ requested: boolean; reason: string; currentStepPath: string }> {
+    async cancelRequested(orgId: string, id: string): Promise<{ requested: boolean; reason: string; currentStepPath: string }> {
       const [row] = await db
         .select({ requested: threads.cancelRequested, reason: threads.cancelReason, currentStepPath: threads.currentStepPath })
         .from(threads)
-        .where(eq(threads.id, id));
+        .where(ofThread(orgId, id));
       return row ?? { requested: false, reason: "", currentStepPath: "" };
     },
 
@@ -141,18 +148,18 @@ export function createThreadStore(db: Database) {
       return row;
     },
 
-    async steps(threadId: string): Promise<StepRow[]> {
-      return db.select().from(threadSteps).where(eq(threadSteps.threadId, threadId)).orderBy(asc(threadSteps.startedAt), asc(threadSteps.stepPath));
+    async steps(orgId: string, threadId: string): Promise<StepRow[]> {
+      return db.select().from(threadSteps).where(ofSteps(orgId, threadId)).orderBy(asc(threadSteps.startedAt), asc(threadSteps.stepPath));
     },
 
     /** How many of the thread's steps completed (ThreadCompleted `steps_executed`), without reading their data. */
-    async completedStepCount(threadId: string): Promise<number> {
-      const [row] = await db.select({ total: count() }).from(threadSteps).where(and(eq(threadSteps.threadId, threadId), eq(threadSteps.status, "completed")));
+    async completedStepCount(orgId: string, threadId: string): Promise<number> {
+      const [row] = await db.select({ total: count() }).from(threadSteps).where(and(ofSteps(orgId, threadId), eq(threadSteps.status, "completed")));
       return row?.total ?? 0;
     },
 
-    async step(threadId: string, stepPath: string): Promise<StepRow | undefined> {
-      const [row] = await db.select().from(threadSteps).where(and(eq(threadSteps.threadId, threadId), eq(threadSteps.stepPath, stepPath)));
+    async step(orgId: string, threadId: string, stepPath: string): Promise<StepRow | undefined> {
+      const [row] = await db.select().from(threadSteps).where(and(ofSteps(orgId, threadId), eq(threadSteps.stepPath, stepPath)));
       return row;
     },
 
@@ -164,7 +171,7 @@ export function createThreadStore(db: Database) {
     async saveStep(step: typeof threadSteps.$inferInsert, owner: string): Promise<boolean> {
       const { threadId, stepPath: _stepPath, orgId: _orgId, ...changes } = step;
       return db.transaction(async (tx) => {
-        const [held] = await tx.select({ id: threads.id }).from(threads).where(owned(threadId, owner)).for("update");
+        const [held] = await tx.select({ id: threads.id }).from(threads).where(and(owned(threadId, owner), eq(threads.orgId, step.orgId))).for("update");
         if (!held) return false;
         await tx.insert(threadSteps).values(step).onConflictDoUpdate({ target: [threadSteps.threadId, threadSteps.stepPath], set: changes });
         return true;
@@ -181,7 +188,7 @@ export function createThreadStore(db: Database) {
       const result = await db.execute(sql`
         with t as (
           update threads set current_step_path = ${step.stepPath}, current_step_name = ${step.name}, event_sequence = event_sequence + 1
-          where id = ${step.threadId} and lease_owner = ${owner} and not cancel_requested
+          where id = ${step.threadId} and org_id = ${step.orgId} and lease_owner = ${owner} and not cancel_requested
           returning id, org_id, event_sequence
         ), s as (
           insert into thread_steps (thread_id, step_path, org_id, step_id, name, primitive, tool, parent_path, status, input, error, attempt, started_at, finished_at)
@@ -194,7 +201,7 @@ export function createThreadStore(db: Database) {
         )
         select count(*)::int as started from t`);
       if (resultRows<{ started: number }>(result)[0]?.started === 1) return "started";
-      const [row] = await db.select({ owner: threads.leaseOwner, cancel: threads.cancelRequested }).from(threads).where(eq(threads.id, step.threadId));
+      const [row] = await db.select({ owner: threads.leaseOwner, cancel: threads.cancelRequested }).from(threads).where(ofThread(step.orgId, step.threadId));
       return row?.owner === owner && row.cancel ? "cancelled" : "lost";
     },
 
@@ -202,11 +209,11 @@ export function createThreadStore(db: Database) {
      * One round trip per step end, while `owner` holds the lease: the step's final status and
      * output, and its event. False when the lease is gone.
      */
-    async finishStep(owner: string, step: { threadId: string; stepPath: string; status: StepRow["status"]; output: unknown; error: string; finishedAt: number }, event: EventWrite): Promise<boolean> {
+    async finishStep(owner: string, step: StepEnd, event: EventWrite): Promise<boolean> {
       const result = await db.execute(sql`
         with t as (
           update threads set event_sequence = event_sequence + 1
-          where id = ${step.threadId} and lease_owner = ${owner}
+          where id = ${step.threadId} and org_id = ${step.orgId} and lease_owner = ${owner}
           returning id, org_id, event_sequence
         ), s as (
           update thread_steps set status = ${step.status}, output = ${jsonParam(step.output)}, error = ${step.error}, finished_at = ${step.finishedAt}
@@ -253,25 +260,31 @@ export function createThreadStore(db: Database) {
         const [counter] = await tx
           .update(threads)
           .set({ eventSequence: sql`${threads.eventSequence} + 1` })
-          .where(eq(threads.id, threadId))
+          .where(ofThread(orgId, threadId))
           .returning({ sequence: threads.eventSequence });
-        const [row] = await tx.insert(threadEvents).values({ threadId, orgId, sequence: counter!.sequence, ...event }).returning();
+        if (!counter) throw new Error(`no thread ${threadId} in organization ${orgId}`);
+        const [row] = await tx.insert(threadEvents).values({ threadId, orgId, sequence: counter.sequence, ...event }).returning();
         return row!;
       });
     },
 
     /** The next `yielded` sequence of a thread (monotonic from 1). */
-    async nextYieldSequence(threadId: string): Promise<number> {
+    async nextYieldSequence(orgId: string, threadId: string): Promise<number> {
       const [row] = await db
         .update(threads)
         .set({ yieldSequence: sql`${threads.yieldSequence} + 1` })
-        .where(eq(threads.id, threadId))
+        .where(ofThread(orgId, threadId))
         .returning({ sequence: threads.yieldSequence });
-      return row!.sequence;
+      if (!row) throw new Error(`no thread ${threadId} in organization ${orgId}`);
+      return row.sequence;
     },
 
-    eventsAfter(threadId: string, sequence: number): Promise<EventRow[]> {
-      return db.select().from(threadEvents).where(and(eq(threadEvents.threadId, threadId), gt(threadEvents.sequence, sequence))).orderBy(asc(threadEvents.sequence));
+    eventsAfter(orgId: string, threadId: string, sequence: number): Promise<EventRow[]> {
+      return db
+        .select()
+        .from(threadEvents)
+        .where(and(eq(threadEvents.orgId, orgId), eq(threadEvents.threadId, threadId), gt(threadEvents.sequence, sequence)))
+        .orderBy(asc(threadEvents.sequence));
     },
   };
 }
@@ -280,6 +293,7 @@ export type ThreadStore = ReturnType<typeof createThreadStore>;
 
 /** The fields of a step row the engine writes when a step starts. */
 export interface StepWrite {
+  readonly orgId: string;
   readonly threadId: string;
   readonly stepPath: string;
   readonly stepId: string;
@@ -289,6 +303,17 @@ export interface StepWrite {
   readonly parentPath: string;
   readonly input: unknown;
   readonly startedAt: number;
+}
+
+/** What the engine writes when a step ends. */
+export interface StepEnd {
+  readonly orgId: string;
+  readonly threadId: string;
+  readonly stepPath: string;
+  readonly status: StepRow["status"];
+  readonly output: unknown;
+  readonly error: string;
+  readonly finishedAt: number;
 }
 
 /** An event and the time it happened, epoch ms, as the engine writes it with a step or a run's end. */

@@ -180,13 +180,13 @@ export class EngineDouble {
   }
 
   async stepCompleted(path: string, output: unknown): Promise<void> {
-    const row = await this.kit.store.step(this.thread.id, path);
+    const row = await this.kit.store.step(this.thread.orgId, this.thread.id, path);
     await this.save(path, { status: "completed", output, finishedAt: this.kit.clock.ms });
     await this.emit(threadEvent.stepCompleted({ stepPath: path, name: row?.name ?? "" }, this.kit.clock.ms - (row?.startedAt ?? 0)));
   }
 
   async stepFailed(path: string, error: string): Promise<void> {
-    const row = await this.kit.store.step(this.thread.id, path);
+    const row = await this.kit.store.step(this.thread.orgId, this.thread.id, path);
     await this.save(path, { status: "failed", error, finishedAt: this.kit.clock.ms });
     await this.emit(threadEvent.stepFailed({ stepPath: path, name: row?.name ?? "" }, error));
   }
@@ -196,7 +196,7 @@ export class EngineDouble {
   }
 
   async yielded(path: string, value: unknown): Promise<void> {
-    const sequence = await this.kit.store.nextYieldSequence(this.thread.id);
+    const sequence = await this.kit.store.nextYieldSequence(this.thread.orgId, this.thread.id);
     await this.emit(threadEvent.yielded({ stepPath: path, name: `yield ${path}` }, value as JsonValue, sequence, this.kit.clock.ms));
   }
 
@@ -223,7 +223,7 @@ export class EngineDouble {
 
   /** Writes the step row alone (the engine writes it before the step's event). */
   async save(path: string, patch: { status: StepStatus } & Record<string, unknown>): Promise<void> {
-    const current = await this.kit.store.step(this.thread.id, path);
+    const current = await this.kit.store.step(this.thread.orgId, this.thread.id, path);
     const saved = await this.kit.store.saveStep(
       {
         threadId: this.thread.id,
