@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
@@ -49,6 +50,11 @@ const probes: Tool[] = [
     if (calls.filter((call) => call.tool === "test.flaky").length < 5) throw new ToolError("unavailable", "flaky is down");
     return { recovered: true };
   }),
+  // Fails the first call with a given value, then echoes it.
+  probeTool("test.second_time", async (input) => {
+    if (calls.filter((call) => call.tool === "test.second_time" && call.input.value === input.value).length < 2) throw new ToolError("unavailable", "not yet");
+    return { echo: input.value ?? null };
+  }),
 ];
 
 beforeAll(async () => {
@@ -89,13 +95,13 @@ async function leasedThread(source: string, input: JsonObject = {}): Promise<Thr
 }
 
 /** One run of the thread as a claim starts it: the row as stored now, the document, the store. */
-async function runOnce(thread: ThreadRow, source: string): Promise<JsonValue> {
+async function runOnce(thread: ThreadRow, source: string, signal = new AbortController().signal): Promise<JsonValue> {
   const row = (await store.get(thread.orgId, thread.id))!;
   return runThread(row, parseScript(source), {
     store,
     tools,
     artifacts: { write: async () => undefined as never },
-    signal: new AbortController().signal,
+    signal,
     now: () => clock.ms,
     saveStep: async (step) => {
       if (!(await store.saveStep(step, OWNER))) throw new Error("lease lost");
@@ -107,10 +113,10 @@ async function runOnce(thread: ThreadRow, source: string): Promise<JsonValue> {
 }
 
 /** Runs the thread to its end: each time it suspends, the clock moves to its wake-up time and it is run again. */
-async function runToEnd(thread: ThreadRow, source: string): Promise<{ output: JsonValue; runs: number }> {
+async function runToEnd(thread: ThreadRow, source: string, signal?: AbortSignal): Promise<{ output: JsonValue; runs: number }> {
   for (let runs = 1; runs < 50; runs++) {
     try {
-      return { output: await runOnce(thread, source), runs };
+      return { output: await runOnce(thread, source, signal), runs };
     } catch (error) {
       if (!(error instanceof Suspension) || error.runAfter === 0) throw error;
       clock.ms = Math.max(clock.ms, error.runAfter);
@@ -195,6 +201,81 @@ steps:
     expect(failure).toMatchObject({ message: "flaky is down", stepPath: "0" });
     expect(calls.filter((call) => call.tool === "test.flaky")).toHaveLength(3);
     expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ status: "failed", error: "flaky is down" });
+  });
+
+  it("releases the thread for each backoff and continues the attempts when it is claimed again", async () => {
+    const source = `dsl: script/1
+steps:
+  - {id: call, retry: {maxAttempts: 4, backoff: exponential, initial: 1s, max: 3s}, execute: {tool: test.flaky}}
+`;
+    const thread = await leasedThread(source);
+    const start = clock.ms;
+    const suspended = async () => {
+      const error = await runOnce(thread, source).catch((failure: unknown) => failure);
+      expect(error).toBeInstanceOf(Suspension);
+      return error as Suspension;
+    };
+    const first = await suspended();
+    expect([first.reason, first.runAfter - start]).toEqual(["retry", 1_000]);
+    expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ status: "waiting", attempt: 2, wakeAt: start + 1_000, error: "flaky is down" });
+    // Claimed again before the retry is due (the process died between saving it and releasing the thread): no attempt.
+    expect((await suspended()).runAfter).toBe(start + 1_000);
+    expect(calls).toHaveLength(1);
+
+    clock.ms = start + 1_000;
+    expect((await suspended()).runAfter).toBe(start + 3_000);
+    clock.ms = start + 3_000;
+    expect((await suspended()).runAfter).toBe(start + 6_000);
+    clock.ms = start + 6_000;
+    await expect(runOnce(thread, source)).rejects.toMatchObject({ name: "StepFailure", message: "flaky is down" });
+    expect(calls).toHaveLength(4);
+    expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ status: "failed", attempt: 4 });
+  });
+
+  it("keeps a resumed step's override input for its retries", async () => {
+    const source = `dsl: script/1
+steps:
+  - {id: call, retry: {maxAttempts: 2, backoff: fixed, initial: 1s}, execute: {tool: test.second_time, input: {value: from-template}}}
+`;
+    const thread = await leasedThread(source);
+    await store.saveStep({ orgId: thread.orgId, threadId: thread.id, stepPath: "0", stepId: "call", name: "call", primitive: "execute", tool: "test.second_time", status: "failed", error: "earlier" }, OWNER);
+    await store.update(thread.id, OWNER, { resumeOverride: { value: `override-${thread.id}` } });
+    await expect(runOnce(thread, source)).rejects.toBeInstanceOf(Suspension);
+    // The worker clears the override when it releases the thread: it was used.
+    await store.update(thread.id, OWNER, { resumeOverride: null });
+    clock.ms += 1_000;
+    expect(await runOnce(thread, source)).toEqual({ echo: `override-${thread.id}` });
+    expect(calls.map((call) => call.input.value)).toEqual([`override-${thread.id}`, `override-${thread.id}`]);
+  });
+
+  it("leaves no abort listener behind on the run's signal", async () => {
+    const source = `dsl: script/1
+steps:
+  - {id: call, timeout: 5s, retry: {maxAttempts: 3, backoff: fixed, initial: 1ms}, execute: {tool: test.flaky}}
+`;
+    const controller = new AbortController();
+    const thread = await leasedThread(source);
+    await expect(runToEnd(thread, source, controller.signal)).rejects.toBeInstanceOf(StepFailure);
+    expect(calls).toHaveLength(3);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("suspends a parallel step until the first of its branches is due", async () => {
+    const source = `dsl: script/1
+steps:
+  - id: both
+    parallel:
+      branches:
+        - {name: slow, steps: [{id: call, retry: {maxAttempts: 2, initial: 1h}, execute: {tool: test.flaky}}]}
+        - {name: quick, steps: [{id: nap, wait: {for: 2s}}]}
+`;
+    const thread = await leasedThread(source);
+    const start = clock.ms;
+    await expect(runOnce(thread, source)).rejects.toMatchObject({ name: "Suspension", reason: "wait", runAfter: start + 2_000 });
+    clock.ms = start + 2_000;
+    await expect(runOnce(thread, source)).rejects.toMatchObject({ name: "Suspension", reason: "retry", runAfter: start + 3_600_000 });
+    expect(await store.step(thread.orgId, thread.id, "0.1.0")).toMatchObject({ status: "completed" });
+    expect(calls).toHaveLength(1);
   });
 });
 

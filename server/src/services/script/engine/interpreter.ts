@@ -1,12 +1,14 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { StepBinding } from "../dsl/expressions.js";
+import type { CompiledTemplate } from "../dsl/templates.js";
 import { effectivePolicy, LLM_TOOL, retryDelayMs, type JsonValue, type ScriptDocument, type Step } from "../dsl/script-document.js";
 import { ToolError } from "../tools/tool-error.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ArtifactStore } from "../threads/artifact-store.js";
 import { threadEvent, type ThreadEventRecord } from "../threads/thread-events.js";
 import type { EventWrite, StepEnd, StepRow, StepWrite, ThreadRow, ThreadStore } from "../threads/thread-store.js";
-import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
+import { llmDecision, llmDecisionRequest, ruleDecision, type Decision } from "./decision.js";
+import { Cancellation, containerStop, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 import { StepScope } from "./step-scope.js";
 
 export interface InterpreterDeps {
@@ -87,7 +89,7 @@ class Runner {
         await save({ status: "skipped", finishedAt: this.deps.now() });
         return { output: null, status: "skipped", error: null };
       }
-      const input = step.primitive === "execute" ? (this.takeOverride(row) ?? step.execute.input.evaluate(scope.bindings())) : null;
+      const input = step.primitive === "execute" ? this.callInput(step.execute.input, row, scope) : null;
       // A step entered again while waiting or paused has started already; any other one starts now.
       if (row?.status === "waiting" || row?.status === "paused") await this.checkCancel(path);
       else await this.begin({ ...identity, input, startedAt: started });
@@ -129,7 +131,7 @@ class Runner {
     const bindings = scope.bindings();
     switch (step.primitive) {
       case "execute":
-        return this.callTool(step, path, step.execute.tool, input ?? {});
+        return this.callTool(step, path, step.execute.tool, input ?? {}, row, save);
       case "set": {
         const values: JsonObject = {};
         for (const [name, template] of Object.entries(step.set.values)) values[name] = template.evaluate(bindings);
@@ -156,28 +158,46 @@ class Runner {
     }
   }
 
-  /** One tool call with the step's timeout and retry policy; the idempotency key is `thread:path`. */
-  private async callTool(step: Step, path: string, tool: string, input: JsonObject): Promise<JsonValue> {
+  /**
+   * An execute step's input: a resume override if one is due to this step; the input recorded at
+   * the first attempt when a retry is due (the override was used up then, and re-evaluating the
+   * template would drop it); else the template's value.
+   */
+  private callInput(template: CompiledTemplate, row: StepRow | undefined, scope: StepScope): JsonValue {
+    if (row?.status === "waiting") return row.input as JsonValue;
+    return this.takeOverride(row) ?? template.evaluate(scope.bindings());
+  }
+
+  /**
+   * One attempt of a tool call, with the step's timeout; the idempotency key is `thread:path`. A
+   * retryable failure with attempts left saves the next attempt's number and due time on the
+   * step (status `waiting`) and suspends the thread until then, so a backoff holds neither a
+   * worker slot nor the lease. The run that claims the thread again finds the step waiting and
+   * makes that attempt once it is due; a claim before then (a crash between the save and the
+   * release) only suspends again. Attempts are thus neither skipped nor started afresh.
+   */
+  private async callTool(step: Step, path: string, tool: string, input: JsonObject, row: StepRow | undefined, save: (patch: Partial<StepRow>) => Promise<void>): Promise<JsonValue> {
     const policy = effectivePolicy(this.document, step);
-    const attempts = policy.retry?.maxAttempts ?? 1;
-    for (let attempt = 1; ; attempt++) {
-      const signals = [this.deps.signal, ...(policy.timeout ? [AbortSignal.timeout(policy.timeout)] : [])];
-      try {
-        return await this.deps.tools.invoke(this.thread.orgId, tool, input, {
-          signal: AbortSignal.any(signals),
-          idempotencyKey: `${this.thread.id}:${path}`,
-          threadId: this.thread.id,
-          stepPath: path,
-          env: this.thread.env,
-          writeArtifact: async (name, contentType, bytes) => {
-            await this.deps.artifacts.write({ threadId: this.thread.id, orgId: this.thread.orgId, stepPath: path }, name, contentType, bytes);
-          },
-        });
-      } catch (error) {
-        const permanent = error instanceof ToolError && (error.reason === "invalid_input" || error.reason === "not_found");
-        if (permanent || attempt >= attempts || this.deps.signal.aborted) throw error;
-        await delay(retryDelayMs(policy.retry!, attempt), this.deps.signal);
-      }
+    const retryDue = row?.status === "waiting" && row.wakeAt > 0 ? row : undefined;
+    if (retryDue && this.deps.now() < retryDue.wakeAt) throw new Suspension("retry", retryDue.wakeAt, path);
+    const attempt = retryDue?.attempt ?? 1;
+    try {
+      return await this.deps.tools.invoke(this.thread.orgId, tool, input, {
+        signal: policy.timeout ? AbortSignal.any([this.deps.signal, AbortSignal.timeout(policy.timeout)]) : this.deps.signal,
+        idempotencyKey: `${this.thread.id}:${path}`,
+        threadId: this.thread.id,
+        stepPath: path,
+        env: this.thread.env,
+        writeArtifact: async (name, contentType, bytes) => {
+          await this.deps.artifacts.write({ threadId: this.thread.id, orgId: this.thread.orgId, stepPath: path }, name, contentType, bytes);
+        },
+      });
+    } catch (error) {
+      const permanent = error instanceof ToolError && (error.reason === "invalid_input" || error.reason === "not_found");
+      if (permanent || !policy.retry || attempt >= policy.retry.maxAttempts || this.deps.signal.aborted) throw error;
+      const wakeAt = this.deps.now() + retryDelayMs(policy.retry, attempt);
+      await save({ status: "waiting", attempt: attempt + 1, wakeAt, error: error instanceof Error ? error.message : String(error) });
+      throw new Suspension("retry", wakeAt, path);
     }
   }
 
@@ -217,11 +237,12 @@ class Runner {
   }
 
   private async decide(step: Extract<Step, { primitive: "decide" }>, path: string, scope: StepScope, row: StepRow | undefined, save: (patch: Partial<StepRow>) => Promise<void>): Promise<JsonValue> {
-    // The decision is saved before the branch runs, so a resumed thread takes the same branch
-    // and never asks a model twice.
     let decision = (row?.input as { decision?: Decision } | null)?.decision;
     if (!decision) {
-      decision = step.decide.strategy === "rule" ? this.ruleDecision(step, scope) : await this.llmDecision(step, path, scope);
+      decision =
+        step.decide.strategy === "rule"
+          ? ruleDecision(step, scope.bindings())
+          : llmDecision(step, path, await this.callTool(step, path, LLM_TOOL, llmDecisionRequest(step, scope.bindings()), row, save));
       await save({ input: { decision } as never });
       await this.deps.emit(threadEvent.decision(path, { strategy: decision.strategy, chosenBranch: decision.chosen_branch, reasoning: decision.reasoning }));
     }
@@ -232,68 +253,33 @@ class Runner {
     return { strategy: decision.strategy, chosen_branch: decision.chosen_branch, reasoning: decision.reasoning, result };
   }
 
-  private ruleDecision(step: Extract<Step, { primitive: "decide" }>, scope: StepScope): Decision {
-    const bindings = scope.bindings();
-    for (const branch of step.decide.branches) {
-      if (!branch.default && branch.when?.evaluateCondition(bindings)) {
-        return { strategy: "rule", chosen_branch: branch.name, reasoning: `condition ${branch.when.source} matched` };
-      }
-    }
-    const fallback = step.decide.branches.find((b) => b.default);
-    return { strategy: "rule", chosen_branch: fallback?.name ?? "", reasoning: fallback ? "no condition matched: default branch" : "no condition matched" };
-  }
-
-  private async llmDecision(step: Extract<Step, { primitive: "decide" }>, path: string, scope: StepScope): Promise<Decision> {
-    const names = step.decide.branches.map((b) => b.name);
-    const question = step.decide.prompt ? String(step.decide.prompt.evaluate(scope.bindings())) : "";
-    const prompt = [
-      question,
-      "",
-      "Choose exactly one of these branches:",
-      ...step.decide.branches.map((b) => `- ${b.name}${b.description ? `: ${b.description}` : ""}`),
-      "",
-      'Answer with JSON only: {"branch": "<one of the names>", "reasoning": "<one sentence>"}',
-    ].join("\n");
-    const answer = (await this.callTool(step, path, LLM_TOOL, {
-      prompt,
-      responseFormat: "json",
-      ...(step.decide.model ? { model: step.decide.model } : {}),
-    })) as { json?: { branch?: unknown; reasoning?: unknown } };
-    const branch = typeof answer?.json?.branch === "string" ? answer.json.branch : "";
-    if (names.includes(branch)) return { strategy: "llm", chosen_branch: branch, reasoning: typeof answer.json?.reasoning === "string" ? answer.json.reasoning : "" };
-    const fallback = step.decide.branches.find((b) => b.default);
-    const refused = `the model chose ${JSON.stringify(branch)}, which is not one of ${names.join(", ")}`;
-    if (!fallback) throw new StepFailure(refused, path, step.name);
-    return { strategy: "llm", chosen_branch: fallback.name, reasoning: `${refused}: default branch` };
-  }
-
   private async iterate(step: Extract<Step, { primitive: "iterate" }>, path: string, scope: StepScope): Promise<JsonValue> {
     const items = step.iterate.over.evaluate(scope.bindings());
     if (!Array.isArray(items)) throw new StepFailure(`iterate: ${step.iterate.over.source} is not a list`, path, step.name);
     const results: JsonValue[] = new Array(items.length).fill(null);
     let next = 0;
-    let failure: unknown;
-    // At most maxConcurrency iterations at a time; after a failure no new one starts.
+    const stops: unknown[] = [];
+    // At most maxConcurrency iterations at a time; after a failure (or a suspension) no new one starts.
     const lane = async () => {
-      while (failure === undefined && next < items.length) {
+      while (stops.length === 0 && next < items.length) {
         const k = next++;
         try {
           results[k] = await this.runList(step.iterate.steps, `${path}.${k}`, scope.child({ [step.iterate.as]: items[k]!, index: k }));
         } catch (error) {
-          failure ??= error;
+          stops.push(error);
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(step.iterate.maxConcurrency, items.length) }, lane));
-    if (failure !== undefined) throw failure;
+    if (stops.length > 0) throw containerStop(stops);
     return results;
   }
 
   private async parallel(step: Extract<Step, { primitive: "parallel" }>, path: string, scope: StepScope): Promise<JsonValue> {
     const branches = step.parallel.branches.map(() => scope.child());
     const outcomes = await Promise.allSettled(step.parallel.branches.map((branch, b) => this.runList(branch.steps, `${path}.${b}`, branches[b]!)));
-    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
-    if (failed) throw failed.reason;
+    const stops = outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as unknown] : []));
+    if (stops.length > 0) throw containerStop(stops);
     for (const branch of branches) scope.adopt(branch);
     return Object.fromEntries(step.parallel.branches.map((branch, b) => [branch.name, (outcomes[b] as PromiseFulfilledResult<JsonValue>).value]));
   }
@@ -338,12 +324,6 @@ class Runner {
   }
 }
 
-interface Decision {
-  strategy: "rule" | "llm";
-  chosen_branch: string;
-  reasoning: string;
-}
-
 function isObject(value: JsonValue | undefined): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -354,12 +334,3 @@ function untilOf(value: JsonValue): number {
   return at;
 }
 
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
-  });
-}

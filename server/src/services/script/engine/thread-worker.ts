@@ -50,6 +50,8 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});
   const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  /** Wake-ups of this process's claim loop at the times threads it released become runnable. */
+  const wakeTimers = new Set<NodeJS.Timeout>();
   const documents = new Map<string, ScriptDocument>();
   let stopped = true;
   let loop: PollLoop | undefined;
@@ -159,6 +161,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     }
     if (error instanceof Suspension) {
       await store.release(thread.id, owner, { status: error.reason === "approval" ? "paused" : "running", runAfter: error.runAfter, resumeOverride: null });
+      if (error.runAfter > 0) wakeAt(error.runAfter);
       return;
     }
     const cancellation = reason instanceof Cancellation ? reason : error instanceof Cancellation ? error : undefined;
@@ -176,6 +179,19 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     const at = now();
     const event = { ...threadEvent.failed(message, { stepPath, name: stepName }), at };
     if (await store.endRun(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: at, resumeOverride: null }, event)) ended(thread);
+  }
+
+  /**
+   * Claims again at `at`: a wait or a retry's backoff then resumes on time rather than at the next
+   * poll. (Any process may claim the thread; the poll remains the safety net.)
+   */
+  function wakeAt(at: number): void {
+    const timer = setTimeout(() => {
+      wakeTimers.delete(timer);
+      if (!stopped) loop?.wake();
+    }, Math.max(0, at - now()) + 1);
+    timer.unref();
+    wakeTimers.add(timer);
   }
 
   /** Claims what this process has room for and starts running it. */
@@ -200,6 +216,8 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     async stop() {
       stopped = true;
       unsubscribe?.();
+      for (const timer of wakeTimers) clearTimeout(timer);
+      wakeTimers.clear();
       await loop?.stop();
       for (const { abort } of running.values()) abort.abort(new LeaseLost("server stopping"));
       await Promise.all([...running.values()].map((r) => r.done));

@@ -194,7 +194,7 @@ export function createThreadStore(db: Database) {
           insert into thread_steps (thread_id, step_path, org_id, step_id, name, primitive, tool, parent_path, status, input, error, attempt, started_at, finished_at)
           select t.id, ${step.stepPath}, t.org_id, ${step.stepId}, ${step.name}, ${step.primitive}, ${step.tool}, ${step.parentPath}, 'running', ${jsonParam(step.input)}, '', 1, ${step.startedAt}, 0 from t
           on conflict (thread_id, step_path) do update set status = 'running', input = coalesce(excluded.input, thread_steps.input), error = '',
-            attempt = thread_steps.attempt + 1, finished_at = 0
+            attempt = 1, wake_at = 0, finished_at = 0
         ), e as (
           insert into thread_events (thread_id, sequence, org_id, kind, step_path, payload, created_at)
           select t.id, t.event_sequence, t.org_id, ${event.kind}, ${event.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
