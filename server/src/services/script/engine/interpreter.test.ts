@@ -1,5 +1,6 @@
 import { getEventListeners } from "node:events";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { DrizzleQueryError } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
 import { parseScript } from "../dsl/parse-script.js";
@@ -9,7 +10,7 @@ import { sendJson, startTestServer, type TestServer } from "../tools/test-kit.js
 import { ToolError } from "../tools/tool-error.js";
 import type { Tool, ToolContext } from "../tools/tool.js";
 import { createToolRegistry, type ToolRegistry } from "../tools/tool-registry.js";
-import { runThread } from "./interpreter.js";
+import { runThread, type InterpreterDeps } from "./interpreter.js";
 import { StepFailure, Suspension } from "./run-outcome.js";
 
 // The interpreter over a real store, run the way the worker runs it: once per claim, replaying
@@ -24,6 +25,8 @@ const clock = { ms: 1_700_000_000_000 };
 
 /** Calls of the probe tools, by tool name. */
 const calls: { tool: string; stepPath: string; input: JsonObject }[] = [];
+/** What the interpreter logged. */
+const logs: { message: string; fields: Record<string, unknown> }[] = [];
 /** What the model answers next, one per call; the last answer repeats. */
 let modelAnswers: string[] = [];
 
@@ -77,7 +80,7 @@ beforeEach(() => {
 });
 
 /** A thread row as a worker holds it: RUNNING, leased to this test. */
-async function leasedThread(source: string, input: JsonObject = {}): Promise<ThreadRow> {
+async function leasedThread(source: string, input: JsonObject = {}, env: Record<string, string> = {}): Promise<ThreadRow> {
   const orgId = await database.createOrganization();
   return store.insert({
     orgId,
@@ -85,7 +88,7 @@ async function leasedThread(source: string, input: JsonObject = {}): Promise<Thr
     scriptVersion: 1,
     status: "running",
     input,
-    env: {},
+    env,
     metadata: {},
     totalSteps: parseScript(source).steps.length,
     leaseOwner: OWNER,
@@ -95,7 +98,7 @@ async function leasedThread(source: string, input: JsonObject = {}): Promise<Thr
 }
 
 /** One run of the thread as a claim starts it: the row as stored now, the document, the store. */
-async function runOnce(thread: ThreadRow, source: string, signal = new AbortController().signal): Promise<JsonValue> {
+async function runOnce(thread: ThreadRow, source: string, signal = new AbortController().signal, overrides: Partial<InterpreterDeps> = {}): Promise<JsonValue> {
   const row = (await store.get(thread.orgId, thread.id))!;
   return runThread(row, parseScript(source), {
     store,
@@ -103,12 +106,14 @@ async function runOnce(thread: ThreadRow, source: string, signal = new AbortCont
     artifacts: { write: async () => undefined as never },
     signal,
     now: () => clock.ms,
+    log: (message, fields) => logs.push({ message, fields }),
     saveStep: async (step) => {
       if (!(await store.saveStep(step, OWNER))) throw new Error("lease lost");
     },
     beginStep: (step, event) => store.beginStep(OWNER, step, event),
     finishStep: (step, event) => store.finishStep(OWNER, step, event),
     emit: async (event) => void (await store.appendEvent(row.orgId, row.id, event)),
+    ...overrides,
   });
 }
 
@@ -368,5 +373,60 @@ output: {seen: "\${vars.seen}", late: "\${vars.size}/\${steps.look.output.echo}/
     expect(runs).toBe(2);
     expect(output).toEqual({ seen: "big/7/left/r", late: "big/7/left/r", mark: true });
     expect(calls.map((call) => call.stepPath).sort()).toEqual(["0.0.1", "1.1.0"]);
+  });
+});
+
+describe("failures and values the database cannot hold as they are", () => {
+  it("stores a call's output holding NUL as it was returned", async () => {
+    const source = `dsl: script/1
+inputs: {type: object, properties: {text: {type: string}}}
+steps:
+  - {id: call, execute: {tool: test.echo, input: {value: "\${inputs.text}"}}}
+output: "\${steps.call.output}"
+`;
+    const thread = await leasedThread(source, { text: "x\u0000y" });
+    expect((await runToEnd(thread, source)).output).toEqual({ echo: "x\u0000y" });
+    expect((await store.step(thread.orgId, thread.id, "0"))?.output).toEqual({ echo: "x\u0000y" });
+  });
+
+  it("records a database failure as an internal error, and logs it without the statement's parameters", async () => {
+    const source = `dsl: script/1
+steps:
+  - {id: call, execute: {tool: test.echo, input: {value: "\${env.API_TOKEN}"}}}
+`;
+    const thread = await leasedThread(source, {}, { API_TOKEN: "tok-secret-123" });
+    const refused = Object.assign(new Error("unsupported Unicode escape sequence"), { severity: "ERROR", code: "22P05", detail: "\\u0000 cannot be converted to text.", where: "JSON data, line 1: {\"value\": \"tok-secret-123" });
+    const finishStep = async () => {
+      throw new DrizzleQueryError("update thread_steps set output = $1 where thread_id = $2", [JSON.stringify({ echo: "tok-secret-123" }), thread.id], refused);
+    };
+    logs.length = 0;
+    await expect(runOnce(thread, source, undefined, { finishStep })).rejects.toMatchObject({ name: "StepFailure", message: "internal error", stepPath: "0" });
+    expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ status: "failed", error: "internal error" });
+    expect((await eventsOf(thread)).at(-1)).toMatchObject({ kind: "stepFailed", payload: { error: "internal error" } });
+    expect(logs).toEqual([
+      {
+        message: "step failed with an internal error",
+        fields: {
+          threadId: thread.id,
+          stepPath: "0",
+          cause: [
+            { name: "DrizzleQueryError", query: "update thread_steps set output = $1 where thread_id = $2" },
+            { name: "Error", code: "22P05", message: "unsupported Unicode escape sequence" },
+          ],
+        },
+      },
+    ]);
+    expect(JSON.stringify(logs)).not.toContain("tok-secret-123");
+  });
+
+  it("records a failure message holding NUL with U+FFFD in its place", async () => {
+    const source = `dsl: script/1
+inputs: {type: object, properties: {why: {type: string}}}
+steps:
+  - {id: stop, fail: {message: "\${inputs.why}"}}
+`;
+    const thread = await leasedThread(source, { why: "bad\u0000byte" });
+    await expect(runOnce(thread, source)).rejects.toBeInstanceOf(StepFailure);
+    expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ status: "failed", error: "bad\uFFFDbyte" });
   });
 });

@@ -8,6 +8,7 @@ import type { ArtifactStore } from "../threads/artifact-store.js";
 import { threadEvent, type ThreadEventRecord } from "../threads/thread-events.js";
 import type { EventWrite, StepEnd, StepRow, StepWrite, ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { llmDecision, llmDecisionRequest, ruleDecision, type Decision } from "./decision.js";
+import { describeFailure } from "./failure-text.js";
 import { Cancellation, containerStop, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 import { StepScope } from "./step-scope.js";
 
@@ -27,6 +28,8 @@ export interface InterpreterDeps {
   /** Aborted when the lease is lost, the deadline passes or the server stops. */
   readonly signal: AbortSignal;
   now(): number;
+  /** The server log, for what a step's `error` must not show. */
+  log(message: string, fields: Record<string, unknown>): void;
 }
 
 /**
@@ -103,11 +106,12 @@ class Runner {
       return { output, status: "completed", error: null };
     } catch (error) {
       if (error instanceof Suspension || error instanceof Cancellation || error instanceof LeaseLost || this.deps.signal.aborted) throw error;
-      const message = error instanceof Error ? error.message : String(error);
-      await save({ status: "failed", error: message, finishedAt: this.deps.now() });
-      await this.deps.emit(threadEvent.stepFailed({ stepPath: path, name: step.name }, message));
-      if (step.continueOnError) return { output: null, status: "failed", error: message };
-      throw error instanceof StepFailure ? error : new StepFailure(message, path, step.name);
+      const failure = describeFailure(error);
+      if (failure.internal) this.deps.log("step failed with an internal error", { threadId: this.thread.id, stepPath: path, ...failure.internal });
+      await save({ status: "failed", error: failure.text, finishedAt: this.deps.now() });
+      await this.deps.emit(threadEvent.stepFailed({ stepPath: path, name: step.name }, failure.text));
+      if (step.continueOnError) return { output: null, status: "failed", error: failure.text };
+      throw error instanceof StepFailure ? error : new StepFailure(failure.text, path, step.name);
     }
   }
 
@@ -196,7 +200,7 @@ class Runner {
       const permanent = error instanceof ToolError && (error.reason === "invalid_input" || error.reason === "not_found");
       if (permanent || !policy.retry || attempt >= policy.retry.maxAttempts || this.deps.signal.aborted) throw error;
       const wakeAt = this.deps.now() + retryDelayMs(policy.retry, attempt);
-      await save({ status: "waiting", attempt: attempt + 1, wakeAt, error: error instanceof Error ? error.message : String(error) });
+      await save({ status: "waiting", attempt: attempt + 1, wakeAt, error: describeFailure(error).text });
       throw new Suspension("retry", wakeAt, path);
     }
   }

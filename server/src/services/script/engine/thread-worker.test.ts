@@ -239,6 +239,20 @@ steps:
     expect(failed.error).toMatch(/artifact.write: .*segment longer than the filesystem allows/);
   });
 
+  it("fails a thread whose failure message holds NUL, with U+FFFD in its place", async () => {
+    const thread = await startThread(
+      `dsl: script/1
+inputs: {type: object, properties: {why: {type: string}}}
+steps:
+  - {id: stop, fail: {message: "\${inputs.why}"}}
+`,
+      { why: "bad\u0000byte" },
+    );
+    const done = await ended(thread);
+    expect([done.status, done.error, done.failedStepPath]).toEqual(["failed", "bad\uFFFDbyte", "0"]);
+    expect((await store.eventsAfter(thread.orgId, thread.id, 0)).at(-1)).toMatchObject({ kind: "failed", payload: { error: "bad\uFFFDbyte" } });
+  });
+
   it("waits, then continues", async () => {
     const thread = await startThread(`dsl: script/1
 steps:

@@ -9,6 +9,7 @@ import { threadEvent, type ThreadEventRecord } from "../threads/thread-events.js
 import type { ThreadSignals } from "../threads/thread-signals.js";
 import type { ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { runThread } from "./interpreter.js";
+import { failureLogFields } from "./failure-text.js";
 import { outputWarnings } from "./output-warnings.js";
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 
@@ -127,11 +128,15 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
           return finished;
         },
         now,
+        log,
         emit: (event) => emit(thread, event),
       });
       await finish(thread, document, output, started);
     } catch (error) {
-      await settle(thread, abort.signal.reason ?? error, error);
+      await settle(thread, abort.signal.reason ?? error, error).catch((failure: unknown) => {
+        // The thread keeps the lease until it expires; then a worker claims it and runs it again.
+        log("recording how a run ended failed", { threadId: thread.id, ...failureLogFields(failure) });
+      });
     } finally {
       clearInterval(renewal);
       unsubscribeCancel();
@@ -171,11 +176,13 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
       if (await store.endRun(thread.id, owner, { status: "cancelled", finishedAt: at }, event)) ended(thread);
       return;
     }
+    // A step's failure was described (and logged) where it happened; another one is described here.
     const failure = reason instanceof StepFailure ? reason : error;
-    const message = failure instanceof Error ? failure.message : String(failure);
     const stepPath = failure instanceof StepFailure ? failure.stepPath : "";
     const stepName = failure instanceof StepFailure ? failure.stepName : "";
-    log("thread failed", { threadId: thread.id, stepPath, error: message });
+    const fields = failureLogFields(failure);
+    const message = String(fields.error);
+    log("thread failed", { threadId: thread.id, stepPath, ...fields });
     const at = now();
     const event = { ...threadEvent.failed(message, { stepPath, name: stepName }), at };
     if (await store.endRun(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: at, resumeOverride: null }, event)) ended(thread);

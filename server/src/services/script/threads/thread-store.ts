@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
 import { resultRows, type Database } from "../../../db/database.js";
+import { toStoredJson } from "../../../db/stored-json.js";
 import { threadEvents, threads, threadSteps, type ThreadStatus } from "../../../db/schema.js";
 import { enqueueThreadCallback } from "../callbacks/callback-outbox.js";
 import type { ThreadEventRecord } from "./thread-events.js";
@@ -321,8 +322,11 @@ export interface EventWrite extends ThreadEventRecord {
   readonly at: number;
 }
 
-/** JSON for a jsonb parameter (null stays SQL null): both drivers take it as text and cast. */
+/**
+ * A jsonb parameter of the raw statements, encoded as the schema's storedJson columns are (a
+ * value holding NUL is stored escaped); null stays SQL null. Both drivers take it as text and cast.
+ */
 function jsonParam(value: unknown) {
-  return value === undefined || value === null ? sql`null` : sql`${JSON.stringify(value)}::jsonb`;
+  return value === undefined || value === null ? sql`null` : sql`${toStoredJson(value)}::jsonb`;
 }
 
