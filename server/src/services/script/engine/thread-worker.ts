@@ -13,6 +13,9 @@ import { failureLogFields } from "./failure-text.js";
 import { outputWarnings } from "./output-warnings.js";
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 
+/** The longest delay setTimeout keeps (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface ThreadWorkerOptions {
   readonly store: ThreadStore;
   readonly scripts: ScriptStore;
@@ -190,13 +193,14 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
 
   /**
    * Claims again at `at`: a wait or a retry's backoff then resumes on time rather than at the next
-   * poll. (Any process may claim the thread; the poll remains the safety net.)
+   * poll. (Any process may claim the thread; the poll remains the safety net, also for waits
+   * longer than a timer can hold, which wake the loop early and find nothing due.)
    */
   function wakeAt(at: number): void {
     const timer = setTimeout(() => {
       wakeTimers.delete(timer);
       if (!stopped) loop?.wake();
-    }, Math.max(0, at - now()) + 1);
+    }, Math.min(Math.max(0, at - now()) + 1, MAX_TIMER_MS));
     timer.unref();
     wakeTimers.add(timer);
   }
