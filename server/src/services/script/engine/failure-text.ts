@@ -20,8 +20,11 @@ export interface DescribedFailure {
  */
 export function describeFailure(error: unknown): DescribedFailure {
   const chain = causeChain(error);
-  const internal = chain.findIndex((cause) => isDatabaseError(cause) || cause instanceof TypeError || cause instanceof ReferenceError);
-  if (internal !== -1) return { text: INTERNAL_FAILURE, internal: logDetail(chain.slice(internal)) };
+  // A database error anywhere below: a tool's message may repeat it. A programming error only
+  // when nothing caught it: fetch, for one, fails with a TypeError that tools explain in their own words.
+  const database = chain.findIndex(isDatabaseError);
+  if (database !== -1) return { text: INTERNAL_FAILURE, internal: logDetail(chain.slice(database)) };
+  if (error instanceof TypeError || error instanceof ReferenceError) return { text: INTERNAL_FAILURE, internal: logDetail(chain) };
   const message = error instanceof Error ? error.message : String(error);
   return { text: message.replaceAll("\u0000", "\uFFFD") };
 }
