@@ -74,7 +74,7 @@ let seen = 0;
 let reading = Promise.resolve();
 const unsubscribe = signals.onEvents(longThread.id, () => {
   reading = reading.then(async () => {
-    for (const event of await store.eventsAfter(longThread.id, seen)) {
+    for (const event of await store.eventsAfter(longThread.orgId, longThread.id, seen)) {
       delivery.push(Date.now() - event.createdAt);
       seen = event.sequence;
     }
@@ -84,7 +84,7 @@ await signals.runnable();
 await waitAll([longThread.id]);
 await reading;
 unsubscribe();
-const starts = (await store.eventsAfter(longThread.id, 0)).filter((e) => e.kind === "stepStarted").map((e) => e.createdAt);
+const starts = (await store.eventsAfter(longThread.orgId, longThread.id, 0)).filter((e) => e.kind === "stepStarted").map((e) => e.createdAt);
 const intervals = starts.slice(1).map((t, i) => t - starts[i]!);
 
 // 2. New thread to its first step_started, one at a time.
@@ -94,7 +94,7 @@ for (let i = 0; i < 20; i++) {
   const thread = await insert(short);
   await signals.runnable();
   await waitAll([thread.id]);
-  const first = (await store.eventsAfter(thread.id, 0)).find((e) => e.kind === "stepStarted")!;
+  const first = (await store.eventsAfter(thread.orgId, thread.id, 0)).find((e) => e.kind === "stepStarted")!;
   firstStep.push(first.createdAt - thread.createdAt);
 }
 

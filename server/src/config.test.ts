@@ -14,4 +14,12 @@ describe("serve configuration", () => {
     expect(parse).toThrow(ConfigError);
     expect(parse).toThrow('--trusted-proxies (PLATFORM_TRUSTED_PROXIES): "proxy.internal" is not an IP address or CIDR range');
   });
+
+  it("runs 8 threads at once by default, at least 1, from the flag or the environment", () => {
+    expect(parseServeConfig([], {}).threadConcurrency).toBe(8);
+    expect(parseServeConfig(["--thread-concurrency", "1"], {}).threadConcurrency).toBe(1);
+    expect(parseServeConfig([], { PLATFORM_THREAD_CONCURRENCY: "32" }).threadConcurrency).toBe(32);
+    expect(parseServeConfig(["--thread-concurrency", "0"], {}).threadConcurrency).toBe(1);
+    expect(() => parseServeConfig(["--thread-concurrency", "many"], {})).toThrow('--thread-concurrency (PLATFORM_THREAD_CONCURRENCY) must be an integer from 0 to 1024, got "many"');
+  });
 });

@@ -25,6 +25,8 @@ export interface ServerConfig {
   readonly llm: LlmConfig | undefined;
   /** How long a worker's claim on a thread holds without renewal: how soon a dead process's threads are resumed elsewhere. */
   readonly threadLeaseMs: number;
+  /** Threads this process runs at once; a thread waiting (a wait step, a retry's backoff, an approval) takes no slot. */
+  readonly threadConcurrency: number;
   /** Lets callback URLs and the http.request tool reach loopback, private and link-local hosts. */
   readonly allowPrivateNetwork: boolean;
   /** Reverse proxies whose X-Forwarded-For names the client (the address rate limits count); absent trusts none. */
@@ -69,6 +71,7 @@ export const settings = {
   secretKey: { flag: "secret-key", env: "PLATFORM_SECRET_KEY", fallback: "", help: "base64 32-byte key sealing secrets; empty generates <data-dir>/secret.key" },
   shutdownGraceMs: { flag: "shutdown-grace-ms", env: "PLATFORM_SHUTDOWN_GRACE_MS", fallback: "10000", help: "time in-flight requests get on SIGTERM" },
   threadLeaseMs: { flag: "thread-lease-ms", env: "PLATFORM_THREAD_LEASE_MS", fallback: "30000", help: "claim on a running thread; a dead process's threads resume this long after it died" },
+  threadConcurrency: { flag: "thread-concurrency", env: "PLATFORM_THREAD_CONCURRENCY", fallback: "8", help: "threads one process runs at once (from 1); a waiting thread takes no slot" },
   allowPrivateNetwork: { flag: "allow-private-network", env: "PLATFORM_ALLOW_PRIVATE_NETWORK", fallback: "false", help: "true lets callbacks and http.request reach loopback, private and link-local hosts (development only)" },
   trustedProxies: { flag: "trusted-proxies", env: "PLATFORM_TRUSTED_PROXIES", fallback: "", help: "addresses and CIDR ranges of reverse proxies whose X-Forwarded-For names the client, comma-separated (the identity plane's rate limits count that address); empty trusts none" },
   blobDir: { flag: "blob-dir", env: "PLATFORM_BLOB_DIR", fallback: "", help: "filesystem object store for artifacts; empty uses <data-dir>/blobs" },
@@ -131,6 +134,7 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     secretKey: read(settings.secretKey) || undefined,
     shutdownGraceMs: integer(settings.shutdownGraceMs, 600_000),
     threadLeaseMs: Math.max(1_000, integer(settings.threadLeaseMs, 3_600_000)),
+    threadConcurrency: Math.max(1, integer(settings.threadConcurrency, 1_024)),
     allowPrivateNetwork: flag(settings.allowPrivateNetwork),
     trustedProxies: trustedProxies(settings.trustedProxies, read(settings.trustedProxies)),
     blobDir: resolve(read(settings.blobDir) || resolve(dataDir, "blobs")),

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { bigint, boolean, customType, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, unique, uuid } from "drizzle-orm/pg-core";
+import { storedJson } from "./stored-json.js";
 
 /**
  * The database schema of the whole platform: one drizzle schema for the embedded PGlite and for
@@ -168,10 +169,10 @@ export const threads = pgTable(
     scriptName: text("script_name").notNull(),
     scriptVersion: integer("script_version").notNull(),
     status: text("status").$type<ThreadStatus>().notNull().default("pending"),
-    input: jsonb("input").$type<Record<string, unknown>>().notNull(),
+    input: storedJson("input").$type<Record<string, unknown>>().notNull(),
     /** The environment merged at creation (load_env), as steps see it. */
-    env: jsonb("env").$type<Record<string, string>>().notNull(),
-    metadata: jsonb("metadata").$type<Record<string, string>>().notNull(),
+    env: storedJson("env").$type<Record<string, string>>().notNull(),
+    metadata: storedJson("metadata").$type<Record<string, string>>().notNull(),
     timeoutMs: epochMs("timeout_ms").notNull().default(0),
     /** Wall-clock deadline (epoch ms), 0 for none. */
     deadlineAt: epochMs("deadline_at").notNull().default(0),
@@ -182,9 +183,9 @@ export const threads = pgTable(
     currentStepName: text("current_step_name").notNull().default(""),
     totalSteps: integer("total_steps").notNull().default(0),
     /** The script's final output, once completed. */
-    output: jsonb("output"),
+    output: storedJson("output"),
     /** Where the final output does not match the script's `outputs` schema, one line each: the thread completed anyway. */
-    warnings: jsonb("warnings").$type<string[]>().notNull().default([]),
+    warnings: storedJson("warnings").$type<string[]>().notNull().default([]),
     createdAt: epochMs("created_at").notNull().default(nowMs),
     startedAt: epochMs("started_at").notNull().default(0),
     finishedAt: epochMs("finished_at").notNull().default(0),
@@ -195,7 +196,7 @@ export const threads = pgTable(
     cancelRequested: boolean("cancel_requested").notNull().default(false),
     cancelReason: text("cancel_reason").notNull().default(""),
     /** A resumed step's replacement input, consumed by the step that failed or paused. */
-    resumeOverride: jsonb("resume_override"),
+    resumeOverride: storedJson("resume_override"),
     resumeCount: integer("resume_count").notNull().default(0),
     /** Last event sequence written; events are numbered from 1 per thread. */
     eventSequence: integer("event_sequence").notNull().default(0),
@@ -220,8 +221,8 @@ export const threadSteps = pgTable(
     tool: text("tool").notNull().default(""),
     parentPath: text("parent_path").notNull().default(""),
     status: text("status").$type<StepStatus>().notNull(),
-    input: jsonb("input"),
-    output: jsonb("output"),
+    input: storedJson("input"),
+    output: storedJson("output"),
     error: text("error").notNull().default(""),
     attempt: integer("attempt").notNull().default(1),
     /** A `wait` step's wake-up time, epoch ms. */
@@ -245,7 +246,7 @@ export const threadEvents = pgTable(
     /** The ThreadEvent variant (`started`, `step_started`, ...) or a step-only kind (`decision`). */
     kind: text("kind").notNull(),
     /** The variant's fields in proto3 JSON. */
-    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+    payload: storedJson("payload").$type<Record<string, unknown>>().notNull(),
     createdAt: epochMs("created_at").notNull().default(nowMs),
   },
   (t) => [primaryKey({ columns: [t.threadId, t.sequence] })],

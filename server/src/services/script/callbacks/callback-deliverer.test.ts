@@ -2,6 +2,7 @@ import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSecretBox } from "../../secrets/secret-box.js";
 import { call, contextFor, EngineDouble, insertThread, openThreadTestKit, type ThreadTestKit } from "../threads/thread-test-kit.js";
+import { threadEvent } from "../threads/thread-events.js";
 import { ScriptService } from "../../../../../gen/platform/script/v1/script_service_pb.js";
 import { createCallbackDeliverer, RETRY_DELAYS_MS, type CallbackDeliverer } from "./callback-deliverer.js";
 import { createCallbackOutbox } from "./callback-outbox.js";
@@ -63,7 +64,7 @@ async function until(check: () => Promise<boolean> | boolean): Promise<void> {
 async function endedThread(status: "completed" | "failed", callbackUrl = "https://hooks.example.com/thread") {
   const thread = await insertThread(kit, orgId, { callbackUrl });
   await new EngineDouble(kit, thread).start();
-  const event = { kind: status, payload: {}, at: kit.clock.ms };
+  const event = { ...(status === "completed" ? threadEvent.completed(0, 0) : threadEvent.failed("boom", { stepPath: "", name: "" })), at: kit.clock.ms };
   expect(await kit.store.endRun(thread.id, "test-worker", { status, finishedAt: kit.clock.ms, error: status === "failed" ? "boom" : "" }, event)).toBe(true);
   return thread;
 }

@@ -1,11 +1,15 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { StepBinding } from "../dsl/expressions.js";
+import type { CompiledTemplate } from "../dsl/templates.js";
 import { effectivePolicy, LLM_TOOL, retryDelayMs, type JsonValue, type ScriptDocument, type Step } from "../dsl/script-document.js";
 import { ToolError } from "../tools/tool-error.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ArtifactStore } from "../threads/artifact-store.js";
-import type { EventWrite, StepRow, StepWrite, ThreadRow, ThreadStore } from "../threads/thread-store.js";
-import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
+import { threadEvent, type ThreadEventRecord } from "../threads/thread-events.js";
+import type { EventWrite, StepEnd, StepRow, StepWrite, ThreadRow, ThreadStore } from "../threads/thread-store.js";
+import { llmDecision, llmDecisionRequest, ruleDecision, type Decision } from "./decision.js";
+import { describeFailure } from "./failure-text.js";
+import { Cancellation, containerStop, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 import { StepScope } from "./step-scope.js";
 
 export interface InterpreterDeps {
@@ -15,15 +19,17 @@ export interface InterpreterDeps {
   /** Starts a step (row, thread position, event) in one round trip, as ThreadStore.beginStep. */
   beginStep(step: StepWrite, event: EventWrite): Promise<"started" | "cancelled" | "lost">;
   /** Ends a step (row, event) in one round trip; false when the lease is gone. */
-  finishStep(step: Parameters<ThreadStore["finishStep"]>[1], event: EventWrite): Promise<boolean>;
+  finishStep(step: StepEnd, event: EventWrite): Promise<boolean>;
   readonly tools: ToolRegistry;
   /** Where artifact.write puts a thread's files. */
   readonly artifacts: Pick<ArtifactStore, "write">;
   /** Records an event and wakes the thread's watchers. */
-  emit(kind: string, stepPath: string, payload: Record<string, unknown>): Promise<void>;
+  emit(event: ThreadEventRecord): Promise<void>;
   /** Aborted when the lease is lost, the deadline passes or the server stops. */
   readonly signal: AbortSignal;
   now(): number;
+  /** The server log, for what a step's `error` must not show. */
+  log(message: string, fields: Record<string, unknown>): void;
 }
 
 /**
@@ -33,7 +39,7 @@ export interface InterpreterDeps {
  * follow docs/script-dsl.md and depend only on the document, so they are stable across runs.
  */
 export async function runThread(thread: ThreadRow, document: ScriptDocument, deps: InterpreterDeps): Promise<JsonValue> {
-  const recorded = new Map((await deps.store.steps(thread.id)).map((row) => [row.stepPath, row]));
+  const recorded = new Map((await deps.store.steps(thread.orgId, thread.id)).map((row) => [row.stepPath, row]));
   const runner = new Runner(thread, document, deps, recorded);
   const scope = StepScope.root({ inputs: thread.input as JsonValue, env: thread.env, thread: { id: thread.id, metadata: thread.metadata } });
   const last = await runner.runList(document.steps, "", scope);
@@ -69,7 +75,7 @@ class Runner {
   private async runStep(step: Step, path: string, parentPath: string, scope: StepScope): Promise<StepBinding> {
     const row = this.recorded.get(path);
     if (row?.status === "completed") {
-      if (step.primitive === "set") Object.assign(scope.vars, row.output as JsonObject);
+      this.rebind(step, path, row, scope);
       return { output: row.output as JsonValue, status: "completed", error: null };
     }
     if (row?.status === "skipped") return { output: null, status: "skipped", error: null };
@@ -78,40 +84,41 @@ class Runner {
 
     const started = row?.startedAt || this.deps.now();
     const tool = step.primitive === "execute" ? step.execute.tool : step.primitive === "decide" && step.decide.strategy === "llm" ? LLM_TOOL : "";
-    const identity = { threadId: this.thread.id, stepPath: path, stepId: step.id, name: step.name, primitive: step.primitive, tool, parentPath };
-    const save = (patch: Partial<StepRow>) => this.deps.saveStep({ ...identity, orgId: this.thread.orgId, status: "running", startedAt: started, ...patch });
+    const identity = { orgId: this.thread.orgId, threadId: this.thread.id, stepPath: path, stepId: step.id, name: step.name, primitive: step.primitive, tool, parentPath };
+    const save = (patch: Partial<StepRow>) => this.deps.saveStep({ ...identity, status: "running", startedAt: started, ...patch });
     try {
       if (step.when && !step.when.evaluateCondition(scope.bindings())) {
         await this.checkCancel(path);
         await save({ status: "skipped", finishedAt: this.deps.now() });
         return { output: null, status: "skipped", error: null };
       }
-      const input = step.primitive === "execute" ? (this.takeOverride(row) ?? step.execute.input.evaluate(scope.bindings())) : null;
+      const input = step.primitive === "execute" ? this.callInput(step.execute.input, row, scope) : null;
       // A step entered again while waiting or paused has started already; any other one starts now.
       if (row?.status === "waiting" || row?.status === "paused") await this.checkCancel(path);
       else await this.begin({ ...identity, input, startedAt: started });
       const output = await this.execute(step, path, scope, row, save, input as JsonObject | null);
       const finished = this.deps.now();
-      const event = { kind: "stepCompleted", payload: { stepPath: path, name: step.name, durationMs: String(finished - started) }, at: finished };
-      if (!(await this.deps.finishStep({ threadId: this.thread.id, stepPath: path, status: "completed", output, error: "", finishedAt: finished }, event))) {
+      const event = { ...threadEvent.stepCompleted({ stepPath: path, name: step.name }, finished - started), at: finished };
+      if (!(await this.deps.finishStep({ orgId: this.thread.orgId, threadId: this.thread.id, stepPath: path, status: "completed", output, error: "", finishedAt: finished }, event))) {
         throw new LeaseLost("lease lost");
       }
       if (step.primitive === "set") Object.assign(scope.vars, output as JsonObject);
       return { output, status: "completed", error: null };
     } catch (error) {
       if (error instanceof Suspension || error instanceof Cancellation || error instanceof LeaseLost || this.deps.signal.aborted) throw error;
-      const message = error instanceof Error ? error.message : String(error);
-      await save({ status: "failed", error: message, finishedAt: this.deps.now() });
-      await this.deps.emit("stepFailed", path, { stepPath: path, name: step.name, error: message });
-      if (step.continueOnError) return { output: null, status: "failed", error: message };
-      throw error instanceof StepFailure ? error : new StepFailure(message, path, step.name);
+      const failure = describeFailure(error);
+      if (failure.internal) this.deps.log("step failed with an internal error", { threadId: this.thread.id, stepPath: path, ...failure.internal });
+      await save({ status: "failed", error: failure.text, finishedAt: this.deps.now() });
+      await this.deps.emit(threadEvent.stepFailed({ stepPath: path, name: step.name }, failure.text));
+      if (step.continueOnError) return { output: null, status: "failed", error: failure.text };
+      throw error instanceof StepFailure ? error : new StepFailure(failure.text, path, step.name);
     }
   }
 
   /** Starts a step in one round trip; a pending cancel or a lost lease stops the run instead. */
   private async begin(step: StepWrite): Promise<void> {
     const at = this.deps.now();
-    const event = { kind: "stepStarted", payload: { stepPath: step.stepPath, name: step.name, primitive: step.primitive, tool: step.primitive === "execute" ? step.tool : "" }, at };
+    const event = { ...threadEvent.stepStarted({ ...step, tool: step.primitive === "execute" ? step.tool : "" }), at };
     const outcome = await this.deps.beginStep(step, event);
     if (outcome === "lost") throw new LeaseLost("lease lost");
     if (outcome === "cancelled") await this.checkCancel(step.stepPath);
@@ -128,7 +135,7 @@ class Runner {
     const bindings = scope.bindings();
     switch (step.primitive) {
       case "execute":
-        return this.callTool(step, path, step.execute.tool, input ?? {});
+        return this.callTool(step, path, step.execute.tool, input ?? {}, row, save);
       case "set": {
         const values: JsonObject = {};
         for (const [name, template] of Object.entries(step.set.values)) values[name] = template.evaluate(bindings);
@@ -138,14 +145,8 @@ class Runner {
         throw new StepFailure(String(step.fail.message.evaluate(bindings)), path, step.name);
       case "yield": {
         const value = step.yield.value.evaluate(bindings);
-        const sequence = await this.deps.store.nextYieldSequence(this.thread.id);
-        await this.deps.emit("yielded", path, {
-          stepPath: path,
-          name: step.name,
-          valueData: Buffer.from(JSON.stringify(value)).toString("base64"),
-          sequence,
-          timestampMs: String(this.deps.now()),
-        });
+        const sequence = await this.deps.store.nextYieldSequence(this.thread.orgId, this.thread.id);
+        await this.deps.emit(threadEvent.yielded({ stepPath: path, name: step.name }, value, sequence, this.deps.now()));
         return value;
       }
       case "wait":
@@ -161,28 +162,46 @@ class Runner {
     }
   }
 
-  /** One tool call with the step's timeout and retry policy; the idempotency key is `thread:path`. */
-  private async callTool(step: Step, path: string, tool: string, input: JsonObject): Promise<JsonValue> {
+  /**
+   * An execute step's input: a resume override if one is due to this step; the input recorded at
+   * the first attempt when a retry is due (the override was used up then, and re-evaluating the
+   * template would drop it); else the template's value.
+   */
+  private callInput(template: CompiledTemplate, row: StepRow | undefined, scope: StepScope): JsonValue {
+    if (row?.status === "waiting") return row.input as JsonValue;
+    return this.takeOverride(row) ?? template.evaluate(scope.bindings());
+  }
+
+  /**
+   * One attempt of a tool call, with the step's timeout; the idempotency key is `thread:path`. A
+   * retryable failure with attempts left saves the next attempt's number and due time on the
+   * step (status `waiting`) and suspends the thread until then, so a backoff holds neither a
+   * worker slot nor the lease. The run that claims the thread again finds the step waiting and
+   * makes that attempt once it is due; a claim before then (a crash between the save and the
+   * release) only suspends again. Attempts are thus neither skipped nor started afresh.
+   */
+  private async callTool(step: Step, path: string, tool: string, input: JsonObject, row: StepRow | undefined, save: (patch: Partial<StepRow>) => Promise<void>): Promise<JsonValue> {
     const policy = effectivePolicy(this.document, step);
-    const attempts = policy.retry?.maxAttempts ?? 1;
-    for (let attempt = 1; ; attempt++) {
-      const signals = [this.deps.signal, ...(policy.timeout ? [AbortSignal.timeout(policy.timeout)] : [])];
-      try {
-        return await this.deps.tools.invoke(this.thread.orgId, tool, input, {
-          signal: AbortSignal.any(signals),
-          idempotencyKey: `${this.thread.id}:${path}`,
-          threadId: this.thread.id,
-          stepPath: path,
-          env: this.thread.env,
-          writeArtifact: async (name, contentType, bytes) => {
-            await this.deps.artifacts.write({ threadId: this.thread.id, orgId: this.thread.orgId, stepPath: path }, name, contentType, bytes);
-          },
-        });
-      } catch (error) {
-        const permanent = error instanceof ToolError && (error.reason === "invalid_input" || error.reason === "not_found");
-        if (permanent || attempt >= attempts || this.deps.signal.aborted) throw error;
-        await delay(retryDelayMs(policy.retry!, attempt), this.deps.signal);
-      }
+    const retryDue = row?.status === "waiting" && row.wakeAt > 0 ? row : undefined;
+    if (retryDue && this.deps.now() < retryDue.wakeAt) throw new Suspension("retry", retryDue.wakeAt, path);
+    const attempt = retryDue?.attempt ?? 1;
+    try {
+      return await this.deps.tools.invoke(this.thread.orgId, tool, input, {
+        signal: policy.timeout ? AbortSignal.any([this.deps.signal, AbortSignal.timeout(policy.timeout)]) : this.deps.signal,
+        idempotencyKey: `${this.thread.id}:${path}`,
+        threadId: this.thread.id,
+        stepPath: path,
+        env: this.thread.env,
+        writeArtifact: async (name, contentType, bytes) => {
+          await this.deps.artifacts.write({ threadId: this.thread.id, orgId: this.thread.orgId, stepPath: path }, name, contentType, bytes);
+        },
+      });
+    } catch (error) {
+      const permanent = error instanceof ToolError && (error.reason === "invalid_input" || error.reason === "not_found");
+      if (permanent || !policy.retry || attempt >= policy.retry.maxAttempts || this.deps.signal.aborted) throw error;
+      const wakeAt = this.deps.now() + retryDelayMs(policy.retry, attempt);
+      await save({ status: "waiting", attempt: attempt + 1, wakeAt, error: describeFailure(error).text });
+      throw new Suspension("retry", wakeAt, path);
     }
   }
 
@@ -222,49 +241,20 @@ class Runner {
   }
 
   private async decide(step: Extract<Step, { primitive: "decide" }>, path: string, scope: StepScope, row: StepRow | undefined, save: (patch: Partial<StepRow>) => Promise<void>): Promise<JsonValue> {
-    // The decision is saved before the branch runs, so a resumed thread takes the same branch
-    // and never asks a model twice.
     let decision = (row?.input as { decision?: Decision } | null)?.decision;
     if (!decision) {
-      decision = step.decide.strategy === "rule" ? this.ruleDecision(step, scope) : await this.llmDecision(step, path, scope);
+      decision =
+        step.decide.strategy === "rule"
+          ? ruleDecision(step, scope.bindings())
+          : llmDecision(step, path, await this.callTool(step, path, LLM_TOOL, llmDecisionRequest(step, scope.bindings()), row, save));
       await save({ input: { decision } as never });
-      await this.deps.emit("decision", path, { strategy: decision.strategy, chosenBranch: decision.chosen_branch, reasoning: decision.reasoning });
+      await this.deps.emit(threadEvent.decision(path, { strategy: decision.strategy, chosenBranch: decision.chosen_branch, reasoning: decision.reasoning }));
     }
     const index = step.decide.branches.findIndex((b) => b.name === decision.chosen_branch);
-    const result = index === -1 ? null : await this.runList(step.decide.branches[index]!.steps, `${path}.${index}`, scope.child());
+    const branch = scope.child();
+    const result = index === -1 ? null : await this.runList(step.decide.branches[index]!.steps, `${path}.${index}`, branch);
+    scope.adopt(branch);
     return { strategy: decision.strategy, chosen_branch: decision.chosen_branch, reasoning: decision.reasoning, result };
-  }
-
-  private ruleDecision(step: Extract<Step, { primitive: "decide" }>, scope: StepScope): Decision {
-    const bindings = scope.bindings();
-    for (const branch of step.decide.branches) {
-      if (!branch.default && branch.when?.evaluateCondition(bindings)) {
-        return { strategy: "rule", chosen_branch: branch.name, reasoning: `condition ${branch.when.source} matched` };
-      }
-    }
-    const fallback = step.decide.branches.find((b) => b.default);
-    return { strategy: "rule", chosen_branch: fallback?.name ?? "", reasoning: fallback ? "no condition matched: default branch" : "no condition matched" };
-  }
-
-  private async llmDecision(step: Extract<Step, { primitive: "decide" }>, path: string, scope: StepScope): Promise<Decision> {
-    const names = step.decide.branches.map((b) => b.name);
-    const question = step.decide.prompt ? String(step.decide.prompt.evaluate(scope.bindings())) : "";
-    const prompt = [
-      question,
-      "",
-      "Choose exactly one of these branches:",
-      ...step.decide.branches.map((b) => `- ${b.name}${b.description ? `: ${b.description}` : ""}`),
-      "",
-      'Answer with JSON only: {"branch": "<one of the names>", "reasoning": "<one sentence>"}',
-    ].join("\n");
-    const answer = (await this.callTool(step, path, LLM_TOOL, {
-      prompt,
-      responseFormat: "json",
-      ...(step.decide.model ? { model: step.decide.model } : {}),
-    })) as { json?: { branch?: unknown; reasoning?: unknown } };
-    const branch = typeof answer?.json?.branch === "string" ? answer.json.branch : "";
-    if (!names.includes(branch)) throw new StepFailure(`the model chose ${JSON.stringify(branch)}, which is not one of ${names.join(", ")}`, path, step.name);
-    return { strategy: "llm", chosen_branch: branch, reasoning: typeof answer.json?.reasoning === "string" ? answer.json.reasoning : "" };
   }
 
   private async iterate(step: Extract<Step, { primitive: "iterate" }>, path: string, scope: StepScope): Promise<JsonValue> {
@@ -272,28 +262,56 @@ class Runner {
     if (!Array.isArray(items)) throw new StepFailure(`iterate: ${step.iterate.over.source} is not a list`, path, step.name);
     const results: JsonValue[] = new Array(items.length).fill(null);
     let next = 0;
-    let failure: unknown;
-    // At most maxConcurrency iterations at a time; after a failure no new one starts.
+    const stops: unknown[] = [];
+    // At most maxConcurrency iterations at a time; after a failure (or a suspension) no new one starts.
     const lane = async () => {
-      while (failure === undefined && next < items.length) {
+      while (stops.length === 0 && next < items.length) {
         const k = next++;
         try {
           results[k] = await this.runList(step.iterate.steps, `${path}.${k}`, scope.child({ [step.iterate.as]: items[k]!, index: k }));
         } catch (error) {
-          failure ??= error;
+          stops.push(error);
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(step.iterate.maxConcurrency, items.length) }, lane));
-    if (failure !== undefined) throw failure;
+    if (stops.length > 0) throw containerStop(stops);
     return results;
   }
 
   private async parallel(step: Extract<Step, { primitive: "parallel" }>, path: string, scope: StepScope): Promise<JsonValue> {
-    const outcomes = await Promise.allSettled(step.parallel.branches.map((branch, b) => this.runList(branch.steps, `${path}.${b}`, scope.child())));
-    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
-    if (failed) throw failed.reason;
+    const branches = step.parallel.branches.map(() => scope.child());
+    const outcomes = await Promise.allSettled(step.parallel.branches.map((branch, b) => this.runList(branch.steps, `${path}.${b}`, branches[b]!)));
+    const stops = outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as unknown] : []));
+    if (stops.length > 0) throw containerStop(stops);
+    for (const branch of branches) scope.adopt(branch);
     return Object.fromEntries(step.parallel.branches.map((branch, b) => [branch.name, (outcomes[b] as PromiseFulfilledResult<JsonValue>).value]));
+  }
+
+  /**
+   * What a completed step left in scope, bound again from the recorded rows when it is replayed:
+   * a set step's variables, and the steps (and variables) of the branches a decide or parallel
+   * step ran, which later steps may read. Nothing runs and nothing is written.
+   */
+  private rebind(step: Step, path: string, row: StepRow, scope: StepScope): void {
+    if (step.primitive === "set") Object.assign(scope.vars, row.output as JsonObject);
+    const chosen = step.primitive === "decide" ? (row.input as { decision?: Decision } | null)?.decision?.chosen_branch : undefined;
+    const lists =
+      step.primitive === "parallel"
+        ? step.parallel.branches.map((branch, b) => [branch.steps, b] as const)
+        : step.primitive === "decide"
+          ? step.decide.branches.flatMap((branch, b) => (branch.name === chosen ? [[branch.steps, b] as const] : []))
+          : [];
+    for (const [steps, b] of lists) {
+      for (const [index, child] of steps.entries()) {
+        const childPath = `${path}.${b}.${index}`;
+        const recorded = this.recorded.get(childPath);
+        if (recorded?.status === "completed") this.rebind(child, childPath, recorded, scope);
+        if (recorded?.status === "completed" || recorded?.status === "skipped" || recorded?.status === "failed") {
+          scope.steps[child.id] = { output: recorded.status === "completed" ? (recorded.output as JsonValue) : null, status: recorded.status, error: recorded.status === "failed" ? recorded.error : null };
+        }
+      }
+    }
   }
 
   /** The resume override belongs to the step that failed or paused; it is used once. */
@@ -305,15 +323,9 @@ class Runner {
   }
 
   private async checkCancel(path: string): Promise<void> {
-    const { requested, reason } = await this.deps.store.cancelRequested(this.thread.id);
+    const { requested, reason } = await this.deps.store.cancelRequested(this.thread.orgId, this.thread.id);
     if (requested) throw new Cancellation(reason, path);
   }
-}
-
-interface Decision {
-  strategy: "rule" | "llm";
-  chosen_branch: string;
-  reasoning: string;
 }
 
 function isObject(value: JsonValue | undefined): value is JsonObject {
@@ -326,12 +338,3 @@ function untilOf(value: JsonValue): number {
   return at;
 }
 
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
-  });
-}

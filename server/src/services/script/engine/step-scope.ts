@@ -23,6 +23,16 @@ export class StepScope {
     return new StepScope(this.base, { ...this.steps }, { ...this.vars }, { ...this.locals, ...locals });
   }
 
+  /**
+   * Takes over what a decide or parallel branch bound: later steps of this list may read the
+   * steps nested in an earlier decide or parallel step, and the variables they set. (An
+   * iteration's scope is never adopted: after the loop only the iterate step's output is seen.)
+   */
+  adopt(branch: StepScope): void {
+    Object.assign(this.steps, branch.steps);
+    Object.assign(this.vars, branch.vars);
+  }
+
   bindings(): ExpressionBindings {
     return { ...this.base, steps: this.steps, vars: this.vars, locals: this.locals };
   }

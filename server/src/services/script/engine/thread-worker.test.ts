@@ -112,7 +112,7 @@ async function open(gate: string): Promise<void> {
   for (const resolve of gates.get(gate)!) resolve();
 }
 const ended = (thread: ThreadRow) => until(thread, (row) => TERMINAL.has(row.status));
-const kinds = async (thread: ThreadRow) => (await store.eventsAfter(thread.id, 0)).map((e) => (e.stepPath ? `${e.kind}@${e.stepPath}` : e.kind));
+const kinds = async (thread: ThreadRow) => (await store.eventsAfter(thread.orgId, thread.id, 0)).map((e) => (e.stepPath ? `${e.kind}@${e.stepPath}` : e.kind));
 
 describe(`the thread worker (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"})`, () => {
   it("runs decide, iterate, yield and set to completion with every event in order", async () => {
@@ -149,8 +149,8 @@ output: {greeting: "\${steps.greet.output.text}", doubled: "\${steps.each.output
     expect(events).toContain("decision@1");
     expect(events).toContain("yielded@3");
     expect(events.filter((e) => e.startsWith("stepCompleted@2."))).toHaveLength(3);
-    expect((await store.steps(thread.id)).map((s) => s.stepPath).sort()).toEqual(["0", "1", "1.0.0", "2", "2.0.0", "2.1.0", "2.2.0", "3"]);
-    expect((await store.eventsAfter(thread.id, 0)).at(-1)?.payload).toMatchObject({ stepsExecuted: 8 });
+    expect((await store.steps(thread.orgId, thread.id)).map((s) => s.stepPath).sort()).toEqual(["0", "1", "1.0.0", "2", "2.0.0", "2.1.0", "2.2.0", "3"]);
+    expect((await store.eventsAfter(thread.orgId, thread.id, 0)).at(-1)?.payload).toMatchObject({ stepsExecuted: 8 });
   });
 
   it("completes a thread whose output does not match outputs, with warnings on the thread and in the log", async () => {
@@ -239,6 +239,20 @@ steps:
     expect(failed.error).toMatch(/artifact.write: .*segment longer than the filesystem allows/);
   });
 
+  it("fails a thread whose failure message holds NUL, with U+FFFD in its place", async () => {
+    const thread = await startThread(
+      `dsl: script/1
+inputs: {type: object, properties: {why: {type: string}}}
+steps:
+  - {id: stop, fail: {message: "\${inputs.why}"}}
+`,
+      { why: "bad\u0000byte" },
+    );
+    const done = await ended(thread);
+    expect([done.status, done.error, done.failedStepPath]).toEqual(["failed", "bad\uFFFDbyte", "0"]);
+    expect((await store.eventsAfter(thread.orgId, thread.id, 0)).at(-1)).toMatchObject({ kind: "failed", payload: { error: "bad\uFFFDbyte" } });
+  });
+
   it("waits, then continues", async () => {
     const thread = await startThread(`dsl: script/1
 steps:
@@ -274,9 +288,9 @@ steps:
     await signals.cancelRequested(thread.id);
     const done = await ended(thread);
     expect(done.status).toBe("cancelled");
-    expect(await store.step(thread.id, "0")).toMatchObject({ status: "cancelled" });
+    expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ status: "cancelled" });
     expect(calls.filter((c) => c.key === `${thread.id}:1`)).toHaveLength(0);
-    expect((await store.eventsAfter(thread.id, 0)).at(-1)).toMatchObject({ kind: "cancelled", payload: { reason: "stop now", cancelledStepPath: "0" } });
+    expect((await store.eventsAfter(thread.orgId, thread.id, 0)).at(-1)).toMatchObject({ kind: "cancelled", payload: { reason: "stop now", cancelledStepPath: "0" } });
   });
 
   it("stops at the next step when cancelled", async () => {
@@ -291,6 +305,6 @@ steps:
     const done = await ended(thread);
     expect(done.status).toBe("cancelled");
     expect(calls.filter((c) => c.key === `${thread.id}:1`)).toHaveLength(0);
-    expect((await store.eventsAfter(thread.id, 0)).at(-1)).toMatchObject({ kind: "cancelled", payload: { reason: "changed my mind", cancelledStepPath: "1" } });
+    expect((await store.eventsAfter(thread.orgId, thread.id, 0)).at(-1)).toMatchObject({ kind: "cancelled", payload: { reason: "changed my mind", cancelledStepPath: "1" } });
   });
 });

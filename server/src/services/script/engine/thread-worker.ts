@@ -5,11 +5,16 @@ import type { JsonValue, ScriptDocument } from "../dsl/script-document.js";
 import type { ScriptStore } from "../script-store.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ArtifactStore } from "../threads/artifact-store.js";
+import { threadEvent, type ThreadEventRecord } from "../threads/thread-events.js";
 import type { ThreadSignals } from "../threads/thread-signals.js";
 import type { ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { runThread } from "./interpreter.js";
+import { failureLogFields } from "./failure-text.js";
 import { outputWarnings } from "./output-warnings.js";
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
+
+/** The longest delay setTimeout keeps (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface ThreadWorkerOptions {
   readonly store: ThreadStore;
@@ -49,6 +54,8 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});
   const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  /** Wake-ups of this process's claim loop at the times threads it released become runnable. */
+  const wakeTimers = new Set<NodeJS.Timeout>();
   const documents = new Map<string, ScriptDocument>();
   let stopped = true;
   let loop: PollLoop | undefined;
@@ -66,8 +73,8 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     return document;
   }
 
-  async function emit(thread: ThreadRow, kind: string, stepPath: string, payload: Record<string, unknown>): Promise<void> {
-    await store.appendEvent(thread.id, thread.orgId, kind, stepPath, payload);
+  async function emit(thread: ThreadRow, event: ThreadEventRecord): Promise<void> {
+    await store.appendEvent(thread.orgId, thread.id, event);
     notify(thread.id);
   }
 
@@ -85,7 +92,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
   async function run(thread: ThreadRow, abort: AbortController): Promise<void> {
     // A cancel stops the running steps at once rather than after they finish.
     const stopForCancel = () => {
-      store.cancelRequested(thread.id).then(
+      store.cancelRequested(thread.orgId, thread.id).then(
         ({ requested, reason, currentStepPath }) => requested && !abort.signal.aborted && abort.abort(new Cancellation(reason, currentStepPath)),
         () => {},
       );
@@ -100,7 +107,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     const deadline = thread.deadlineAt > 0 ? setTimeout(() => abort.abort(new StepFailure(`thread timed out after ${thread.timeoutMs} ms`, thread.currentStepPath, thread.currentStepName)), Math.max(0, thread.deadlineAt - now())) : undefined;
     const started = now();
     try {
-      if (thread.eventSequence === 0) await emit(thread, "started", "", { scriptName: thread.scriptName, totalSteps: thread.totalSteps });
+      if (thread.eventSequence === 0) await emit(thread, threadEvent.started(thread.scriptName, thread.totalSteps));
       // A thread claimed while PAUSED was woken by an approval timeout; the interpreter needs to
       // know, then the thread runs as RUNNING.
       const document = await documentOf(thread);
@@ -124,11 +131,15 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
           return finished;
         },
         now,
-        emit: (kind, stepPath, payload) => emit(thread, kind, stepPath, payload),
+        log,
+        emit: (event) => emit(thread, event),
       });
       await finish(thread, document, output, started);
     } catch (error) {
-      await settle(thread, abort.signal.reason ?? error, error);
+      await settle(thread, abort.signal.reason ?? error, error).catch((failure: unknown) => {
+        // The thread keeps the lease until it expires; then a worker claims it and runs it again.
+        log("recording how a run ended failed", { threadId: thread.id, ...failureLogFields(failure) });
+      });
     } finally {
       clearInterval(renewal);
       unsubscribeCancel();
@@ -140,10 +151,10 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
 
   async function finish(thread: ThreadRow, document: ScriptDocument, output: JsonValue, started: number): Promise<void> {
     const finished = now();
-    const steps = await store.completedStepCount(thread.id);
+    const steps = await store.completedStepCount(thread.orgId, thread.id);
     // An output that does not match `outputs` completes the thread all the same, with warnings.
     const warnings = outputWarnings(document, output);
-    const event = { kind: "completed", payload: { durationMs: String(finished - (thread.startedAt || started)), stepsExecuted: steps }, at: finished };
+    const event = { ...threadEvent.completed(finished - (thread.startedAt || started), steps), at: finished };
     if (!(await store.endRun(thread.id, owner, { status: "completed", output: output as never, warnings, finishedAt: finished, error: "", resumeOverride: null }, event))) return;
     if (warnings.length > 0) log("thread completed with output warnings", { threadId: thread.id, warnings });
     ended(thread);
@@ -158,23 +169,40 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     }
     if (error instanceof Suspension) {
       await store.release(thread.id, owner, { status: error.reason === "approval" ? "paused" : "running", runAfter: error.runAfter, resumeOverride: null });
+      if (error.runAfter > 0) wakeAt(error.runAfter);
       return;
     }
     const cancellation = reason instanceof Cancellation ? reason : error instanceof Cancellation ? error : undefined;
     if (cancellation) {
       const at = now();
-      const event = { kind: "cancelled", payload: { reason: cancellation.reason, cancelledStepPath: cancellation.stepPath }, at };
+      const event = { ...threadEvent.cancelled(cancellation.reason, cancellation.stepPath), at };
       if (await store.endRun(thread.id, owner, { status: "cancelled", finishedAt: at }, event)) ended(thread);
       return;
     }
+    // A step's failure was described (and logged) where it happened; another one is described here.
     const failure = reason instanceof StepFailure ? reason : error;
-    const message = failure instanceof Error ? failure.message : String(failure);
     const stepPath = failure instanceof StepFailure ? failure.stepPath : "";
     const stepName = failure instanceof StepFailure ? failure.stepName : "";
-    log("thread failed", { threadId: thread.id, stepPath, error: message });
+    const fields = failureLogFields(failure);
+    const message = String(fields.error);
+    log("thread failed", { threadId: thread.id, stepPath, ...fields });
     const at = now();
-    const event = { kind: "failed", payload: { error: message, failedStepPath: stepPath, failedStepName: stepName }, at };
+    const event = { ...threadEvent.failed(message, { stepPath, name: stepName }), at };
     if (await store.endRun(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: at, resumeOverride: null }, event)) ended(thread);
+  }
+
+  /**
+   * Claims again at `at`: a wait or a retry's backoff then resumes on time rather than at the next
+   * poll. (Any process may claim the thread; the poll remains the safety net, also for waits
+   * longer than a timer can hold, which wake the loop early and find nothing due.)
+   */
+  function wakeAt(at: number): void {
+    const timer = setTimeout(() => {
+      wakeTimers.delete(timer);
+      if (!stopped) loop?.wake();
+    }, Math.min(Math.max(0, at - now()) + 1, MAX_TIMER_MS));
+    timer.unref();
+    wakeTimers.add(timer);
   }
 
   /** Claims what this process has room for and starts running it. */
@@ -199,6 +227,8 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     async stop() {
       stopped = true;
       unsubscribe?.();
+      for (const timer of wakeTimers) clearTimeout(timer);
+      wakeTimers.clear();
       await loop?.stop();
       for (const { abort } of running.values()) abort.abort(new LeaseLost("server stopping"));
       await Promise.all([...running.values()].map((r) => r.done));

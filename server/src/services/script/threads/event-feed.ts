@@ -30,7 +30,7 @@ export class EventFeed {
   async read(): Promise<EventRow[]> {
     // Cleared before reading: a signal that arrives during the read makes the next wait return at once.
     this.signalled = false;
-    const rows = await this.context.store.eventsAfter(this.threadId, this.last);
+    const rows = await this.context.store.eventsAfter(this.orgId, this.threadId, this.last);
     const newest = rows.at(-1);
     if (newest) {
       this.last = newest.sequence;
@@ -62,7 +62,7 @@ export class EventFeed {
     const thread = await this.context.store.getHeader(this.orgId, this.threadId);
     if (!thread) return true;
     if (!TERMINAL.has(thread.status)) return false;
-    if ((await this.context.store.eventsAfter(this.threadId, this.last)).length === 0) return true;
+    if ((await this.context.store.eventsAfter(this.orgId, this.threadId, this.last)).length === 0) return true;
     this.signalled = true;
     return false;
   }

@@ -22,7 +22,7 @@ const resume = (thread: ThreadRow, stepInputOverrideJson = "") =>
 
 /** The kinds of the events a thread has, in order. */
 async function kinds(thread: ThreadRow): Promise<string[]> {
-  return (await kit.store.eventsAfter(thread.id, 0)).map((event) => event.kind);
+  return (await kit.store.eventsAfter(thread.orgId, thread.id, 0)).map((event) => event.kind);
 }
 
 /** A thread the engine ran to a paused approval step at path 1. */
@@ -56,16 +56,16 @@ describe("CancelThread", () => {
     stop();
     expect(woken).toBe(1);
     expect(await kit.store.get(orgId, thread.id)).toMatchObject({ status: "cancelled", cancelRequested: true, cancelReason: "not needed", finishedAt: START_MS + 5_000 });
-    const [event] = await kit.store.eventsAfter(thread.id, 0);
+    const [event] = await kit.store.eventsAfter(thread.orgId, thread.id, 0);
     expect(event).toMatchObject({ kind: "cancelled", sequence: 1, payload: { reason: "not needed" } });
   });
 
   it("cancels a PAUSED thread at once and stops its paused step", async () => {
     const thread = await pausedThread();
     expect((await cancel(thread)).status).toBe(ThreadStatus.CANCELLED);
-    expect((await kit.store.step(thread.id, "1"))?.status).toBe("cancelled");
-    expect((await kit.store.step(thread.id, "0"))?.status).toBe("completed");
-    const events = await kit.store.eventsAfter(thread.id, 0);
+    expect((await kit.store.step(thread.orgId, thread.id, "1"))?.status).toBe("cancelled");
+    expect((await kit.store.step(thread.orgId, thread.id, "0"))?.status).toBe("completed");
+    const events = await kit.store.eventsAfter(thread.orgId, thread.id, 0);
     expect(events.at(-1)).toMatchObject({ kind: "cancelled", payload: { cancelledStepPath: "1" } });
   });
 
@@ -86,7 +86,7 @@ describe("CancelThread", () => {
     const thread = await pausedThread();
     await kit.store.updateIfStatus(orgId, thread.id, ["paused"], { leaseOwner: "someone", leaseExpiresAt: kit.clock.ms + 30_000 });
     expect((await cancel(thread)).status).toBe(ThreadStatus.CANCELLING);
-    expect((await kit.store.step(thread.id, "1"))?.status).toBe("paused");
+    expect((await kit.store.step(thread.orgId, thread.id, "1"))?.status).toBe("paused");
   });
 
   it("refuses to cancel a finished thread", async () => {

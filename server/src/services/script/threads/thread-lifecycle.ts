@@ -1,6 +1,4 @@
-import { create, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ThreadCancelledSchema } from "../../../../../gen/platform/script/v1/events_pb.js";
 import type { ScriptServiceImplementation } from "../../../../../gen/platform/script/v1/script_service_server.js";
 import { ThreadStatus } from "../../../../../gen/platform/script/v1/thread_pb.js";
 import { principalOf } from "../../../auth/principal.js";
@@ -9,6 +7,7 @@ import type { ThreadStatus as ThreadStatusText } from "../../../db/schema.js";
 import { enqueueThreadCallback } from "../callbacks/callback-outbox.js";
 import { threadNotFound, type ThreadMethodsContext } from "./thread-access.js";
 import { createThreadApiStore } from "./thread-api-store.js";
+import { threadEvent } from "./thread-events.js";
 import { threadStatusOf } from "./thread-messages.js";
 import { invalid } from "./thread-requests.js";
 import { createThreadStore, type ThreadHeader } from "./thread-store.js";
@@ -62,8 +61,7 @@ export function createLifecycleMethods(context: ThreadMethodsContext): Lifecycle
           await store.updateIfStatus(orgId, row.id, [row.status], { status: "cancelled", cancelRequested: true, cancelReason: request.reason, finishedAt: at });
           await createThreadApiStore(tx).cancelUnfinishedSteps(orgId, row.id, at);
           const cancelledStepPath = row.status === "paused" ? row.currentStepPath : "";
-          const payload = toJson(ThreadCancelledSchema, create(ThreadCancelledSchema, { reason: request.reason, cancelledStepPath }));
-          await store.appendEvent(row.id, orgId, "cancelled", "", payload as Record<string, JsonValue>);
+          await store.appendEvent(orgId, row.id, threadEvent.cancelled(request.reason, cancelledStepPath));
           return { status: ThreadStatus.CANCELLED, eventsWritten: true, callbackQueued: await enqueueThreadCallback(tx, row.id) };
         }
         if (row.status === "running" || row.status === "pending" || row.status === "paused") {

@@ -21,6 +21,7 @@ import {
   type YieldedValue,
 } from "../../../../../gen/platform/script/v1/thread_pb.js";
 import type { StepStatus as StepStatusText, ThreadStatus as ThreadStatusText } from "../../../db/schema.js";
+import { THREAD_EVENT_KINDS } from "./thread-events.js";
 import type { EventRow, StepRow, ThreadHeader } from "./thread-store.js";
 
 /**
@@ -178,7 +179,7 @@ export function eventKind(row: EventRow): string {
   return row.kind.replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase());
 }
 
-const THREAD_EVENT_KINDS: ReadonlySet<string> = new Set(["started", "stepStarted", "stepCompleted", "stepFailed", "completed", "failed", "cancelled", "yielded"]);
+const THREAD_EVENT_KIND_SET: ReadonlySet<string> = new Set(THREAD_EVENT_KINDS);
 export const TERMINAL_EVENT_KINDS: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
 
 /**
@@ -188,7 +189,7 @@ export const TERMINAL_EVENT_KINDS: ReadonlySet<string> = new Set(["completed", "
  */
 export function toThreadEvent(row: EventRow): ThreadEvent | undefined {
   const kind = eventKind(row);
-  if (!THREAD_EVENT_KINDS.has(kind)) return undefined;
+  if (!THREAD_EVENT_KIND_SET.has(kind)) return undefined;
   return readEvent(row, () =>
     fromJson(ThreadEventSchema, { threadId: row.threadId, timestampMs: String(row.createdAt), [kind]: row.payload as JsonValue }, { ignoreUnknownFields: true }),
   );

@@ -85,7 +85,7 @@ export function createResultMethods(context: ThreadMethodsContext): ResultMethod
       yield message({ case: "meta", value: { totalSteps: steps.length, steps: steps.map((step) => toStepSummary(step, now)) } });
       // One step's data in memory at a time: inputs and outputs can be megabytes each.
       for (const summary of steps) {
-        const row = await store.step(thread.id, summary.stepPath);
+        const row = await store.step(orgId, thread.id, summary.stepPath);
         if (!row) continue;
         yield message({ case: "step", value: toStepDetail(row, chunkBytes, now) });
         for (const [field, value] of [["input", row.input], ["output", row.output]] as const) {

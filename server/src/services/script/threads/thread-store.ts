@@ -1,7 +1,9 @@
 import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
 import { resultRows, type Database } from "../../../db/database.js";
+import { toStoredJson } from "../../../db/stored-json.js";
 import { threadEvents, threads, threadSteps, type ThreadStatus } from "../../../db/schema.js";
 import { enqueueThreadCallback } from "../callbacks/callback-outbox.js";
+import type { ThreadEventRecord } from "./thread-events.js";
 
 export type ThreadRow = typeof threads.$inferSelect;
 /** A thread without its input and output, which can be tens of megabytes: what the API reads but for results. */
@@ -9,6 +11,8 @@ export type ThreadHeader = Omit<ThreadRow, "input" | "output">;
 export type NewThread = typeof threads.$inferInsert;
 export type StepRow = typeof threadSteps.$inferSelect;
 export type EventRow = typeof threadEvents.$inferSelect;
+
+const ofSteps = (orgId: string, threadId: string) => and(eq(threadSteps.orgId, orgId), eq(threadSteps.threadId, threadId));
 
 const { input: _input, output: _output, ...headerColumns } = getTableColumns(threads);
 /** The columns of a ThreadHeader, for queries of the API side. */
@@ -26,9 +30,14 @@ export interface ThreadPage {
   readonly limit: number;
 }
 
-/** The durable state of threads: rows, steps, events and the work queue over them. */
+/**
+ * The durable state of threads: rows, steps, events and the work queue over them. Every read of
+ * a thread's rows names its organization, so that tenancy never rests on a caller having checked
+ * the thread first; the worker's writes go through its lease (`owner` is its own random id).
+ */
 export function createThreadStore(db: Database) {
   const owned = (id: string, owner: string) => and(eq(threads.id, id), eq(threads.leaseOwner, owner));
+  const ofThread = (orgId: string, id: string) => and(eq(threads.orgId, orgId), eq(threads.id, id));
 
   return {
     async insert(thread: NewThread): Promise<ThreadRow> {
@@ -122,11 +131,11 @@ export function createThreadStore(db: Database) {
     },
 
     /** Reads whether a cancel was asked for, and at which step the thread is. */
-    async cancelRequested(id: string): Promise<{ requested: boolean; reason: string; currentStepPath: string }> {
+    async cancelRequested(orgId: string, id: string): Promise<{ requested: boolean; reason: string; currentStepPath: string }> {
       const [row] = await db
         .select({ requested: threads.cancelRequested, reason: threads.cancelReason, currentStepPath: threads.currentStepPath })
         .from(threads)
-        .where(eq(threads.id, id));
+        .where(ofThread(orgId, id));
       return row ?? { requested: false, reason: "", currentStepPath: "" };
     },
 
@@ -140,18 +149,18 @@ export function createThreadStore(db: Database) {
       return row;
     },
 
-    async steps(threadId: string): Promise<StepRow[]> {
-      return db.select().from(threadSteps).where(eq(threadSteps.threadId, threadId)).orderBy(asc(threadSteps.startedAt), asc(threadSteps.stepPath));
+    async steps(orgId: string, threadId: string): Promise<StepRow[]> {
+      return db.select().from(threadSteps).where(ofSteps(orgId, threadId)).orderBy(asc(threadSteps.startedAt), asc(threadSteps.stepPath));
     },
 
     /** How many of the thread's steps completed (ThreadCompleted `steps_executed`), without reading their data. */
-    async completedStepCount(threadId: string): Promise<number> {
-      const [row] = await db.select({ total: count() }).from(threadSteps).where(and(eq(threadSteps.threadId, threadId), eq(threadSteps.status, "completed")));
+    async completedStepCount(orgId: string, threadId: string): Promise<number> {
+      const [row] = await db.select({ total: count() }).from(threadSteps).where(and(ofSteps(orgId, threadId), eq(threadSteps.status, "completed")));
       return row?.total ?? 0;
     },
 
-    async step(threadId: string, stepPath: string): Promise<StepRow | undefined> {
-      const [row] = await db.select().from(threadSteps).where(and(eq(threadSteps.threadId, threadId), eq(threadSteps.stepPath, stepPath)));
+    async step(orgId: string, threadId: string, stepPath: string): Promise<StepRow | undefined> {
+      const [row] = await db.select().from(threadSteps).where(and(ofSteps(orgId, threadId), eq(threadSteps.stepPath, stepPath)));
       return row;
     },
 
@@ -163,7 +172,7 @@ export function createThreadStore(db: Database) {
     async saveStep(step: typeof threadSteps.$inferInsert, owner: string): Promise<boolean> {
       const { threadId, stepPath: _stepPath, orgId: _orgId, ...changes } = step;
       return db.transaction(async (tx) => {
-        const [held] = await tx.select({ id: threads.id }).from(threads).where(owned(threadId, owner)).for("update");
+        const [held] = await tx.select({ id: threads.id }).from(threads).where(and(owned(threadId, owner), eq(threads.orgId, step.orgId))).for("update");
         if (!held) return false;
         await tx.insert(threadSteps).values(step).onConflictDoUpdate({ target: [threadSteps.threadId, threadSteps.stepPath], set: changes });
         return true;
@@ -180,20 +189,20 @@ export function createThreadStore(db: Database) {
       const result = await db.execute(sql`
         with t as (
           update threads set current_step_path = ${step.stepPath}, current_step_name = ${step.name}, event_sequence = event_sequence + 1
-          where id = ${step.threadId} and lease_owner = ${owner} and not cancel_requested
+          where id = ${step.threadId} and org_id = ${step.orgId} and lease_owner = ${owner} and not cancel_requested
           returning id, org_id, event_sequence
         ), s as (
           insert into thread_steps (thread_id, step_path, org_id, step_id, name, primitive, tool, parent_path, status, input, error, attempt, started_at, finished_at)
           select t.id, ${step.stepPath}, t.org_id, ${step.stepId}, ${step.name}, ${step.primitive}, ${step.tool}, ${step.parentPath}, 'running', ${jsonParam(step.input)}, '', 1, ${step.startedAt}, 0 from t
           on conflict (thread_id, step_path) do update set status = 'running', input = coalesce(excluded.input, thread_steps.input), error = '',
-            attempt = thread_steps.attempt + 1, finished_at = 0
+            attempt = 1, wake_at = 0, finished_at = 0
         ), e as (
           insert into thread_events (thread_id, sequence, org_id, kind, step_path, payload, created_at)
-          select t.id, t.event_sequence, t.org_id, ${event.kind}, ${step.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
+          select t.id, t.event_sequence, t.org_id, ${event.kind}, ${event.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
         )
         select count(*)::int as started from t`);
       if (resultRows<{ started: number }>(result)[0]?.started === 1) return "started";
-      const [row] = await db.select({ owner: threads.leaseOwner, cancel: threads.cancelRequested }).from(threads).where(eq(threads.id, step.threadId));
+      const [row] = await db.select({ owner: threads.leaseOwner, cancel: threads.cancelRequested }).from(threads).where(ofThread(step.orgId, step.threadId));
       return row?.owner === owner && row.cancel ? "cancelled" : "lost";
     },
 
@@ -201,18 +210,18 @@ export function createThreadStore(db: Database) {
      * One round trip per step end, while `owner` holds the lease: the step's final status and
      * output, and its event. False when the lease is gone.
      */
-    async finishStep(owner: string, step: { threadId: string; stepPath: string; status: StepRow["status"]; output: unknown; error: string; finishedAt: number }, event: EventWrite): Promise<boolean> {
+    async finishStep(owner: string, step: StepEnd, event: EventWrite): Promise<boolean> {
       const result = await db.execute(sql`
         with t as (
           update threads set event_sequence = event_sequence + 1
-          where id = ${step.threadId} and lease_owner = ${owner}
+          where id = ${step.threadId} and org_id = ${step.orgId} and lease_owner = ${owner}
           returning id, org_id, event_sequence
         ), s as (
           update thread_steps set status = ${step.status}, output = ${jsonParam(step.output)}, error = ${step.error}, finished_at = ${step.finishedAt}
           where thread_id = ${step.threadId} and step_path = ${step.stepPath} and exists (select 1 from t)
         ), e as (
           insert into thread_events (thread_id, sequence, org_id, kind, step_path, payload, created_at)
-          select t.id, t.event_sequence, t.org_id, ${event.kind}, ${step.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
+          select t.id, t.event_sequence, t.org_id, ${event.kind}, ${event.stepPath}, ${jsonParam(event.payload)}, ${event.at} from t
         )
         select count(*)::int as finished from t`);
       return resultRows<{ finished: number }>(result)[0]?.finished === 1;
@@ -223,7 +232,7 @@ export function createThreadStore(db: Database) {
      * transaction, so a reader never sees the final status without the final event and a thread
      * never ends without its callback queued. False without the lease.
      */
-    async endRun(id: string, owner: string, patch: Partial<NewThread>, event: EventWrite & { stepPath?: string }): Promise<boolean> {
+    async endRun(id: string, owner: string, patch: Partial<NewThread>, event: EventWrite): Promise<boolean> {
       return db.transaction(async (tx) => {
         const [row] = await tx
           .update(threads)
@@ -233,7 +242,7 @@ export function createThreadStore(db: Database) {
         if (!row) return false;
         await tx
           .insert(threadEvents)
-          .values({ threadId: id, orgId: row.orgId, sequence: row.sequence, kind: event.kind, stepPath: event.stepPath ?? "", payload: event.payload, createdAt: event.at });
+          .values({ threadId: id, orgId: row.orgId, sequence: row.sequence, kind: event.kind, stepPath: event.stepPath, payload: event.payload, createdAt: event.at });
         // A cancel can stop steps mid-way: they end cancelled with the thread, not left running.
         if (patch.status === "cancelled") {
           await tx
@@ -247,30 +256,36 @@ export function createThreadStore(db: Database) {
     },
 
     /** Appends one event with the thread's next sequence number, in one transaction. */
-    async appendEvent(threadId: string, orgId: string, kind: string, stepPath: string, payload: Record<string, unknown>): Promise<EventRow> {
+    async appendEvent(orgId: string, threadId: string, event: ThreadEventRecord): Promise<EventRow> {
       return db.transaction(async (tx) => {
         const [counter] = await tx
           .update(threads)
           .set({ eventSequence: sql`${threads.eventSequence} + 1` })
-          .where(eq(threads.id, threadId))
+          .where(ofThread(orgId, threadId))
           .returning({ sequence: threads.eventSequence });
-        const [event] = await tx.insert(threadEvents).values({ threadId, orgId, sequence: counter!.sequence, kind, stepPath, payload }).returning();
-        return event!;
+        if (!counter) throw new Error(`no thread ${threadId} in organization ${orgId}`);
+        const [row] = await tx.insert(threadEvents).values({ threadId, orgId, sequence: counter.sequence, ...event }).returning();
+        return row!;
       });
     },
 
     /** The next `yielded` sequence of a thread (monotonic from 1). */
-    async nextYieldSequence(threadId: string): Promise<number> {
+    async nextYieldSequence(orgId: string, threadId: string): Promise<number> {
       const [row] = await db
         .update(threads)
         .set({ yieldSequence: sql`${threads.yieldSequence} + 1` })
-        .where(eq(threads.id, threadId))
+        .where(ofThread(orgId, threadId))
         .returning({ sequence: threads.yieldSequence });
-      return row!.sequence;
+      if (!row) throw new Error(`no thread ${threadId} in organization ${orgId}`);
+      return row.sequence;
     },
 
-    eventsAfter(threadId: string, sequence: number): Promise<EventRow[]> {
-      return db.select().from(threadEvents).where(and(eq(threadEvents.threadId, threadId), gt(threadEvents.sequence, sequence))).orderBy(asc(threadEvents.sequence));
+    eventsAfter(orgId: string, threadId: string, sequence: number): Promise<EventRow[]> {
+      return db
+        .select()
+        .from(threadEvents)
+        .where(and(eq(threadEvents.orgId, orgId), eq(threadEvents.threadId, threadId), gt(threadEvents.sequence, sequence)))
+        .orderBy(asc(threadEvents.sequence));
     },
   };
 }
@@ -279,6 +294,7 @@ export type ThreadStore = ReturnType<typeof createThreadStore>;
 
 /** The fields of a step row the engine writes when a step starts. */
 export interface StepWrite {
+  readonly orgId: string;
   readonly threadId: string;
   readonly stepPath: string;
   readonly stepId: string;
@@ -290,14 +306,27 @@ export interface StepWrite {
   readonly startedAt: number;
 }
 
-export interface EventWrite {
-  readonly kind: string;
-  readonly payload: Record<string, unknown>;
+/** What the engine writes when a step ends. */
+export interface StepEnd {
+  readonly orgId: string;
+  readonly threadId: string;
+  readonly stepPath: string;
+  readonly status: StepRow["status"];
+  readonly output: unknown;
+  readonly error: string;
+  readonly finishedAt: number;
+}
+
+/** An event and the time it happened, epoch ms, as the engine writes it with a step or a run's end. */
+export interface EventWrite extends ThreadEventRecord {
   readonly at: number;
 }
 
-/** JSON for a jsonb parameter (null stays SQL null): both drivers take it as text and cast. */
+/**
+ * A jsonb parameter of the raw statements, encoded as the schema's storedJson columns are (a
+ * value holding NUL is stored escaped); null stays SQL null. Both drivers take it as text and cast.
+ */
 function jsonParam(value: unknown) {
-  return value === undefined || value === null ? sql`null` : sql`${JSON.stringify(value)}::jsonb`;
+  return value === undefined || value === null ? sql`null` : sql`${toStoredJson(value)}::jsonb`;
 }
 

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { create, type DescMessage, type DescMethodServerStreaming, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { create, type DescMessage, type JsonValue, type DescMethodServerStreaming, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { createContextValues, createHandlerContext, type HandlerContext, type MethodImpl } from "@connectrpc/connect";
 import { ScriptService } from "../../../../../gen/platform/script/v1/script_service_pb.js";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
@@ -16,6 +16,7 @@ import { compileContract } from "../dsl/contract.js";
 import { parseScript } from "../dsl/parse-script.js";
 import { createScriptStore } from "../script-store.js";
 import { createArtifactStore, type ArtifactStore } from "./artifact-store.js";
+import { threadEvent, type ThreadEventRecord } from "./thread-events.js";
 import { createThreadMethods, type ThreadMethods } from "./thread-methods.js";
 import { createThreadSignals, type ThreadSignals } from "./thread-signals.js";
 import { createThreadStore, type NewThread, type ThreadRow, type ThreadStore } from "./thread-store.js";
@@ -157,7 +158,7 @@ export class EngineDouble {
   /** Claims the thread (a lease, RUNNING) and writes `started`. */
   async start(): Promise<void> {
     await this.claim();
-    await this.emit("started", "", { scriptName: this.thread.scriptName, totalSteps: this.thread.totalSteps });
+    await this.emit(threadEvent.started(this.thread.scriptName, this.thread.totalSteps));
   }
 
   /** Claims the thread without an event, as a resumed run does. */
@@ -175,29 +176,28 @@ export class EngineDouble {
     const parentPath = path.split(".").slice(0, -2).join(".");
     await this.save(path, { name: step.name, primitive: step.primitive ?? "execute", tool: step.tool ?? "", parentPath, status: "running", input: step.input ?? null, startedAt: this.kit.clock.ms });
     await this.kit.store.update(this.thread.id, OWNER, { currentStepPath: path, currentStepName: step.name });
-    await this.emit("stepStarted", path, { stepPath: path, name: step.name, primitive: step.primitive ?? "execute", tool: step.tool ?? "" });
+    await this.emit(threadEvent.stepStarted({ stepPath: path, name: step.name, primitive: step.primitive ?? "execute", tool: step.tool ?? "" }));
   }
 
   async stepCompleted(path: string, output: unknown): Promise<void> {
-    const row = await this.kit.store.step(this.thread.id, path);
+    const row = await this.kit.store.step(this.thread.orgId, this.thread.id, path);
     await this.save(path, { status: "completed", output, finishedAt: this.kit.clock.ms });
-    await this.emit("stepCompleted", path, { stepPath: path, name: row?.name ?? "", durationMs: String(this.kit.clock.ms - (row?.startedAt ?? 0)) });
+    await this.emit(threadEvent.stepCompleted({ stepPath: path, name: row?.name ?? "" }, this.kit.clock.ms - (row?.startedAt ?? 0)));
   }
 
   async stepFailed(path: string, error: string): Promise<void> {
-    const row = await this.kit.store.step(this.thread.id, path);
+    const row = await this.kit.store.step(this.thread.orgId, this.thread.id, path);
     await this.save(path, { status: "failed", error, finishedAt: this.kit.clock.ms });
-    await this.emit("stepFailed", path, { stepPath: path, name: row?.name ?? "", error });
+    await this.emit(threadEvent.stepFailed({ stepPath: path, name: row?.name ?? "" }, error));
   }
 
   async decision(path: string, chosenBranch: string): Promise<void> {
-    await this.emit("decision", path, { strategy: "rule", chosenBranch, reasoning: `matched ${chosenBranch}` });
+    await this.emit(threadEvent.decision(path, { strategy: "rule", chosenBranch, reasoning: `matched ${chosenBranch}` }));
   }
 
   async yielded(path: string, value: unknown): Promise<void> {
-    const sequence = await this.kit.store.nextYieldSequence(this.thread.id);
-    const valueData = Buffer.from(JSON.stringify(value)).toString("base64");
-    await this.emit("yielded", path, { stepPath: path, name: `yield ${path}`, valueData, sequence, timestampMs: String(this.kit.clock.ms) });
+    const sequence = await this.kit.store.nextYieldSequence(this.thread.orgId, this.thread.id);
+    await this.emit(threadEvent.yielded({ stepPath: path, name: `yield ${path}` }, value as JsonValue, sequence, this.kit.clock.ms));
   }
 
   async pause(path: string): Promise<void> {
@@ -208,22 +208,22 @@ export class EngineDouble {
   /** `warnings` stands for the output's mismatches with `outputs`, which the worker records. */
   async complete(output: unknown, stepsExecuted = 0, warnings: string[] = []): Promise<void> {
     await this.kit.store.release(this.thread.id, OWNER, { status: "completed", output, warnings, finishedAt: this.kit.clock.ms });
-    await this.emit("completed", "", { durationMs: String(this.kit.clock.ms - this.thread.createdAt), stepsExecuted });
+    await this.emit(threadEvent.completed(this.kit.clock.ms - this.thread.createdAt, stepsExecuted));
   }
 
   async fail(error: string, failedStepPath = ""): Promise<void> {
     await this.kit.store.release(this.thread.id, OWNER, { status: "failed", error, failedStepPath, finishedAt: this.kit.clock.ms });
-    await this.emit("failed", "", { error, failedStepPath, failedStepName: "" });
+    await this.emit(threadEvent.failed(error, { stepPath: failedStepPath, name: "" }));
   }
 
-  async emit(kind: string, stepPath: string, payload: Record<string, unknown>): Promise<void> {
-    await this.kit.store.appendEvent(this.thread.id, this.thread.orgId, kind, stepPath, payload);
+  async emit(event: ThreadEventRecord): Promise<void> {
+    await this.kit.store.appendEvent(this.thread.orgId, this.thread.id, event);
     await this.kit.signals.eventsWritten(this.thread.id);
   }
 
   /** Writes the step row alone (the engine writes it before the step's event). */
   async save(path: string, patch: { status: StepStatus } & Record<string, unknown>): Promise<void> {
-    const current = await this.kit.store.step(this.thread.id, path);
+    const current = await this.kit.store.step(this.thread.orgId, this.thread.id, path);
     const saved = await this.kit.store.saveStep(
       {
         threadId: this.thread.id,

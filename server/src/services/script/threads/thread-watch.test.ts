@@ -5,6 +5,7 @@ import { ScriptService } from "../../../../../gen/platform/script/v1/script_serv
 import { StepStatus } from "../../../../../gen/platform/script/v1/thread_pb.js";
 import { failure } from "../../../../test/connect-failure.js";
 import { call, collect, contextFor, EngineDouble, insertThread, openThreadTestKit, publishScript, stream as streamOf, type ThreadTestKit } from "./thread-test-kit.js";
+import { threadEvent } from "./thread-events.js";
 import type { ThreadRow } from "./thread-store.js";
 
 const DEMO = `dsl: script/1
@@ -129,7 +130,7 @@ describe("WatchThread", () => {
     const stream = watchThread(engine.thread);
     const first = stream.next();
     await new Promise((resolve) => setTimeout(resolve, 100));
-    await kit.store.appendEvent(engine.thread.id, orgId, "started", "", { scriptName: "demo", totalSteps: 2 });
+    await kit.store.appendEvent(orgId, engine.thread.id, threadEvent.started("demo", 2));
     expect((await first).value?.event.case).toBe("started");
     await stream.return?.();
   });
@@ -213,7 +214,7 @@ describe("WatchStep", () => {
     await engine.save("0", { status: "running", error: "", startedAt: kit.clock.ms });
     const events = collect(watchStep(engine.thread, "0"));
     await new Promise((resolve) => setTimeout(resolve, 100));
-    await engine.emit("stepStarted", "0", { stepPath: "0", name: "prepare", primitive: "set", tool: "" });
+    await engine.emit(threadEvent.stepStarted({ stepPath: "0", name: "prepare", primitive: "set", tool: "" }));
     await engine.stepCompleted("0", { x: 1 });
     const received = await events;
     expect(casesOf(received)).toEqual(["snapshot", "done"]);

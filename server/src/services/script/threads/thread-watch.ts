@@ -59,7 +59,7 @@ export function createWatchMethods(context: ThreadMethodsContext): WatchMethods 
         // Events first, then the row: the engine records a step's row before its event, so the
         // row read second is at least as new as the events.
         const history = await feed.read();
-        const row = await context.store.step(thread.id, path);
+        const row = await context.store.step(orgId, thread.id, path);
         const planned = row ? { name: row.name, primitive: row.primitive } : await plannedStep(thread, path);
         if (!planned) throw stepNotFound(thread.id, path);
         yield create(StepEventSchema, {
@@ -81,7 +81,7 @@ export function createWatchMethods(context: ThreadMethodsContext): WatchMethods 
             if (event.stepPath !== path) continue;
             const kind = eventKind(event);
             if (kind === "stepCompleted") {
-              yield toStepDone(event, await context.store.step(thread.id, path));
+              yield toStepDone(event, await context.store.step(orgId, thread.id, path));
               return;
             }
             const message = toStepEvent(event);
