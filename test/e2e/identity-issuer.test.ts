@@ -213,6 +213,17 @@ describe("identity issuer: code flow with PKCE", () => {
     });
     expect([wrong.status, wrong.json.error]).toEqual([401, "invalid_grant"]);
     expect(wrong.json.error_description).toMatch(/code_verifier/);
+
+    // The challenge sent back as the verifier is the `plain` method, which is refused.
+    const plainFlow = await codeFlow(pool, user.email);
+    const echoed = await post(`${pool.issuer}/token`, {
+      grant_type: "authorization_code",
+      code: plainFlow.callback.searchParams.get("code")!,
+      redirect_uri: REDIRECT_URI,
+      client_id: CLIENT.client_id,
+      code_verifier: await oauth.calculatePKCECodeChallenge(plainFlow.verifier),
+    });
+    expect([echoed.status, echoed.json.error, echoed.json.error_description]).toEqual([401, "invalid_grant", "code_verifier does not match the code_challenge"]);
   });
 
   it("a replayed code is refused and revokes the session the first exchange started", async () => {
@@ -284,6 +295,23 @@ describe("identity issuer: password and refresh grants", () => {
     expect([reused.status, reused.json.error]).toEqual([401, "invalid_grant"]);
     const burnt = await refresh(pool, third);
     expect([burnt.status, burnt.json.error]).toEqual([401, "invalid_grant"]);
+  });
+
+  it("a refresh token only refreshes for the client it was issued to", async () => {
+    const pool = await createPool("client-bound");
+    const user = await createUser(pool);
+    const flow = await codeFlow(pool, user.email);
+    const tokens = await oauth.processAuthorizationCodeResponse(pool.as, CLIENT, await exchange(pool, flow), { expectedNonce: flow.nonce, requireIdToken: true });
+    const other = await post(`${pool.issuer}/token`, { grant_type: "refresh_token", refresh_token: tokens.refresh_token!, client_id: "another-app" });
+    expect([other.status, other.json.error]).toEqual([401, "invalid_grant"]);
+    // The refused attempt used nothing up: the client the token belongs to refreshes it as usual.
+    const own = await oauth.processRefreshTokenResponse(pool.as, CLIENT, await oauth.refreshTokenGrantRequest(pool.as, CLIENT, oauth.None(), tokens.refresh_token!, insecure));
+    expect(own.refresh_token).toBeTruthy();
+
+    const direct = await post(`${pool.issuer}/token`, { grant_type: "password", email: user.email, password: PASSWORD, client_id: "cli" });
+    const wrong = await post(`${pool.issuer}/token`, { grant_type: "refresh_token", refresh_token: direct.json.refresh_token as string, client_id: CLIENT.client_id });
+    expect([wrong.status, wrong.json.error]).toEqual([401, "invalid_grant"]);
+    expect((await post(`${pool.issuer}/token`, { grant_type: "refresh_token", refresh_token: direct.json.refresh_token as string, client_id: "cli" })).status).toBe(200);
   });
 
   it("10 concurrent refreshes of one token all get the same successor, which then rotates", async () => {

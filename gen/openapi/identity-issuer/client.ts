@@ -101,7 +101,8 @@ export interface IdentityIssuerClient {
    * - `password`: a direct grant for the pool's `local` connection; `tenant` pins the tokens.
    * - `refresh_token`: rotates the refresh token on every use. Reusing an old one revokes the
    *   whole family, except within a short grace window, so that a client's double submit does
-   *   not sign the user out.
+   *   not sign the user out. A `client_id` other than the one the session was issued to is
+   *   refused with `invalid_grant`.
    * Errors use RFC 6749 section 5.2 codes. Not shown in the specification: a bad password, an
    * unknown, expired or replayed code or refresh token and a verifier mismatch answer 401
    * `invalid_grant` (the specification's status for bad credentials, as Keycloak does);

@@ -360,6 +360,9 @@ export const IdentityIssuerValidation: RestValidationSchemas = {
         },
         "tenant": {
           "$ref": "#/$defs/TenantSlug"
+        },
+        "client_id": {
+          "$ref": "#/$defs/ClientId"
         }
       }
     },
@@ -377,6 +380,9 @@ export const IdentityIssuerValidation: RestValidationSchemas = {
         "refresh_token": {
           "type": "string",
           "minLength": 1
+        },
+        "client_id": {
+          "$ref": "#/$defs/ClientId"
         }
       }
     },

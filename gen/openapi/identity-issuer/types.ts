@@ -124,11 +124,24 @@ export interface PasswordGrant {
   email: Email;
   password: Password;
   tenant?: TenantSlug;
+  /**
+   * The client asking (optional; not shown in the specification). The session is issued to
+   * it: its access tokens carry it as `client_id`, and a refresh that names another client
+   * is refused.
+   */
+  client_id?: ClientId;
 }
 
 export interface RefreshTokenGrant {
   grant_type: "refresh_token";
   refresh_token: string;
+  /**
+   * Optional (the specification's refresh body has none). When present it must be the
+   * client the session was issued to (the code flow's client_id, or the one the password
+   * grant named, or none) or the refresh answers 401 `invalid_grant` and leaves the token
+   * as it was (RFC 6749 section 6, RFC 9700 section 4.14).
+   */
+  client_id?: ClientId;
 }
 
 /** A session's tokens (RFC 6749 section 5.1). */

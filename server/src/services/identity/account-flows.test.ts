@@ -92,7 +92,7 @@ describe(`account flows and grants (${engineName})`, () => {
     await expect(resetPassword(services, pool, { token, password: "tiny" })).rejects.toMatchObject({ code: Code.InvalidArgument });
     expect(await resetPassword(services, pool, { token, password: "battery staple" })).toMatchObject({ emailVerified: true });
     await expect(resetPassword(services, pool, { token, password: "battery staple" })).rejects.toMatchObject({ code: Code.Unauthenticated });
-    await expect(refreshGrant(services, pool, session!.refresh_token)).rejects.toMatchObject(invalidGrant);
+    await expect(refreshGrant(services, pool, { refreshToken: session!.refresh_token })).rejects.toMatchObject(invalidGrant);
     await expect(passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" })).rejects.toMatchObject(invalidGrant);
     expect(await passwordGrant(services, pool, { email: "ada@example.com", password: "battery staple" })).toHaveProperty("access_token");
   });
@@ -118,12 +118,12 @@ describe(`account flows and grants (${engineName})`, () => {
     expect(decodeJwt(pinned.access_token)).toMatchObject({ tenant: "acme", tenants: { acme: { roles: ["admin"], permissions: ["members:manage"] } } });
 
     await pool.users.setRoles(user.id, ["editor"]);
-    const refreshed = await refreshGrant(services, pool, pinned.refresh_token);
+    const refreshed = await refreshGrant(services, pool, { refreshToken: pinned.refresh_token });
     expect(decodeJwt(refreshed.access_token)).toMatchObject({ tenant: "acme", permissions: ["docs:write"] });
 
     const other = await passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" });
     await pool.users.setBanned(user.id, true);
-    await expect(refreshGrant(services, pool, other.refresh_token)).rejects.toMatchObject(invalidGrant);
+    await expect(refreshGrant(services, pool, { refreshToken: other.refresh_token })).rejects.toMatchObject(invalidGrant);
     await expect(passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" })).rejects.toMatchObject({ ...accessDenied, rawMessage: "the user is banned" });
   });
 
@@ -147,6 +147,6 @@ describe(`account flows and grants (${engineName})`, () => {
     expect(payload).toMatchObject({ sub: user.id, nonce: "n-1", email: "ada@example.com" });
     expect(decodeJwt(tokens.access_token)).toMatchObject({ client_id: "web", aud: "pool:shop" });
     await expect(authorizationCodeGrant(services, pool, { code, clientId: "web", redirectUri: "https://app.example/cb", codeVerifier: verifier })).rejects.toMatchObject(invalidGrant);
-    await expect(refreshGrant(services, pool, tokens.refresh_token)).rejects.toMatchObject(invalidGrant);
+    await expect(refreshGrant(services, pool, { refreshToken: tokens.refresh_token })).rejects.toMatchObject(invalidGrant);
   });
 });

@@ -23,7 +23,7 @@ export interface TokenResponse {
 export async function passwordGrant(
   services: IdentityServices,
   pool: PoolContext,
-  input: { readonly email: string; readonly password: string; readonly tenant?: string },
+  input: { readonly email: string; readonly password: string; readonly tenant?: string; readonly clientId?: string },
 ): Promise<TokenResponse> {
   const local = await localSignIn(services, pool.ref);
   if (!local.passwordGrant) throw new GrantError("access_denied", "the password grant is disabled for this pool");
@@ -40,13 +40,19 @@ export async function passwordGrant(
   if (user.passwordHash && needsRehash(user.passwordHash)) {
     await pool.users.setPassword(user.id, await hashPassword(input.password), { endSessions: false });
   }
-  const issued = await services.families.start(pool.ref, { userId: user.id, tenant: input.tenant ?? "", authTimeMs: services.now() });
+  const issued = await services.families.start(pool.ref, { userId: user.id, clientId: input.clientId ?? "", tenant: input.tenant ?? "", authTimeMs: services.now() });
   return respond(services, pool, subject, issued);
 }
 
-/** Rotates the refresh token and mints a fresh access token for the session's user as it is now. */
-export async function refreshGrant(services: IdentityServices, pool: PoolContext, refreshToken: string): Promise<TokenResponse> {
-  const issued = await services.families.rotate(pool.ref, refreshToken, { readOwner: pool.usersInPlatformDatabase });
+/**
+ * Rotates the refresh token and mints a fresh access token for the session's user as it is now.
+ * A `clientId` the request names must be the one the session was issued to.
+ */
+export async function refreshGrant(services: IdentityServices, pool: PoolContext, input: { readonly refreshToken: string; readonly clientId?: string }): Promise<TokenResponse> {
+  const issued = await services.families.rotate(pool.ref, input.refreshToken, {
+    readOwner: pool.usersInPlatformDatabase,
+    ...(input.clientId === undefined ? {} : { clientId: input.clientId }),
+  });
   const owner = issued.owner ?? (await pool.users.getWithTenants(issued.session.userId));
   const user = await liveSessionUser(services, pool, issued.session, owner?.user);
   return respond(services, pool, subjectFrom(user, owner?.tenants ?? []), issued);

@@ -11,6 +11,7 @@ beforeAll(async () => {
 afterAll(() => plane.close());
 
 const token = (pool: TestIssuerPool, form: Record<string, string>) => plane.request("POST", `${pool.issuer}/token`, { form });
+const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString("utf8")) as Record<string, unknown>;
 const password = (pool: TestIssuerPool, email: string, extra: Record<string, string> = {}) => token(pool, { grant_type: "password", email, password: TEST_PASSWORD, ...extra });
 
 describe(`issuer token endpoint (${engineName})`, () => {
@@ -81,6 +82,27 @@ describe(`issuer token endpoint (${engineName})`, () => {
     plane.advance(60_000);
     expect((await refresh(first)).status).toBe(401);
     expect((await refresh(next)).status).toBe(401);
+  });
+
+  it("refuses a refresh that names another client than the session's, and keeps the token usable", async () => {
+    const pool = await plane.pool();
+    const user = await plane.user(pool);
+    const refresh = (value: string, clientId?: string) => token(pool, { grant_type: "refresh_token", refresh_token: value, ...(clientId === undefined ? {} : { client_id: clientId }) });
+    const fromCode = (await redeem(plane, pool, await codeFor(plane, pool, user.email))).json.refresh_token as string;
+    const stolen = await refresh(fromCode, "other-client");
+    expect([stolen.status, stolen.json.error, stolen.json.error_description]).toEqual([401, "invalid_grant", "client_id is not the one the refresh token was issued to"]);
+    const own = await refresh(fromCode, "web");
+    expect(own.status).toBe(200);
+    expect((await refresh(own.json.refresh_token as string)).status).toBe(200);
+
+    // The password grant issues the session to the client it names, and its tokens say so.
+    const direct = await password(pool, user.email, { client_id: "cli" });
+    expect(claimsOf(direct.json.access_token as string).client_id).toBe("cli");
+    expect((await refresh(direct.json.refresh_token as string, "web")).json.error).toBe("invalid_grant");
+    const renewed = await refresh(direct.json.refresh_token as string, "cli");
+    expect(claimsOf(renewed.json.access_token as string).client_id).toBe("cli");
+    const anonymous = (await password(pool, user.email)).json.refresh_token as string;
+    expect((await refresh(anonymous, "cli")).status).toBe(401);
   });
 
   it("answers 503 with Retry-After while the pool's user store is locked for a migration", async () => {

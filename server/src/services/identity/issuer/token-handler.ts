@@ -40,9 +40,14 @@ async function grant(services: IdentityServices, pool: PoolContext, body: TokenR
     case "authorization_code":
       return authorizationCodeGrant(services, pool, { code: body.code, clientId: body.client_id, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier });
     case "password":
-      return passwordGrant(services, pool, { email: body.email, password: body.password, ...(body.tenant ? { tenant: body.tenant } : {}) });
+      return passwordGrant(services, pool, {
+        email: body.email,
+        password: body.password,
+        ...(body.tenant ? { tenant: body.tenant } : {}),
+        ...(body.client_id === undefined ? {} : { clientId: body.client_id }),
+      });
     case "refresh_token":
-      return refreshGrant(services, pool, body.refresh_token);
+      return refreshGrant(services, pool, { refreshToken: body.refresh_token, ...(body.client_id === undefined ? {} : { clientId: body.client_id }) });
     default:
       // The schema check should have refused it; a body that is not an object must not slip through.
       throw new ConnectError("body: must be an object with grant_type authorization_code, password or refresh_token", Code.InvalidArgument);
