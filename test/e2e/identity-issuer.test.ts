@@ -389,7 +389,7 @@ describe("identity issuer: CORS and rate limits", () => {
   });
 
   it("counts each client address a trusted proxy names on its own", async () => {
-    const pool = await createPool("proxied", { policies: { rate_limits: { login: { requests: 2, window_seconds: 60 } } } });
+    const pool = await createPool("proxied", { policies: { rate_limits: { login_ip: { requests: 2, window_seconds: 60 } } } });
     const attempt = async (forwardedFor: string) => {
       const email = `nobody-${randomBytes(4).toString("hex")}@example.com`;
       const answer = await fetch(`${pool.issuer}/token`, {
@@ -405,6 +405,20 @@ describe("identity issuer: CORS and rate limits", () => {
     expect(await attempt("203.0.113.2")).toBe(401);
     // What the client itself put left of the proxy's entry is not believed.
     expect(await attempt("198.51.100.7, 203.0.113.1")).toBe(429);
+  });
+
+  it("ten wrong passwords from one client address do not lock the owner out from another", async () => {
+    const pool = await createPool("lockout");
+    const user = await createUser(pool);
+    const signIn = async (from: string, password: string) =>
+      (await post(`${pool.issuer}/token`, { grant_type: "password", email: user.email, password }, { "x-forwarded-for": from })).status;
+    const guesses: number[] = [];
+    for (let i = 0; i < 10; i++) guesses.push(await signIn("203.0.113.66", `wrong guess ${i}`));
+    expect(guesses).toEqual(Array(10).fill(401));
+    // The guessing client is stopped for this account, even with the right password...
+    expect(await signIn("203.0.113.66", PASSWORD)).toBe(429);
+    // ...while the owner, elsewhere, signs in.
+    expect(await signIn("198.51.100.20", PASSWORD)).toBe(200);
   });
 
   it("answers 429 with Retry-After once an address's password budget is spent", async () => {

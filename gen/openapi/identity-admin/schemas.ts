@@ -315,6 +315,12 @@ export const IdentityAdminValidation: RestValidationSchemas = {
         "login": {
           "$ref": "#/$defs/RateLimit"
         },
+        "login_ip": {
+          "$ref": "#/$defs/RateLimit"
+        },
+        "login_email": {
+          "$ref": "#/$defs/RateLimit"
+        },
         "signup": {
           "$ref": "#/$defs/RateLimit"
         },

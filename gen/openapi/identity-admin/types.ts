@@ -164,13 +164,28 @@ export interface PasswordPolicy {
 /**
  * Budgets of the credential endpoints, each a number of requests per window; over budget the
  * issuer answers 429 with `Retry-After`. Not shown in the specification; the keys follow the
- * issuer's endpoints and the defaults follow Supabase's and Auth0's.
+ * issuer's endpoints and the defaults follow Supabase's and Auth0's. Password checks are
+ * counted three ways (`login`, `login_ip`, `login_email`) so that nobody can lock an account's
+ * owner out by guessing, as Auth0's brute-force protection blocks a client for one account
+ * rather than the account.
  */
 export interface RateLimits {
   /** Every POST /token, per client IP. Default 600 per 60 seconds. */
   token?: RateLimit;
-  /** Password checks (password grant, hosted login), per e-mail address and client IP. Default 10 per 300 seconds. */
+  /**
+   * Password checks (password grant, hosted login) of one e-mail address from one client IP.
+   * Default 10 per 300 seconds. Guessing from one client stops here without touching the
+   * account's owner elsewhere.
+   */
   login?: RateLimit;
+  /** Password checks from one client IP, whatever the e-mail address. Default 30 per 300 seconds. */
+  login_ip?: RateLimit;
+  /**
+   * Password checks of one e-mail address from every client IP together: the loose limit on
+   * guessing spread over many addresses. Default 100 per 300 seconds. A check refused by
+   * `login` or `login_ip` is not counted here, so no single client can spend this budget.
+   */
+  login_email?: RateLimit;
   /** POST /signup, per client IP. Default 30 per 3600 seconds. */
   signup?: RateLimit;
   /** POST /recover, per e-mail address and per client IP. Default 5 per 3600 seconds. */

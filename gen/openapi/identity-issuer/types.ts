@@ -429,7 +429,14 @@ export type TokenResult =
       /** `no-store`: the body holds credentials or is specific to one request. */
       "cache-control"?: "no-store";
     } }
-  /** `too_many_requests`: rate limit exceeded. */
+  /**
+   * `too_many_requests`: a rate-limit budget ran out; `Retry-After` says when its window ends.
+   * Every request counts per client IP (600 per 60 seconds by default). A password grant also
+   * counts per e-mail address at this client IP (10 per 300 seconds) and per client IP (30 per
+   * 300 seconds), and only when both let it through, per e-mail address from all clients
+   * together (100 per 300 seconds): wrong passwords from one client stop that client, never the
+   * account's owner elsewhere. The pool's `policies.rate_limits` sets the budgets.
+   */
   | { status: 429; body: OAuthError; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
@@ -475,7 +482,10 @@ export type SignupResult =
   | { status: 404; body: IssuerError }
   /** The e-mail address is already registered. */
   | { status: 409; body: IssuerError }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; body: IssuerError; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
@@ -513,12 +523,18 @@ export type RecoverPasswordResult =
   | { status: 404; contentType: "application/json"; body: IssuerError }
   /** Unknown organization or pool. */
   | { status: 404; contentType: "text/html"; body: HtmlPage }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; contentType: "application/json"; body: IssuerError; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
     } }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; contentType: "text/html"; body: HtmlPage; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
@@ -611,12 +627,18 @@ export type ResetPasswordResult =
   | { status: 404; contentType: "application/json"; body: IssuerError }
   /** Unknown organization or pool. */
   | { status: 404; contentType: "text/html"; body: HtmlPage }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; contentType: "application/json"; body: IssuerError; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
     } }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; contentType: "text/html"; body: HtmlPage; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
@@ -709,12 +731,18 @@ export type VerifyEmailResult =
   | { status: 404; contentType: "application/json"; body: IssuerError }
   /** Unknown organization or pool. */
   | { status: 404; contentType: "text/html"; body: HtmlPage }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; contentType: "application/json"; body: IssuerError; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
     } }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; contentType: "text/html"; body: HtmlPage; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
@@ -905,7 +933,10 @@ export type SubmitLoginResult =
     } }
   /** An error page for an unknown organization or pool. */
   | { status: 404; body: HtmlPage }
-  /** An error page; rate limit exceeded. */
+  /**
+   * An error page: a rate-limit budget ran out; `Retry-After` says when its window ends. The
+   * hosted login form counts like the password grant (see POST /token's 429).
+   */
   | { status: 429; body: HtmlPage; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
