@@ -484,6 +484,44 @@ describe("identity issuer: account flows", () => {
   });
 });
 
+describe("identity issuer: recover timing", () => {
+  it("takes as long for a registered address as for an unknown one", async () => {
+    // Far above what the test sends: it measures the endpoint, not the limiter's refusals.
+    const pool = await createPool("recover-timing", { policies: { rate_limits: { recover: { requests: 100_000, window_seconds: 3600 } } } });
+    const user = await createUser(pool);
+    const recover = async (email: string) => {
+      const began = performance.now();
+      const answer = await fetch(`${pool.issuer}/recover`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email }) });
+      await answer.arrayBuffer();
+      if (answer.status !== 200) throw new Error(`recover answered ${answer.status}`);
+      return performance.now() - began;
+    };
+    // One unknown address throughout, like the registered one: a first request for any address
+    // costs a little more (its rate-limit counter is created), registered or not.
+    const unknown = "nobody@example.com";
+    for (let i = 0; i < 20; i++) await recover(i % 2 === 0 ? user.email : unknown);
+    // A sign test over interleaved pairs (the order alternates, so drift favours neither side): if
+    // the two took the same time, the registered address would be the slower one about half the
+    // time. 400 pairs put one standard deviation at 10 pairs; 65% is six of them away.
+    const pairs = 400;
+    let registeredSlower = 0;
+    for (let i = 0; i < pairs; i++) {
+      let registered: number;
+      let stranger: number;
+      if (i % 2 === 0) {
+        registered = await recover(user.email);
+        stranger = await recover(unknown);
+      } else {
+        stranger = await recover(unknown);
+        registered = await recover(user.email);
+      }
+      if (registered > stranger) registeredSlower++;
+    }
+    expect(registeredSlower).toBeLessThan(pairs * 0.65);
+    expect(registeredSlower).toBeGreaterThan(pairs * 0.35);
+  });
+});
+
 /** The link of the newest e-mail to `email`, from the log line the server writes without SMTP. */
 async function mailedLink(pool: TestPool, email: string, page: "verify" | "reset"): Promise<string> {
   const prefix = `${pool.issuer}/${page}?token=`;

@@ -127,9 +127,12 @@ export interface IdentityIssuerClient {
   /**
    * Send a password reset link
    *
-   * Sends a single-use reset link (valid 30 minutes) to the address if it belongs to a user.
-   * Always answers 200 for a well-formed request, registered address or not, so the answer
-   * reveals nothing about who is registered; 429 is counted the same way for every address.
+   * Sends a single-use reset link (valid 30 minutes) to the address if it belongs to a user who
+   * is not banned. Always answers 200 for a well-formed request, registered address or not, so
+   * the answer reveals nothing about who is registered; 429 is counted the same way for every
+   * address. Not shown in the specification: the request is queued and answered before anyone
+   * is looked up, so it also takes the same time either way; the mail delivery loop looks the
+   * owner up and sends the link moments later.
    * The hosted login page's "forgot password" form posts here too.
    *
    * `POST /recover`

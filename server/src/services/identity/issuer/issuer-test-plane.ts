@@ -34,6 +34,8 @@ export interface IssuerAnswer {
 export interface IssuerTestPlane {
   readonly fixture: IdentityTestFixture;
   readonly services: IdentityServices;
+  /** What the plane's issuer runs on, for the pieces the listener wires beside it (mail composing). */
+  readonly deps: IssuerDeps;
   /** Moves the clock every issuer component reads. */
   advance(ms: number): void;
   /** Pools whose user store answers as locked for a migration. */
@@ -76,6 +78,7 @@ export async function openIssuerTestPlane(): Promise<IssuerTestPlane> {
   return {
     fixture,
     services,
+    deps,
     locked,
     advance: (ms) => (clock += ms),
     async pool(documents = {}) {
