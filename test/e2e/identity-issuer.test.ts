@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient, type PlatformClient } from "../../sdk/src/index.js";
 import { runAdmin, startPlatformServer, type StartedServer } from "./platform-server.js";
@@ -335,6 +336,35 @@ describe("identity issuer: password and refresh grants", () => {
       expect([out.status, await out.json()]).toEqual([200, {}]);
     }
     expect((await refresh(pool, token)).status).toBe(401);
+  });
+});
+
+describe("identity issuer: documents stored before URLs were checked", () => {
+  // The admin plane refuses such URLs now, so the test writes them into the database directly,
+  // which it can only do while the server runs on PostgreSQL.
+  it.skipIf(!process.env.TEST_DATABASE_URL)("a redirect URI or logo URL that does not parse breaks no page and no /authorize", async () => {
+    const pool = await createPool("stale-urls");
+    const user = await createUser(pool);
+    const broken = "http://localhost:99999/callback";
+    const sql = postgres(server.databaseUrl!, { max: 1, onnotice: () => {} });
+    try {
+      await sql`update identity_pools set branding = ${sql.json({ logo_url: "https://x.example:99999/a.png" })},
+        settings = ${sql.json({ redirect_uris: [REDIRECT_URI, broken] })} where name = ${pool.name}`;
+    } finally {
+      await sql.end();
+    }
+    // The issuer keeps a resolved pool for half a second: wait until it reads the new documents.
+    const deadline = Date.now() + 10_000;
+    let refused = await startAuthorization(pool, { redirect_uri: broken });
+    while (refused.response.status === 302 && Date.now() < deadline) refused = await startAuthorization(pool, { redirect_uri: broken });
+    expect([refused.response.status, refused.location]).toEqual([400, ""]);
+
+    const flow = await codeFlow(pool, user.email);
+    expect(flow.callback.searchParams.get("code")).toBeTruthy();
+    for (const path of ["reset?token=t", "verify?token=t", "branding"]) {
+      const answer = await fetch(`${pool.issuer}/${path}`);
+      expect([answer.status, (await answer.text()).includes("99999")], path).toEqual([200, false]);
+    }
   });
 });
 

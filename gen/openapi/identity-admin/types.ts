@@ -205,7 +205,8 @@ export interface RateLimit {
 export interface PoolSettings {
   /**
    * The only redirect URIs GET /authorize accepts, matched exactly. None by default, so the
-   * code flow is closed until one is listed.
+   * code flow is closed until one is listed. Each must be an absolute URL that parses (a
+   * custom scheme such as `com.example.app:/callback` is allowed, RFC 8252).
    */
   redirect_uris?: string[];
   /** Whether POST /signup is open; closed, it answers 403. */
@@ -219,10 +220,15 @@ export interface PoolSettings {
 
 /**
  * The content of `brandingJson`, shown on the hosted pages and on the issuer's GET /branding.
- * Every member is optional; the fields follow Auth0's universal-login branding.
+ * Every member is optional; the fields follow Auth0's universal-login branding. Every URL
+ * member of this and the other documents must parse as a browser parses it (WHATWG URL), or
+ * the write is refused naming the member: `https://x.example:99999/a.png` has a port that does
+ * not exist.
  */
 export interface BrandingDocument {
+  /** An http or https URL of the logo shown above the hosted pages' forms. */
   logo_url?: string;
+  /** An http or https URL of the hosted pages' icon. */
   favicon_url?: string;
   primary_color?: string;
   page_background_color?: string;
