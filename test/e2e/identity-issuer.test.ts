@@ -135,6 +135,7 @@ describe("identity issuer: discovery and keys", () => {
     expect(pool.as).toMatchObject({
       issuer: pool.issuer,
       token_endpoint: `${pool.issuer}/token`,
+      userinfo_endpoint: `${pool.issuer}/userinfo`,
       code_challenge_methods_supported: ["S256"],
       id_token_signing_alg_values_supported: ["EdDSA"],
       grant_types_supported: ["password", "refresh_token", "authorization_code"],
@@ -184,6 +185,10 @@ describe("identity issuer: code flow with PKCE", () => {
     const me = await fetch(`${pool.issuer}/user`, { headers: { authorization: `Bearer ${refreshed.access_token}` } });
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({ claims: { sub: user.id, aud: "pool:web" }, user: { id: user.id, email: user.email } });
+
+    // The discovery document's UserInfo endpoint, as the client library calls and checks it.
+    const info = await oauth.processUserInfoResponse(pool.as, CLIENT, claims.sub, await oauth.userInfoRequest(pool.as, CLIENT, refreshed.access_token, insecure));
+    expect(info).toEqual({ sub: user.id, email: user.email, email_verified: false });
   });
 
   it("an unlisted redirect_uri gets an error page and never a redirect", async () => {
@@ -274,6 +279,28 @@ describe("identity issuer: password and refresh grants", () => {
     expect([bad.status, bad.json.error]).toEqual([401, "invalid_grant"]);
     const unsupported = await post(`${pool.issuer}/token`, { grant_type: "client_credentials" });
     expect([unsupported.status, unsupported.json.error]).toEqual([400, "unsupported_grant_type"]);
+  });
+
+  it("serves a standard password-grant client: username, scope openid, and the UserInfo endpoint", async () => {
+    const pool = await createPool("standard");
+    const user = await createUser(pool);
+    // What Authlib's password grant sends for a public client.
+    const tokens = await post(`${pool.issuer}/token`, { grant_type: "password", username: user.email, password: PASSWORD, scope: "openid email", client_id: "cli" });
+    expect(tokens.status).toBe(200);
+    const jwks = createRemoteJWKSet(new URL(pool.as.jwks_uri!));
+    const { payload } = await jwtVerify(tokens.json.id_token as string, jwks, { issuer: pool.issuer, audience: "cli", typ: "JWT" });
+    expect(payload).toMatchObject({ sub: user.id, email: user.email });
+
+    const byForm = await post(`${pool.issuer}/userinfo`, { access_token: tokens.json.access_token as string });
+    expect([byForm.status, byForm.json]).toEqual([200, { sub: user.id, email: user.email, email_verified: false }]);
+    const bad = await fetch(`${pool.issuer}/userinfo`, { headers: { authorization: "Bearer not.a.token" } });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token", error_description="/);
+    const noToken = await fetch(`${pool.issuer}/userinfo`);
+    expect([noToken.status, noToken.headers.get("www-authenticate")]).toEqual([401, "Bearer"]);
+
+    const conflicting = await post(`${pool.issuer}/token`, { grant_type: "password", username: user.email, email: "other@example.com", password: PASSWORD });
+    expect([conflicting.status, conflicting.json.error]).toEqual([400, "invalid_request"]);
   });
 
   it("the password grant can be switched off while the hosted login stays open", async () => {

@@ -67,6 +67,15 @@ describe(`issuer middleware: CORS, rate limits, migration lock (${engineName})`,
     expect([await sprayer(1), await sprayer(2), await sprayer(3), await sprayer(4)]).toEqual([401, 401, 401, 429]);
   });
 
+  it("counts a password grant that names its user as username like one that says email", async () => {
+    const pool = await plane.pool({ policies: { rate_limits: { login: { requests: 1, window_seconds: 300 } } } });
+    const user = await plane.user(pool);
+    const grant = async (named: Record<string, string>, password: string) =>
+      (await plane.request("POST", `${pool.issuer}/token`, { form: { grant_type: "password", ...named, password }, headers: { "x-forwarded-for": "203.0.113.7" } })).status;
+    expect(await grant({ username: user.email }, "wrong guess")).toBe(401);
+    expect(await grant({ email: user.email }, TEST_PASSWORD)).toBe(429);
+  });
+
   it("answers 503 with Retry-After on user operations while locked, and keeps discovery and pages up", async () => {
     const pool = await plane.pool();
     plane.locked.add(pool.record.id);

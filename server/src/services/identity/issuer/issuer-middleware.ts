@@ -9,7 +9,19 @@ import { budgetOf, type BudgetName, type RateSubject } from "./rate-limiter.js";
  * The operations that read or write users and sessions: during the locked phase of a user-store
  * migration they answer 503. Discovery, the JWKS, branding and the page GETs keep answering.
  */
-const USES_USER_STORE: ReadonlySet<string> = new Set(["authorize", "token", "signup", "recoverPassword", "resetPassword", "verifyEmail", "logout", "getCurrentUser", "submitLogin"]);
+const USES_USER_STORE: ReadonlySet<string> = new Set([
+  "authorize",
+  "token",
+  "signup",
+  "recoverPassword",
+  "resetPassword",
+  "verifyEmail",
+  "logout",
+  "getCurrentUser",
+  "getUserInfo",
+  "postUserInfo",
+  "submitLogin",
+]);
 
 /**
  * Runs before every issuer operation: resolves `{org}/{pool}` (404 when unknown), refuses work on
@@ -67,7 +79,8 @@ type Stage = readonly (readonly [BudgetName, RateSubject])[];
  */
 function countsOf(call: RestCall, ip: string): Stage[] {
   const body = typeof call.input.body === "object" && call.input.body !== null ? (call.input.body as Record<string, unknown>) : {};
-  const email = typeof body.email === "string" ? body.email : undefined;
+  // The password grant may name its user `username` (RFC 6749); the other endpoints say `email`.
+  const email = typeof body.email === "string" ? body.email : typeof body.username === "string" ? body.username : undefined;
   const passwordCheck = (): Stage[] =>
     email === undefined
       ? [[["login_ip", { ip }]]]
