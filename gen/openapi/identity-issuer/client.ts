@@ -225,15 +225,9 @@ export interface IdentityIssuerClient {
   /**
    * The signed-in user's claims (OpenID Connect UserInfo)
    *
-   * The UserInfo endpoint of OpenID Connect Core section 5.3, for standard client libraries:
-   * the claims about the user as they are now, `sub` always, and `email` and `email_verified`.
-   * The access token is sent as `Authorization: Bearer <token>` (RFC 6750 section 2.1); POST
-   * also takes it as the form member `access_token` (section 2.2), never both. Any access token
-   * of this pool is accepted (access tokens carry no scope; not shown in the specification). A
-   * missing token answers 401 with `WWW-Authenticate: Bearer`; a malformed, expired or foreign
-   * one, or one whose user was deleted or banned since, answers 401 with
-   * `WWW-Authenticate: Bearer error="invalid_token", error_description="..."` (RFC 6750
-   * section 3), the same error in the body.
+   * GET /userinfo, with the access token in the Authorization header or as the form member
+   * `access_token` (RFC 6750 section 2.2), never both; OpenID Connect Core section 5.3.1 lets a
+   * client use either method.
    *
    * `POST /userinfo`
    */

@@ -146,16 +146,13 @@ export function createRateLimiter(db: Database, options: { readonly now?: () => 
       const windows = counts.map(({ name, budget, subject }) => {
         const windowMs = budget.windowSeconds * 1000;
         const windowStart = Math.floor(at / windowMs) * windowMs;
-        return { key: `${pool.poolId}:${name}:${subjectKey(subject)}:${windowStart}`, expiresAt: windowStart + windowMs, budget };
+        const key = `${pool.poolId}:${name}:${subjectKey(subject)}:${windowStart}`;
+        return { key, expiresAt: windowStart + windowMs, budget, batch: Math.floor(budget.requests * BATCH_SHARE) };
       });
-      const exact = windows.filter(({ budget }) => Math.floor(budget.requests * BATCH_SHARE) <= 1);
+      // The exact counters in one statement; the batched ones in memory, written when due.
+      const exact = windows.filter(({ batch }) => batch <= 1);
       const exactTotals = exact.length === 0 ? [] : await add(exact.map(({ key, expiresAt }) => ({ key, hits: 1, expiresAt })));
-      const totals = await Promise.all(
-        windows.map((window) => {
-          const index = exact.indexOf(window);
-          return index >= 0 ? exactTotals[index]! : batched(window.key, window.expiresAt, Math.floor(window.budget.requests * BATCH_SHARE), at);
-        }),
-      );
+      const totals = await Promise.all(windows.map((window) => (window.batch <= 1 ? exactTotals[exact.indexOf(window)]! : batched(window.key, window.expiresAt, window.batch, at))));
       if (++sinceSweep >= SWEEP_EVERY) sweep(at);
       const waits = windows.flatMap(({ expiresAt, budget }, i) => (totals[i]! > budget.requests ? [Math.max(1, Math.ceil((expiresAt - at) / 1000))] : []));
       return waits.length === 0 ? undefined : { retryAfterSeconds: Math.max(...waits) };
