@@ -21,7 +21,7 @@ try {
   await admin.createPool({ body: { name: "bench" } });
   // Budgets far above what the bench sends: it measures the grants, not the limiter's refusals.
   const budget = { requests: 10_000_000, window_seconds: 60 };
-  await admin.updatePool({ path: { pool: "bench" }, body: { policiesJson: JSON.stringify({ rate_limits: { token: budget, login: budget } }) } });
+  await admin.updatePool({ path: { pool: "bench" }, body: { policiesJson: JSON.stringify({ rate_limits: { token: budget, login: budget, login_ip: budget, login_email: budget } }) } });
   const emails = Array.from({ length: clients }, (_, i) => `user-${i}@example.com`);
   for (const email of emails) await admin.createUser({ path: { pool: "bench" }, body: { email, password: PASSWORD } });
   const tokenUrl = `${server.urls.identity}/bench/bench/token`;

@@ -107,6 +107,12 @@ describe("identity admin: pools", () => {
     const badUri = await call("PATCH", "/pools/docs", acme.headers, { settingsJson: JSON.stringify({ redirect_uris: ["not a uri"] }) });
     expect([badUri.status, badUri.body.code]).toEqual([400, "invalid_argument"]);
     expect(badUri.body.message).toMatch(/^body\.settingsJson\.redirect_uris\[0\]/);
+    // Well-formed to RFC 3986, but no browser can open it: refused before it can break a page.
+    const badPort = await call("PATCH", "/pools/docs", acme.headers, { brandingJson: JSON.stringify({ logo_url: "https://x.example:99999/a.png" }) });
+    expect([badPort.status, badPort.body.code]).toEqual([400, "invalid_argument"]);
+    expect(badPort.body.message).toMatch(/^body\.brandingJson\.logo_url: /);
+    const badRedirect = await call("PATCH", "/pools/docs", acme.headers, { settingsJson: JSON.stringify({ redirect_uris: ["https://app.example:99999/cb"] }) });
+    expect([badRedirect.status, badRedirect.body.message]).toEqual([400, expect.stringMatching(/^body\.settingsJson\.redirect_uris\[0\]: /)]);
     const unknownMember = await call("PATCH", "/pools/docs", acme.headers, { policiesJson: JSON.stringify({ cors_origins: [] }) });
     expect(unknownMember.status).toBe(400);
     expect(unknownMember.body.message).toMatch(/cors_origins/);

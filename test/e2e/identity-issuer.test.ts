@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient, type PlatformClient } from "../../sdk/src/index.js";
 import { runAdmin, startPlatformServer, type StartedServer } from "./platform-server.js";
@@ -134,6 +135,7 @@ describe("identity issuer: discovery and keys", () => {
     expect(pool.as).toMatchObject({
       issuer: pool.issuer,
       token_endpoint: `${pool.issuer}/token`,
+      userinfo_endpoint: `${pool.issuer}/userinfo`,
       code_challenge_methods_supported: ["S256"],
       id_token_signing_alg_values_supported: ["EdDSA"],
       grant_types_supported: ["password", "refresh_token", "authorization_code"],
@@ -183,6 +185,10 @@ describe("identity issuer: code flow with PKCE", () => {
     const me = await fetch(`${pool.issuer}/user`, { headers: { authorization: `Bearer ${refreshed.access_token}` } });
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({ claims: { sub: user.id, aud: "pool:web" }, user: { id: user.id, email: user.email } });
+
+    // The discovery document's UserInfo endpoint, as the client library calls and checks it.
+    const info = await oauth.processUserInfoResponse(pool.as, CLIENT, claims.sub, await oauth.userInfoRequest(pool.as, CLIENT, refreshed.access_token, insecure));
+    expect(info).toEqual({ sub: user.id, email: user.email, email_verified: false });
   });
 
   it("an unlisted redirect_uri gets an error page and never a redirect", async () => {
@@ -213,6 +219,17 @@ describe("identity issuer: code flow with PKCE", () => {
     });
     expect([wrong.status, wrong.json.error]).toEqual([401, "invalid_grant"]);
     expect(wrong.json.error_description).toMatch(/code_verifier/);
+
+    // The challenge sent back as the verifier is the `plain` method, which is refused.
+    const plainFlow = await codeFlow(pool, user.email);
+    const echoed = await post(`${pool.issuer}/token`, {
+      grant_type: "authorization_code",
+      code: plainFlow.callback.searchParams.get("code")!,
+      redirect_uri: REDIRECT_URI,
+      client_id: CLIENT.client_id,
+      code_verifier: await oauth.calculatePKCECodeChallenge(plainFlow.verifier),
+    });
+    expect([echoed.status, echoed.json.error, echoed.json.error_description]).toEqual([401, "invalid_grant", "code_verifier does not match the code_challenge"]);
   });
 
   it("a replayed code is refused and revokes the session the first exchange started", async () => {
@@ -264,6 +281,28 @@ describe("identity issuer: password and refresh grants", () => {
     expect([unsupported.status, unsupported.json.error]).toEqual([400, "unsupported_grant_type"]);
   });
 
+  it("serves a standard password-grant client: username, scope openid, and the UserInfo endpoint", async () => {
+    const pool = await createPool("standard");
+    const user = await createUser(pool);
+    // What Authlib's password grant sends for a public client.
+    const tokens = await post(`${pool.issuer}/token`, { grant_type: "password", username: user.email, password: PASSWORD, scope: "openid email", client_id: "cli" });
+    expect(tokens.status).toBe(200);
+    const jwks = createRemoteJWKSet(new URL(pool.as.jwks_uri!));
+    const { payload } = await jwtVerify(tokens.json.id_token as string, jwks, { issuer: pool.issuer, audience: "cli", typ: "JWT" });
+    expect(payload).toMatchObject({ sub: user.id, email: user.email });
+
+    const byForm = await post(`${pool.issuer}/userinfo`, { access_token: tokens.json.access_token as string });
+    expect([byForm.status, byForm.json]).toEqual([200, { sub: user.id, email: user.email, email_verified: false }]);
+    const bad = await fetch(`${pool.issuer}/userinfo`, { headers: { authorization: "Bearer not.a.token" } });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token", error_description="/);
+    const noToken = await fetch(`${pool.issuer}/userinfo`);
+    expect([noToken.status, noToken.headers.get("www-authenticate")]).toEqual([401, "Bearer"]);
+
+    const conflicting = await post(`${pool.issuer}/token`, { grant_type: "password", username: user.email, email: "other@example.com", password: PASSWORD });
+    expect([conflicting.status, conflicting.json.error]).toEqual([400, "invalid_request"]);
+  });
+
   it("the password grant can be switched off while the hosted login stays open", async () => {
     const pool = await createPool("nodirect");
     const user = await createUser(pool);
@@ -284,6 +323,23 @@ describe("identity issuer: password and refresh grants", () => {
     expect([reused.status, reused.json.error]).toEqual([401, "invalid_grant"]);
     const burnt = await refresh(pool, third);
     expect([burnt.status, burnt.json.error]).toEqual([401, "invalid_grant"]);
+  });
+
+  it("a refresh token only refreshes for the client it was issued to", async () => {
+    const pool = await createPool("client-bound");
+    const user = await createUser(pool);
+    const flow = await codeFlow(pool, user.email);
+    const tokens = await oauth.processAuthorizationCodeResponse(pool.as, CLIENT, await exchange(pool, flow), { expectedNonce: flow.nonce, requireIdToken: true });
+    const other = await post(`${pool.issuer}/token`, { grant_type: "refresh_token", refresh_token: tokens.refresh_token!, client_id: "another-app" });
+    expect([other.status, other.json.error]).toEqual([401, "invalid_grant"]);
+    // The refused attempt used nothing up: the client the token belongs to refreshes it as usual.
+    const own = await oauth.processRefreshTokenResponse(pool.as, CLIENT, await oauth.refreshTokenGrantRequest(pool.as, CLIENT, oauth.None(), tokens.refresh_token!, insecure));
+    expect(own.refresh_token).toBeTruthy();
+
+    const direct = await post(`${pool.issuer}/token`, { grant_type: "password", email: user.email, password: PASSWORD, client_id: "cli" });
+    const wrong = await post(`${pool.issuer}/token`, { grant_type: "refresh_token", refresh_token: direct.json.refresh_token as string, client_id: CLIENT.client_id });
+    expect([wrong.status, wrong.json.error]).toEqual([401, "invalid_grant"]);
+    expect((await post(`${pool.issuer}/token`, { grant_type: "refresh_token", refresh_token: direct.json.refresh_token as string, client_id: "cli" })).status).toBe(200);
   });
 
   it("10 concurrent refreshes of one token all get the same successor, which then rotates", async () => {
@@ -307,6 +363,35 @@ describe("identity issuer: password and refresh grants", () => {
       expect([out.status, await out.json()]).toEqual([200, {}]);
     }
     expect((await refresh(pool, token)).status).toBe(401);
+  });
+});
+
+describe("identity issuer: documents stored before URLs were checked", () => {
+  // The admin plane refuses such URLs now, so the test writes them into the database directly,
+  // which it can only do while the server runs on PostgreSQL.
+  it.skipIf(!process.env.TEST_DATABASE_URL)("a redirect URI or logo URL that does not parse breaks no page and no /authorize", async () => {
+    const pool = await createPool("stale-urls");
+    const user = await createUser(pool);
+    const broken = "http://localhost:99999/callback";
+    const sql = postgres(server.databaseUrl!, { max: 1, onnotice: () => {} });
+    try {
+      await sql`update identity_pools set branding = ${sql.json({ logo_url: "https://x.example:99999/a.png" })},
+        settings = ${sql.json({ redirect_uris: [REDIRECT_URI, broken] })} where name = ${pool.name}`;
+    } finally {
+      await sql.end();
+    }
+    // The issuer keeps a resolved pool for half a second: wait until it reads the new documents.
+    const deadline = Date.now() + 10_000;
+    let refused = await startAuthorization(pool, { redirect_uri: broken });
+    while (refused.response.status === 302 && Date.now() < deadline) refused = await startAuthorization(pool, { redirect_uri: broken });
+    expect([refused.response.status, refused.location]).toEqual([400, ""]);
+
+    const flow = await codeFlow(pool, user.email);
+    expect(flow.callback.searchParams.get("code")).toBeTruthy();
+    for (const path of ["reset?token=t", "verify?token=t", "branding"]) {
+      const answer = await fetch(`${pool.issuer}/${path}`);
+      expect([answer.status, (await answer.text()).includes("99999")], path).toEqual([200, false]);
+    }
   });
 });
 
@@ -361,7 +446,7 @@ describe("identity issuer: CORS and rate limits", () => {
   });
 
   it("counts each client address a trusted proxy names on its own", async () => {
-    const pool = await createPool("proxied", { policies: { rate_limits: { login: { requests: 2, window_seconds: 60 } } } });
+    const pool = await createPool("proxied", { policies: { rate_limits: { login_ip: { requests: 2, window_seconds: 60 } } } });
     const attempt = async (forwardedFor: string) => {
       const email = `nobody-${randomBytes(4).toString("hex")}@example.com`;
       const answer = await fetch(`${pool.issuer}/token`, {
@@ -377,6 +462,20 @@ describe("identity issuer: CORS and rate limits", () => {
     expect(await attempt("203.0.113.2")).toBe(401);
     // What the client itself put left of the proxy's entry is not believed.
     expect(await attempt("198.51.100.7, 203.0.113.1")).toBe(429);
+  });
+
+  it("ten wrong passwords from one client address do not lock the owner out from another", async () => {
+    const pool = await createPool("lockout");
+    const user = await createUser(pool);
+    const signIn = async (from: string, password: string) =>
+      (await post(`${pool.issuer}/token`, { grant_type: "password", email: user.email, password }, { "x-forwarded-for": from })).status;
+    const guesses: number[] = [];
+    for (let i = 0; i < 10; i++) guesses.push(await signIn("203.0.113.66", `wrong guess ${i}`));
+    expect(guesses).toEqual(Array(10).fill(401));
+    // The guessing client is stopped for this account, even with the right password...
+    expect(await signIn("203.0.113.66", PASSWORD)).toBe(429);
+    // ...while the owner, elsewhere, signs in.
+    expect(await signIn("198.51.100.20", PASSWORD)).toBe(200);
   });
 
   it("answers 429 with Retry-After once an address's password budget is spent", async () => {
@@ -439,6 +538,44 @@ describe("identity issuer: account flows", () => {
     expect((await refresh(pool, session)).status).toBe(401);
     const signIn = await post(`${pool.issuer}/token`, { grant_type: "password", email: user.email, password: "a brand new password" });
     expect(signIn.status).toBe(200);
+  });
+});
+
+describe("identity issuer: recover timing", () => {
+  it("takes as long for a registered address as for an unknown one", async () => {
+    // Far above what the test sends: it measures the endpoint, not the limiter's refusals.
+    const pool = await createPool("recover-timing", { policies: { rate_limits: { recover: { requests: 100_000, window_seconds: 3600 } } } });
+    const user = await createUser(pool);
+    const recover = async (email: string) => {
+      const began = performance.now();
+      const answer = await fetch(`${pool.issuer}/recover`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email }) });
+      await answer.arrayBuffer();
+      if (answer.status !== 200) throw new Error(`recover answered ${answer.status}`);
+      return performance.now() - began;
+    };
+    // One unknown address throughout, like the registered one: a first request for any address
+    // costs a little more (its rate-limit counter is created), registered or not.
+    const unknown = "nobody@example.com";
+    for (let i = 0; i < 20; i++) await recover(i % 2 === 0 ? user.email : unknown);
+    // A sign test over interleaved pairs (the order alternates, so drift favours neither side): if
+    // the two took the same time, the registered address would be the slower one about half the
+    // time. 400 pairs put one standard deviation at 10 pairs; 65% is six of them away.
+    const pairs = 400;
+    let registeredSlower = 0;
+    for (let i = 0; i < pairs; i++) {
+      let registered: number;
+      let stranger: number;
+      if (i % 2 === 0) {
+        registered = await recover(user.email);
+        stranger = await recover(unknown);
+      } else {
+        stranger = await recover(unknown);
+        registered = await recover(user.email);
+      }
+      if (registered > stranger) registeredSlower++;
+    }
+    expect(registeredSlower).toBeLessThan(pairs * 0.65);
+    expect(registeredSlower).toBeGreaterThan(pairs * 0.35);
   });
 });
 

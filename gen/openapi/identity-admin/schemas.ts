@@ -282,6 +282,7 @@ export const IdentityAdminValidation: RestValidationSchemas = {
           "maxItems": 100,
           "items": {
             "type": "string",
+            "format": "uri",
             "pattern": "^https?://[^/?#\\s]+$"
           }
         },
@@ -313,6 +314,12 @@ export const IdentityAdminValidation: RestValidationSchemas = {
           "$ref": "#/$defs/RateLimit"
         },
         "login": {
+          "$ref": "#/$defs/RateLimit"
+        },
+        "login_ip": {
+          "$ref": "#/$defs/RateLimit"
+        },
+        "login_email": {
           "$ref": "#/$defs/RateLimit"
         },
         "signup": {
@@ -377,11 +384,13 @@ export const IdentityAdminValidation: RestValidationSchemas = {
       "properties": {
         "logo_url": {
           "type": "string",
-          "format": "uri"
+          "format": "uri",
+          "pattern": "^https?://"
         },
         "favicon_url": {
           "type": "string",
-          "format": "uri"
+          "format": "uri",
+          "pattern": "^https?://"
         },
         "primary_color": {
           "type": "string",

@@ -164,13 +164,28 @@ export interface PasswordPolicy {
 /**
  * Budgets of the credential endpoints, each a number of requests per window; over budget the
  * issuer answers 429 with `Retry-After`. Not shown in the specification; the keys follow the
- * issuer's endpoints and the defaults follow Supabase's and Auth0's.
+ * issuer's endpoints and the defaults follow Supabase's and Auth0's. Password checks are
+ * counted three ways (`login`, `login_ip`, `login_email`) so that nobody can lock an account's
+ * owner out by guessing, as Auth0's brute-force protection blocks a client for one account
+ * rather than the account.
  */
 export interface RateLimits {
   /** Every POST /token, per client IP. Default 600 per 60 seconds. */
   token?: RateLimit;
-  /** Password checks (password grant, hosted login), per e-mail address and client IP. Default 10 per 300 seconds. */
+  /**
+   * Password checks (password grant, hosted login) of one e-mail address from one client IP.
+   * Default 10 per 300 seconds. Guessing from one client stops here without touching the
+   * account's owner elsewhere.
+   */
   login?: RateLimit;
+  /** Password checks from one client IP, whatever the e-mail address. Default 30 per 300 seconds. */
+  login_ip?: RateLimit;
+  /**
+   * Password checks of one e-mail address from every client IP together: the loose limit on
+   * guessing spread over many addresses. Default 100 per 300 seconds. A check refused by
+   * `login` or `login_ip` is not counted here, so no single client can spend this budget.
+   */
+  login_email?: RateLimit;
   /** POST /signup, per client IP. Default 30 per 3600 seconds. */
   signup?: RateLimit;
   /** POST /recover, per e-mail address and per client IP. Default 5 per 3600 seconds. */
@@ -190,7 +205,8 @@ export interface RateLimit {
 export interface PoolSettings {
   /**
    * The only redirect URIs GET /authorize accepts, matched exactly. None by default, so the
-   * code flow is closed until one is listed.
+   * code flow is closed until one is listed. Each must be an absolute URL that parses (a
+   * custom scheme such as `com.example.app:/callback` is allowed, RFC 8252).
    */
   redirect_uris?: string[];
   /** Whether POST /signup is open; closed, it answers 403. */
@@ -204,10 +220,15 @@ export interface PoolSettings {
 
 /**
  * The content of `brandingJson`, shown on the hosted pages and on the issuer's GET /branding.
- * Every member is optional; the fields follow Auth0's universal-login branding.
+ * Every member is optional; the fields follow Auth0's universal-login branding. Every URL
+ * member of this and the other documents must parse as a browser parses it (WHATWG URL), or
+ * the write is refused naming the member: `https://x.example:99999/a.png` has a port that does
+ * not exist.
  */
 export interface BrandingDocument {
+  /** An http or https URL of the logo shown above the hosted pages' forms. */
   logo_url?: string;
+  /** An http or https URL of the hosted pages' icon. */
   favicon_url?: string;
   primary_color?: string;
   page_background_color?: string;

@@ -16,9 +16,13 @@ import type {
   GetJwksSuccess,
   GetOpenidConfigurationCall,
   GetOpenidConfigurationSuccess,
+  GetUserInfoCall,
+  GetUserInfoSuccess,
   IdentityIssuerServerVariables,
   LogoutCall,
   LogoutSuccess,
+  PostUserInfoCall,
+  PostUserInfoSuccess,
   RecoverPasswordCall,
   RecoverPasswordSuccess,
   ResetPasswordCall,
@@ -49,9 +53,9 @@ export interface IdentityIssuerClient {
   /**
    * OpenID Connect discovery document
    *
-   * The pool's OpenID Provider metadata (OpenID Connect Discovery 1.0). It does not advertise a
-   * `userinfo_endpoint`: GET /user answers `{claims, user}`, not the flat claims object that
-   * OpenID Connect client libraries expect from a userinfo endpoint.
+   * The pool's OpenID Provider metadata (OpenID Connect Discovery 1.0). Its `userinfo_endpoint`
+   * is GET and POST /userinfo, the flat claims object OpenID Connect client libraries expect
+   * (GET /user, which answers `{claims, user}`, is this plane's own).
    *
    * `GET /.well-known/openid-configuration`
    */
@@ -98,10 +102,14 @@ export interface IdentityIssuerClient {
    * - `authorization_code`: single use, valid 60 seconds, bound to the client_id that started the
    *   flow; `redirect_uri` must equal the one of the authorization request and `code_verifier`
    *   must hash to its `code_challenge`. Replaying a code revokes the session family it minted.
-   * - `password`: a direct grant for the pool's `local` connection; `tenant` pins the tokens.
+   * - `password`: a direct grant for the pool's `local` connection; `tenant` pins the tokens. The
+   *   user is named by `email` or, as RFC 6749 section 4.3.2 names it, `username`; both given
+   *   and naming different addresses is `invalid_request`. With `scope=openid` the answer also
+   *   carries an ID token.
    * - `refresh_token`: rotates the refresh token on every use. Reusing an old one revokes the
    *   whole family, except within a short grace window, so that a client's double submit does
-   *   not sign the user out.
+   *   not sign the user out. A `client_id` other than the one the session was issued to is
+   *   refused with `invalid_grant`.
    * Errors use RFC 6749 section 5.2 codes. Not shown in the specification: a bad password, an
    * unknown, expired or replayed code or refresh token and a verifier mismatch answer 401
    * `invalid_grant` (the specification's status for bad credentials, as Keycloak does);
@@ -126,9 +134,12 @@ export interface IdentityIssuerClient {
   /**
    * Send a password reset link
    *
-   * Sends a single-use reset link (valid 30 minutes) to the address if it belongs to a user.
-   * Always answers 200 for a well-formed request, registered address or not, so the answer
-   * reveals nothing about who is registered; 429 is counted the same way for every address.
+   * Sends a single-use reset link (valid 30 minutes) to the address if it belongs to a user who
+   * is not banned. Always answers 200 for a well-formed request, registered address or not, so
+   * the answer reveals nothing about who is registered; 429 is counted the same way for every
+   * address. Not shown in the specification: the request is queued and answered before anyone
+   * is looked up, so it also takes the same time either way; the mail delivery loop looks the
+   * owner up and sends the link moments later.
    * The hosted login page's "forgot password" form posts here too.
    *
    * `POST /recover`
@@ -195,6 +206,32 @@ export interface IdentityIssuerClient {
    * `GET /user`
    */
   getCurrentUser(call?: GetCurrentUserCall, options?: RestCallOptions): Promise<GetCurrentUserSuccess>;
+  /**
+   * The signed-in user's claims (OpenID Connect UserInfo)
+   *
+   * The UserInfo endpoint of OpenID Connect Core section 5.3, for standard client libraries:
+   * the claims about the user as they are now, `sub` always, and `email` and `email_verified`.
+   * The access token is sent as `Authorization: Bearer <token>` (RFC 6750 section 2.1); POST
+   * also takes it as the form member `access_token` (section 2.2), never both. Any access token
+   * of this pool is accepted (access tokens carry no scope; not shown in the specification). A
+   * missing token answers 401 with `WWW-Authenticate: Bearer`; a malformed, expired or foreign
+   * one, or one whose user was deleted or banned since, answers 401 with
+   * `WWW-Authenticate: Bearer error="invalid_token", error_description="..."` (RFC 6750
+   * section 3), the same error in the body.
+   *
+   * `GET /userinfo`
+   */
+  getUserInfo(call?: GetUserInfoCall, options?: RestCallOptions): Promise<GetUserInfoSuccess>;
+  /**
+   * The signed-in user's claims (OpenID Connect UserInfo)
+   *
+   * GET /userinfo, with the access token in the Authorization header or as the form member
+   * `access_token` (RFC 6750 section 2.2), never both; OpenID Connect Core section 5.3.1 lets a
+   * client use either method.
+   *
+   * `POST /userinfo`
+   */
+  postUserInfo(call?: PostUserInfoCall, options?: RestCallOptions): Promise<PostUserInfoSuccess>;
   /**
    * Hosted login page
    *

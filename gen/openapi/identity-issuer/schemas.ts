@@ -45,6 +45,55 @@ export const IdentityIssuerValidation: RestValidationSchemas = {
         }
       }
     },
+    "BearerError": {
+      "type": "object",
+      "required": [
+        "error"
+      ],
+      "properties": {
+        "error": {
+          "type": "string",
+          "enum": [
+            "invalid_request",
+            "invalid_token",
+            "temporarily_unavailable",
+            "server_error"
+          ]
+        },
+        "error_description": {
+          "type": "string"
+        }
+      }
+    },
+    "UserInfo": {
+      "type": "object",
+      "required": [
+        "sub",
+        "email",
+        "email_verified"
+      ],
+      "properties": {
+        "sub": {
+          "type": "string"
+        },
+        "email": {
+          "type": "string",
+          "format": "email"
+        },
+        "email_verified": {
+          "type": "boolean"
+        }
+      }
+    },
+    "UserInfoForm": {
+      "type": "object",
+      "properties": {
+        "access_token": {
+          "type": "string",
+          "minLength": 1
+        }
+      }
+    },
     "Empty": {
       "type": "object"
     },
@@ -85,6 +134,7 @@ export const IdentityIssuerValidation: RestValidationSchemas = {
         "authorization_endpoint",
         "token_endpoint",
         "jwks_uri",
+        "userinfo_endpoint",
         "response_types_supported",
         "subject_types_supported",
         "id_token_signing_alg_values_supported",
@@ -106,6 +156,10 @@ export const IdentityIssuerValidation: RestValidationSchemas = {
           "format": "uri"
         },
         "jwks_uri": {
+          "type": "string",
+          "format": "uri"
+        },
+        "userinfo_endpoint": {
           "type": "string",
           "format": "uri"
         },
@@ -344,7 +398,6 @@ export const IdentityIssuerValidation: RestValidationSchemas = {
       "type": "object",
       "required": [
         "grant_type",
-        "email",
         "password"
       ],
       "properties": {
@@ -355,11 +408,20 @@ export const IdentityIssuerValidation: RestValidationSchemas = {
         "email": {
           "$ref": "#/$defs/Email"
         },
+        "username": {
+          "$ref": "#/$defs/Email"
+        },
+        "scope": {
+          "type": "string"
+        },
         "password": {
           "$ref": "#/$defs/Password"
         },
         "tenant": {
           "$ref": "#/$defs/TenantSlug"
+        },
+        "client_id": {
+          "$ref": "#/$defs/ClientId"
         }
       }
     },
@@ -377,6 +439,9 @@ export const IdentityIssuerValidation: RestValidationSchemas = {
         "refresh_token": {
           "type": "string",
           "minLength": 1
+        },
+        "client_id": {
+          "$ref": "#/$defs/ClientId"
         }
       }
     },
@@ -613,6 +678,9 @@ export const IdentityIssuerValidation: RestValidationSchemas = {
         },
         "tenant": {
           "$ref": "#/$defs/TenantSlug"
+        },
+        "client_id": {
+          "type": "string"
         }
       }
     },
@@ -742,6 +810,9 @@ export const IdentityIssuerValidation: RestValidationSchemas = {
     },
     "logout.body": {
       "$ref": "#/$defs/LogoutRequest"
+    },
+    "postUserInfo.body": {
+      "$ref": "#/$defs/UserInfoForm"
     },
     "showLoginPage.parameters": {
       "type": "object",

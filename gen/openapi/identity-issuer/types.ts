@@ -21,6 +21,34 @@ export interface OAuthError {
   error_description?: string;
 }
 
+/**
+ * The error body of the UserInfo endpoint: the RFC 6750 section 3.1 code (or this plane's
+ * codes for a missing pool, a migration lock or a failure) and a description; the same
+ * error is in `WWW-Authenticate` on a 401.
+ */
+export interface BearerError {
+  error: "invalid_request" | "invalid_token" | "temporarily_unavailable" | "server_error";
+  /** What went wrong, for a developer. */
+  error_description?: string;
+}
+
+/**
+ * The UserInfo response of OpenID Connect Core section 5.3.2, with the standard claims the
+ * pool holds (section 5.1). More claims may be added later.
+ */
+export interface UserInfo {
+  /** The user id, the `sub` of the user's tokens. */
+  sub: string;
+  email: string;
+  email_verified: boolean;
+}
+
+/** A POST /userinfo body; members other than `access_token` are ignored. */
+export interface UserInfoForm {
+  /** The access token, when it is not in `Authorization` (RFC 6750 section 2.2). */
+  access_token?: string;
+}
+
 /** An empty JSON object, `{}`. */
 export type Empty = Record<string, unknown>;
 
@@ -55,6 +83,8 @@ export interface OpenidConfiguration {
   authorization_endpoint: string;
   token_endpoint: string;
   jwks_uri: string;
+  /** `{issuer}/userinfo` (OpenID Connect Core section 5.3). */
+  userinfo_endpoint: string;
   scopes_supported?: Array<"openid">;
   response_types_supported: Array<"code">;
   response_modes_supported?: Array<"query">;
@@ -119,16 +149,50 @@ export interface AuthorizationCodeGrant {
   client_id: ClientId;
 }
 
+/**
+ * The resource owner password credentials grant (RFC 6749 section 4.3). The user is named by
+ * `email` (the specification's member) or `username` (RFC 6749's, which standard clients
+ * such as Authlib send); at least one is required, which the token endpoint checks itself
+ * (answering `invalid_request` naming `body.email`).
+ */
 export interface PasswordGrant {
   grant_type: "password";
-  email: Email;
+  email?: Email;
+  /**
+   * The user's e-mail address under RFC 6749's name. When `email` is given too, the two
+   * must name the same address (compared case-insensitively), or the grant answers
+   * `invalid_request`.
+   */
+  username?: Email;
+  /**
+   * Space-separated scopes. `openid` adds an ID token to the answer (not shown in the
+   * specification, which gives ID tokens to the code flow only; as Keycloak does for this
+   * grant). Its `aud` is the `client_id` when the request names one, as the code flow's is;
+   * with none it is the pool's audience `pool:<name>`, and the ID token is told apart from
+   * an access token by its `typ` header (`JWT`, not `at+jwt`, RFC 9068 section 4). It has
+   * no `nonce` (there is no authorization request to carry one). Other scopes are ignored.
+   */
+  scope?: string;
   password: Password;
   tenant?: TenantSlug;
+  /**
+   * The client asking (optional; not shown in the specification). The session is issued to
+   * it: its access tokens carry it as `client_id`, and a refresh that names another client
+   * is refused.
+   */
+  client_id?: ClientId;
 }
 
 export interface RefreshTokenGrant {
   grant_type: "refresh_token";
   refresh_token: string;
+  /**
+   * Optional (the specification's refresh body has none). When present it must be the
+   * client the session was issued to (the code flow's client_id, or the one the password
+   * grant named, or none) or the refresh answers 401 `invalid_grant` and leaves the token
+   * as it was (RFC 6749 section 6, RFC 9700 section 4.14).
+   */
+  client_id?: ClientId;
 }
 
 /** A session's tokens (RFC 6749 section 5.1). */
@@ -141,9 +205,10 @@ export interface TokenResponse {
   /** Opaque; a new one on every use, and the old one stops working. */
   refresh_token: string;
   /**
-   * Only from the code flow with scope `openid`: an EdDSA JWT with `iss`, `sub`, `aud` (the
-   * client_id), `exp`, `iat`, `auth_time`, `nonce` (when sent), `email` and
-   * `email_verified`.
+   * Only with scope `openid` (the code flow, or the password grant): an EdDSA JWT with
+   * `iss`, `sub`, `aud` (the client_id; for a password grant that names none, the pool's
+   * audience `pool:<name>`), `exp`, `iat`, `auth_time`, `sid`, `nonce` (code flow, when
+   * sent), `email` and `email_verified`.
    */
   id_token?: string;
 }
@@ -233,6 +298,11 @@ export interface AccessTokenClaims {
   tenants: Record<string, TenantClaim>;
   /** Set when the token is pinned to one tenant (`tenant` on the authorization or password grant). */
   tenant?: TenantSlug;
+  /**
+   * The client the session was issued to (RFC 9068 section 2.2): the code flow's, or the one
+   * a password grant named; absent when none was named.
+   */
+  client_id?: string;
 }
 
 export interface TenantClaim {
@@ -416,7 +486,14 @@ export type TokenResult =
       /** `no-store`: the body holds credentials or is specific to one request. */
       "cache-control"?: "no-store";
     } }
-  /** `too_many_requests`: rate limit exceeded. */
+  /**
+   * `too_many_requests`: a rate-limit budget ran out; `Retry-After` says when its window ends.
+   * Every request counts per client IP (600 per 60 seconds by default). A password grant also
+   * counts per e-mail address at this client IP (10 per 300 seconds) and per client IP (30 per
+   * 300 seconds), and only when both let it through, per e-mail address from all clients
+   * together (100 per 300 seconds): wrong passwords from one client stop that client, never the
+   * account's owner elsewhere. The pool's `policies.rate_limits` sets the budgets.
+   */
   | { status: 429; body: OAuthError; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
@@ -462,7 +539,10 @@ export type SignupResult =
   | { status: 404; body: IssuerError }
   /** The e-mail address is already registered. */
   | { status: 409; body: IssuerError }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; body: IssuerError; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
@@ -500,12 +580,18 @@ export type RecoverPasswordResult =
   | { status: 404; contentType: "application/json"; body: IssuerError }
   /** Unknown organization or pool. */
   | { status: 404; contentType: "text/html"; body: HtmlPage }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; contentType: "application/json"; body: IssuerError; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
     } }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; contentType: "text/html"; body: HtmlPage; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
@@ -598,12 +684,18 @@ export type ResetPasswordResult =
   | { status: 404; contentType: "application/json"; body: IssuerError }
   /** Unknown organization or pool. */
   | { status: 404; contentType: "text/html"; body: HtmlPage }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; contentType: "application/json"; body: IssuerError; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
     } }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; contentType: "text/html"; body: HtmlPage; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
@@ -696,12 +788,18 @@ export type VerifyEmailResult =
   | { status: 404; contentType: "application/json"; body: IssuerError }
   /** Unknown organization or pool. */
   | { status: 404; contentType: "text/html"; body: HtmlPage }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; contentType: "application/json"; body: IssuerError; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
     } }
-  /** Rate limit exceeded. */
+  /**
+   * A rate-limit budget ran out; `Retry-After` says when its window ends. The budgets are
+   * listed in this document's introduction, under `x-platform-rate-limit`.
+   */
   | { status: 429; contentType: "text/html"; body: HtmlPage; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;
@@ -780,6 +878,87 @@ export type GetCurrentUserResult =
 
 /** The responses of getCurrentUser (GET /user) the SDK returns; it throws RestCallError for the others. */
 export type GetCurrentUserSuccess = Extract<GetCurrentUserResult, { status: 200 }>;
+
+/** What the SDK sends for getUserInfo (GET /userinfo). */
+export type GetUserInfoCall = Record<string, never>;
+
+/** Every response getUserInfo (GET /userinfo) documents. */
+export type GetUserInfoResult =
+  /** The user's claims. */
+  | { status: 200; body: UserInfo; headers?: {
+      /** `no-store`: the body holds credentials or is specific to one request. */
+      "cache-control"?: "no-store";
+    } }
+  /** `invalid_request`: the token was sent more than one way, or the body is malformed. */
+  | { status: 400; body: BearerError; headers?: {
+      /** `no-store`: the body holds credentials or is specific to one request. */
+      "cache-control"?: "no-store";
+    } }
+  /** No access token, or `invalid_token`. */
+  | { status: 401; body: BearerError; headers: {
+      /**
+       * `Bearer` when no token was sent; `Bearer error="invalid_token",
+       * error_description="..."` otherwise (RFC 6750 section 3).
+       */
+      "www-authenticate": string;
+      /** `no-store`: the body holds credentials or is specific to one request. */
+      "cache-control"?: "no-store";
+    } }
+  /** `invalid_request`: unknown organization or pool. */
+  | { status: 404; body: BearerError }
+  /** `temporarily_unavailable`: the user store is in the locked phase of a migration. */
+  | { status: 503; body: BearerError; headers: {
+      /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
+      "retry-after": number;
+    } }
+  /** Any other failure; `server_error`. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 404 | 503>; body: BearerError };
+
+/** The responses of getUserInfo (GET /userinfo) the SDK returns; it throws RestCallError for the others. */
+export type GetUserInfoSuccess = Extract<GetUserInfoResult, { status: 200 }>;
+
+/** Request body of postUserInfo (POST /userinfo). */
+export type PostUserInfoRequestBody = UserInfoForm;
+
+/** What the SDK sends for postUserInfo (POST /userinfo). */
+export interface PostUserInfoCall {
+  body?: PostUserInfoRequestBody;
+}
+
+/** Every response postUserInfo (POST /userinfo) documents. */
+export type PostUserInfoResult =
+  /** The user's claims. */
+  | { status: 200; body: UserInfo; headers?: {
+      /** `no-store`: the body holds credentials or is specific to one request. */
+      "cache-control"?: "no-store";
+    } }
+  /** `invalid_request`: the token was sent more than one way, or the body is malformed. */
+  | { status: 400; body: BearerError; headers?: {
+      /** `no-store`: the body holds credentials or is specific to one request. */
+      "cache-control"?: "no-store";
+    } }
+  /** No access token, or `invalid_token`. */
+  | { status: 401; body: BearerError; headers: {
+      /**
+       * `Bearer` when no token was sent; `Bearer error="invalid_token",
+       * error_description="..."` otherwise (RFC 6750 section 3).
+       */
+      "www-authenticate": string;
+      /** `no-store`: the body holds credentials or is specific to one request. */
+      "cache-control"?: "no-store";
+    } }
+  /** `invalid_request`: unknown organization or pool. */
+  | { status: 404; body: BearerError }
+  /** `temporarily_unavailable`: the user store is in the locked phase of a migration. */
+  | { status: 503; body: BearerError; headers: {
+      /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
+      "retry-after": number;
+    } }
+  /** Any other failure; `server_error`. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 404 | 503>; body: BearerError };
+
+/** The responses of postUserInfo (POST /userinfo) the SDK returns; it throws RestCallError for the others. */
+export type PostUserInfoSuccess = Extract<PostUserInfoResult, { status: 200 }>;
 
 /** Query parameters of showLoginPage (GET /login). */
 export interface ShowLoginPageQueryParams {
@@ -892,7 +1071,10 @@ export type SubmitLoginResult =
     } }
   /** An error page for an unknown organization or pool. */
   | { status: 404; body: HtmlPage }
-  /** An error page; rate limit exceeded. */
+  /**
+   * An error page: a rate-limit budget ran out; `Retry-After` says when its window ends. The
+   * hosted login form counts like the password grant (see POST /token's 429).
+   */
   | { status: 429; body: HtmlPage; headers: {
       /** Seconds to wait before trying again (a delay-seconds value, RFC 9110 section 10.2.3). */
       "retry-after": number;

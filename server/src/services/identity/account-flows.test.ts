@@ -3,7 +3,9 @@ import { Code } from "@connectrpc/connect";
 import { createLocalJWKSet, decodeJwt, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Logger } from "../../transport/logger.js";
-import { createUser, recover, resetPassword, signup, verifyEmail } from "./account-flows.js";
+import { eq } from "drizzle-orm";
+import { composeRecovery, createUser, recover, resetPassword, signup, verifyEmail } from "./account-flows.js";
+import { identityMailOutbox } from "./identity-schema.js";
 import { engineName, openIdentityTestFixture, type IdentityTestFixture } from "./identity-test-fixture.js";
 import { createIdentityServices, poolContext, type IdentityServices, type PoolContext } from "./pool-context.js";
 import type { PoolPatch } from "./pool-store.js";
@@ -30,9 +32,12 @@ async function poolWith(patch: PoolPatch = {}): Promise<PoolContext> {
   return poolContext(services, "https://id.example", "acme", updated!);
 }
 
-/** Delivers the outbox and answers the token of the newest link sent to `to`. */
-async function linkTokenFor(to: string): Promise<string> {
-  await services.outbox.deliverDue();
+/** Composes a pool's queued recoveries as the issuer's delivery loop does. */
+const recoveriesOf = (pool: PoolContext) => (_ref: unknown, request: { readonly to: string }) => composeRecovery(services, pool, request.to);
+
+/** Delivers the outbox (composing `pool`'s recoveries) and answers the token of the newest link sent to `to`. */
+async function linkTokenFor(to: string, pool?: PoolContext): Promise<string> {
+  await services.outbox.deliverDue(50, pool && recoveriesOf(pool));
   const mail = mailbox.filter((message) => message.to === to).at(-1);
   const match = mail?.text.match(/\?token=([A-Za-z0-9_-]+)/);
   if (!match) throw new Error(`no link was mailed to ${to}`);
@@ -88,13 +93,41 @@ describe(`account flows and grants (${engineName})`, () => {
     const { session } = await signup(services, pool, { email: "ada@example.com", password: "correct horse" });
     await recover(services, pool, "nobody@example.com");
     await recover(services, pool, "ADA@example.com");
-    const token = await linkTokenFor("ada@example.com");
+    const token = await linkTokenFor("ada@example.com", pool);
     await expect(resetPassword(services, pool, { token, password: "tiny" })).rejects.toMatchObject({ code: Code.InvalidArgument });
     expect(await resetPassword(services, pool, { token, password: "battery staple" })).toMatchObject({ emailVerified: true });
     await expect(resetPassword(services, pool, { token, password: "battery staple" })).rejects.toMatchObject({ code: Code.Unauthenticated });
-    await expect(refreshGrant(services, pool, session!.refresh_token)).rejects.toMatchObject(invalidGrant);
+    await expect(refreshGrant(services, pool, { refreshToken: session!.refresh_token })).rejects.toMatchObject(invalidGrant);
     await expect(passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" })).rejects.toMatchObject(invalidGrant);
     expect(await passwordGrant(services, pool, { email: "ada@example.com", password: "battery staple" })).toHaveProperty("access_token");
+  });
+
+  it("queues a recovery without looking anyone up; delivery mails a live owner of the address and nobody else", async () => {
+    const pool = await poolWith();
+    await createUser(services, pool, { email: "ada@example.com", password: "correct horse" });
+    const banned = await createUser(services, pool, { email: "ban@example.com", password: "correct horse" });
+    await pool.users.setBanned(banned.id, true);
+    const lookups: string[] = [];
+    const watched: PoolContext = { ...pool, users: { ...pool.users, findByEmail: (email) => (lookups.push(email), pool.users.findByEmail(email)) } };
+
+    for (const email of ["ADA@example.com", "nobody@example.com", "ban@example.com"]) await recover(services, watched, email);
+    // Answering took the same single step for each: nobody was looked up, no link was issued.
+    expect(lookups).toEqual([]);
+    const queued = await fixture.database.db.select().from(identityMailOutbox).where(eq(identityMailOutbox.poolId, pool.ref.poolId));
+    expect(queued.map((row) => [row.recipient, row.status, row.subject]).sort()).toEqual([
+      ["ADA@example.com", "requested", ""],
+      ["ban@example.com", "requested", ""],
+      ["nobody@example.com", "requested", ""],
+    ]);
+    // Without a composer the requests wait; the delivery loop's composer settles them.
+    expect(await services.outbox.deliverDue()).toMatchObject({ composed: 0, dropped: 0 });
+    const sentBefore = mailbox.length;
+    expect(await services.outbox.deliverDue(50, recoveriesOf(watched))).toMatchObject({ composed: 1, dropped: 2, sent: 1 });
+    expect(lookups).toHaveLength(3);
+    expect(mailbox.slice(sentBefore).map((mail) => mail.to)).toEqual(["ada@example.com"]);
+    // A request that came to nothing leaves no trace of the address asked for.
+    const left = await fixture.database.db.select().from(identityMailOutbox).where(eq(identityMailOutbox.poolId, pool.ref.poolId));
+    expect(left.map((row) => [row.recipient, row.status])).toEqual([["ada@example.com", "sent"]]);
   });
 
   it("invites a user created without a password, who sets one through the link", async () => {
@@ -118,12 +151,12 @@ describe(`account flows and grants (${engineName})`, () => {
     expect(decodeJwt(pinned.access_token)).toMatchObject({ tenant: "acme", tenants: { acme: { roles: ["admin"], permissions: ["members:manage"] } } });
 
     await pool.users.setRoles(user.id, ["editor"]);
-    const refreshed = await refreshGrant(services, pool, pinned.refresh_token);
+    const refreshed = await refreshGrant(services, pool, { refreshToken: pinned.refresh_token });
     expect(decodeJwt(refreshed.access_token)).toMatchObject({ tenant: "acme", permissions: ["docs:write"] });
 
     const other = await passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" });
     await pool.users.setBanned(user.id, true);
-    await expect(refreshGrant(services, pool, other.refresh_token)).rejects.toMatchObject(invalidGrant);
+    await expect(refreshGrant(services, pool, { refreshToken: other.refresh_token })).rejects.toMatchObject(invalidGrant);
     await expect(passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" })).rejects.toMatchObject({ ...accessDenied, rawMessage: "the user is banned" });
   });
 
@@ -147,6 +180,6 @@ describe(`account flows and grants (${engineName})`, () => {
     expect(payload).toMatchObject({ sub: user.id, nonce: "n-1", email: "ada@example.com" });
     expect(decodeJwt(tokens.access_token)).toMatchObject({ client_id: "web", aud: "pool:shop" });
     await expect(authorizationCodeGrant(services, pool, { code, clientId: "web", redirectUri: "https://app.example/cb", codeVerifier: verifier })).rejects.toMatchObject(invalidGrant);
-    await expect(refreshGrant(services, pool, tokens.refresh_token)).rejects.toMatchObject(invalidGrant);
+    await expect(refreshGrant(services, pool, { refreshToken: tokens.refresh_token })).rejects.toMatchObject(invalidGrant);
   });
 });

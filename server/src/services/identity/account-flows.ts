@@ -1,6 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { Database } from "../../db/database.js";
 import { composeAccountMail } from "./account-mail.js";
 import type { EmailTokenPurpose } from "./identity-schema.js";
+import type { QueuedMail } from "./mail-outbox.js";
 import { hashPassword } from "./password-hashing.js";
 import { checkPassword } from "./password-policy.js";
 import { localSignIn, type IdentityServices, type PoolContext } from "./pool-context.js";
@@ -32,10 +34,19 @@ export async function signup(
   return { user, session: await passwordGrant(services, pool, { email: user.email, password: input.password }) };
 }
 
-/** POST /recover: mails a reset link to a live, unbanned user; answers nothing either way. */
+/**
+ * POST /recover: queues a request for a reset link to whoever owns the address, and does nothing
+ * else. Looking the owner up waits for delivery ({@link composeRecovery}), so the request takes
+ * the same steps, and time, whether the address is registered or not.
+ */
 export async function recover(services: IdentityServices, pool: PoolContext, email: string): Promise<void> {
+  await services.outbox.request(pool.ref, { to: email, purpose: "reset" });
+}
+
+/** A queued recovery, at delivery: the reset mail of a live, unbanned owner of the address, or nothing. */
+export async function composeRecovery(services: IdentityServices, pool: PoolContext, email: string): Promise<((tx: Database) => Promise<QueuedMail>) | undefined> {
   const user = await pool.users.findByEmail(email);
-  if (user && !user.banned) await sendLink(services, pool, user, "reset");
+  return user && !user.banned ? (tx) => linkMail(services, pool, user, "reset", tx) : undefined;
 }
 
 /**
@@ -73,10 +84,12 @@ export async function createUser(
 }
 
 async function sendLink(services: IdentityServices, pool: PoolContext, user: AppUserRecord, purpose: EmailTokenPurpose): Promise<void> {
-  const appName = pool.record.displayName || pool.record.name;
-  await services.db.transaction(async (tx) => {
-    const token = await services.emailTokens.issue(pool.ref, user.id, purpose, tx);
-    const link = `${pool.issuer.issuer}/${purpose === "verify" ? "verify" : "reset"}?token=${encodeURIComponent(token)}`;
-    await services.outbox.enqueue(pool.ref, { to: user.email, purpose, link, ...composeAccountMail(purpose, appName, link) }, tx);
-  });
+  await services.db.transaction(async (tx) => services.outbox.enqueue(pool.ref, await linkMail(services, pool, user, purpose, tx), tx));
+}
+
+/** A mail carrying a new link token of `purpose`, issued through `tx` so that it commits with the mail. */
+async function linkMail(services: IdentityServices, pool: PoolContext, user: AppUserRecord, purpose: EmailTokenPurpose, tx: Database): Promise<QueuedMail> {
+  const token = await services.emailTokens.issue(pool.ref, user.id, purpose, tx);
+  const link = `${pool.issuer.issuer}/${purpose === "verify" ? "verify" : "reset"}?token=${encodeURIComponent(token)}`;
+  return { to: user.email, purpose, link, ...composeAccountMail(purpose, pool.record.displayName || pool.record.name, link) };
 }

@@ -42,6 +42,8 @@ describe("PKCE", () => {
     expect(pkceMatches(`${verifier.slice(0, -1)}l`, challenge)).toBe(false);
     expect(pkceMatches("short", challenge)).toBe(false);
     expect(pkceMatches(verifier, "x")).toBe(false);
+    // The challenge itself is a well-formed verifier: accepting it would be the `plain` method.
+    expect(pkceMatches(challenge, challenge)).toBe(false);
     expect(checkCodeChallenge(challenge, "S256")).toBe(challenge);
     expect(() => checkCodeChallenge(challenge, "plain")).toThrow(/code_challenge_method must be S256/);
     expect(() => checkCodeChallenge("a".repeat(42), "S256")).toThrow(/code_challenge must be 43 to 128/);

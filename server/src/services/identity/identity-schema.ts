@@ -18,7 +18,8 @@ export type PoolState = "active" | "migrating" | "migration_failed";
 export type PoolKeyState = "active" | "retired";
 export type EmailTokenPurpose = "verify" | "reset" | "invite";
 /** `logged`: no SMTP server is configured, so the message went to the log instead. */
-export type MailStatus = "pending" | "sent" | "logged" | "failed";
+/** `requested`: asked for by address, recipient and content not yet decided (see mail-outbox.ts). */
+export type MailStatus = "requested" | "pending" | "sent" | "logged" | "failed";
 
 /** Where a pool's users live, as shown to administrators: never a credential. */
 export interface UserStoreDescription {

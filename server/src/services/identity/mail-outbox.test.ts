@@ -40,9 +40,9 @@ describe(`mail outbox (${engineName})`, () => {
     const [row] = await fixture.database.db.select().from(identityMailOutbox).where(eq(identityMailOutbox.id, id));
     expect(Buffer.from(row!.sealedBody).toString("latin1")).not.toContain("verify?token");
 
-    expect(await outbox.deliverDue()).toEqual({ sent: 0, logged: 1, retrying: 0, failed: 0 });
+    expect(await outbox.deliverDue()).toEqual({ composed: 0, dropped: 0, sent: 0, logged: 1, retrying: 0, failed: 0 });
     expect(lines).toEqual([expect.objectContaining({ level: "info", fields: expect.objectContaining({ to: "ada@example.com", link: "https://id.example/acme/app/verify?token=ada@example.com" }) })]);
-    expect(await outbox.deliverDue()).toEqual({ sent: 0, logged: 0, retrying: 0, failed: 0 });
+    expect(await outbox.deliverDue()).toEqual({ composed: 0, dropped: 0, sent: 0, logged: 0, retrying: 0, failed: 0 });
   });
 
   it("sends through the sender without logging the link, retries with backoff, then gives up", async () => {
@@ -65,19 +65,45 @@ describe(`mail outbox (${engineName})`, () => {
     await outbox.enqueue(ref, mail("ada@example.com"));
     await outbox.enqueue(ref, mail("bounce@example.com"));
 
-    expect(await outbox.deliverDue()).toEqual({ sent: 1, logged: 0, retrying: 1, failed: 0 });
+    expect(await outbox.deliverDue()).toEqual({ composed: 0, dropped: 0, sent: 1, logged: 0, retrying: 1, failed: 0 });
     expect(sent).toEqual([{ to: "ada@example.com", subject: "Confirm your e-mail address for App", text: expect.stringContaining("verify?token=ada@example.com") }]);
     expect(JSON.stringify(lines)).not.toContain("token=");
 
-    expect(await outbox.deliverDue()).toEqual({ sent: 0, logged: 0, retrying: 0, failed: 0 });
+    expect(await outbox.deliverDue()).toEqual({ composed: 0, dropped: 0, sent: 0, logged: 0, retrying: 0, failed: 0 });
     clock += 30_000;
     expect((await outbox.deliverDue()).retrying).toBe(1);
     clock += 30_000;
     expect((await outbox.deliverDue()).retrying).toBe(0);
     clock += 30_000;
-    expect(await outbox.deliverDue()).toEqual({ sent: 0, logged: 0, retrying: 0, failed: 1 });
+    expect(await outbox.deliverDue()).toEqual({ composed: 0, dropped: 0, sent: 0, logged: 0, retrying: 0, failed: 1 });
     expect(failures).toBe(3);
     expect(lines.at(-1)).toMatchObject({ level: "error", fields: { error: "550 mailbox unavailable" } });
+  });
+
+  it("composes a request when delivering it, retries one whose composing failed, and drops it after the last attempt", async () => {
+    const { ref } = await fixture.newPool();
+    let clock = Date.now();
+    const { lines, logger } = recordingLogger();
+    const outbox = createMailOutbox(fixture.database.db, fixture.box, { logger, now: () => clock, maxAttempts: 2 });
+    await outbox.request(ref, { to: "Ada@example.com", purpose: "reset" });
+    await outbox.request(ref, { to: "flaky@example.com", purpose: "reset" });
+    const asked: string[] = [];
+    const compose = async (_pool: unknown, request: { readonly to: string }) => {
+      asked.push(request.to);
+      if (request.to.startsWith("flaky")) throw new Error("user store unreachable");
+      return async () => mail("ada@example.com");
+    };
+    expect(await outbox.deliverDue(50, compose)).toEqual({ composed: 1, dropped: 0, sent: 0, logged: 1, retrying: 0, failed: 0 });
+    expect(lines.filter((line) => line.level === "info")).toEqual([expect.objectContaining({ fields: expect.objectContaining({ to: "ada@example.com" }) })]);
+    expect(lines.find((line) => line.level === "warn")).toMatchObject({ fields: { error: "user store unreachable" } });
+    // The failed one waits for its retry, then is dropped for good with its address.
+    expect(await outbox.deliverDue(50, compose)).toMatchObject({ composed: 0, dropped: 0 });
+    clock += 30_000;
+    await outbox.deliverDue(50, compose);
+    expect(asked).toEqual(["Ada@example.com", "flaky@example.com", "flaky@example.com"]);
+    const rows = await fixture.database.db.select().from(identityMailOutbox).where(eq(identityMailOutbox.poolId, ref.poolId));
+    expect(rows.map((row) => row.recipient)).toEqual(["ada@example.com"]);
+    expect(JSON.stringify(lines)).not.toContain("flaky@example.com");
   });
 
   it("never sends one message twice when deliveries run side by side", async () => {

@@ -26,7 +26,8 @@ export function readPoolSettings(settings: JsonObject, policies: JsonObject): Po
   const password = policies.password;
   const minLength = typeof password === "object" && password !== null ? (password as JsonObject).min_length : undefined;
   return {
-    redirectUris: Array.isArray(uris) ? uris.filter((uri): uri is string => typeof uri === "string") : [],
+    // A URI that does not parse (stored before writes were checked) cannot be redirected to: it is not listed.
+    redirectUris: Array.isArray(uris) ? uris.filter((uri): uri is string => typeof uri === "string" && URL.canParse(uri)) : [],
     signupEnabled: typeof settings.signup_enabled === "boolean" ? settings.signup_enabled : true,
     emailVerificationRequired: settings.email_verification_required === true,
     passwordMinLength:

@@ -51,7 +51,7 @@ export interface AccessTokenClaims {
   readonly tenants: Record<string, TenantClaim>;
   /** Set when the session is pinned to one tenant. */
   readonly tenant?: string;
-  /** The client of the code flow (RFC 9068); absent for the password grant. */
+  /** The client the session was issued to (RFC 9068): the code flow's, or the one a password grant named. */
   readonly client_id?: string;
 }
 

@@ -74,6 +74,27 @@ describe(`refresh families (${engineName})`, () => {
     await expect(families.rotate(ref, child.refreshToken)).rejects.toMatchObject(invalidGrant);
   });
 
+  it("refuses a refresh naming another client without rotating the token or ending the session", async () => {
+    const { ref } = await fixture.newPool();
+    const clientMismatch = { ...invalidGrant, rawMessage: "client_id is not the one the refresh token was issued to" };
+    const web = await families.start(ref, { userId, clientId: "web", authTimeMs: clock });
+    await expect(families.rotate(ref, web.refreshToken, { clientId: "intruder" })).rejects.toMatchObject(clientMismatch);
+    // The token was left as it was: its own client rotates it as a first use, not as a replay.
+    const second = await families.rotate(ref, web.refreshToken, { clientId: "web" });
+    expect(second.replayed).toBe(false);
+    // A rotated token named by another client is refused on the careful path too, and burns nothing.
+    await expect(families.rotate(ref, web.refreshToken, { clientId: "intruder" })).rejects.toMatchObject(clientMismatch);
+    expect(await families.rotate(ref, web.refreshToken, { clientId: "web" })).toMatchObject({ refreshToken: second.refreshToken, replayed: true });
+    // A request that names no client is not asked for one (the specification's refresh body has none).
+    expect((await families.rotate(ref, second.refreshToken)).replayed).toBe(false);
+
+    // A session issued to no client (a password grant that named none) is no client's to refresh.
+    const none = await families.start(ref, { userId, authTimeMs: clock });
+    await expect(families.rotate(ref, none.refreshToken, { clientId: "web" })).rejects.toMatchObject(clientMismatch);
+    expect((await families.get(ref, none.session.id))?.revokedAt).toBe(0);
+    expect((await families.rotate(ref, none.refreshToken)).replayed).toBe(false);
+  });
+
   it("burns the family when an older token than the immediate predecessor comes back, even at once", async () => {
     const { ref } = await fixture.newPool();
     const first = await families.start(ref, { userId, authTimeMs: clock });

@@ -21,7 +21,7 @@ export type RevokeReason = "logout" | "reuse" | "code_replay" | "user_revoked" |
 export interface SessionRecord {
   readonly id: string;
   readonly userId: string;
-  /** "" for the password grant. */
+  /** The client the session was issued to; "" for a password grant that named none. */
   readonly clientId: string;
   /** The pinned tenant slug, "" for none. */
   readonly tenant: string;
@@ -67,18 +67,20 @@ interface RotatedRow extends Omit<SessionRecord, "revokedAt">, Partial<Omit<AppU
  * token that only an unrotated, unexpired token of a live session passes, with the successor's
  * insert and the bookkeeping in the same statement. Of concurrent refreshes of one token exactly one
  * passes (the others wait on its row lock, then find it rotated); everything else (a rotated,
- * expired, revoked or unknown token) takes the careful path, which locks the family's row in one
- * transaction and decides between the grace answer and burning the family. There is never a second
- * child.
+ * expired, revoked or unknown token, or another client's) takes the careful path, which locks the
+ * family's row in one transaction and decides between the grace answer and burning the family.
+ * There is never a second child.
  */
 export interface RefreshFamilies {
   start(pool: PoolRef, input: SessionStart): Promise<IssuedRefresh>;
   /**
    * Throws {@link GrantError} `invalid_grant` for an unknown, expired, revoked or reused token.
    * `readOwner` (for pools whose users live in this database) has the rotation of a live token
-   * read the session's user and tenants in the same statement, as `owner`.
+   * read the session's user and tenants in the same statement, as `owner`. `clientId`, when the
+   * request names one, must be the client the session was issued to (RFC 6749 section 6): another
+   * client's token is refused as `invalid_grant` and left as it was.
    */
-  rotate(pool: PoolRef, presented: string, options?: { readonly readOwner?: boolean }): Promise<IssuedRefresh>;
+  rotate(pool: PoolRef, presented: string, options?: { readonly readOwner?: boolean; readonly clientId?: string }): Promise<IssuedRefresh>;
   get(pool: PoolRef, sessionId: string): Promise<SessionRecord | undefined>;
   /** Logout: revokes the family the token belongs to. Answers whether a live session ended. */
   revokeByToken(pool: PoolRef, presented: string): Promise<boolean>;
@@ -92,6 +94,8 @@ export interface RefreshFamilyOptions {
   readonly graceMs?: number;
   readonly ttlMs?: number;
 }
+
+const CLIENT_MISMATCH = "client_id is not the one the refresh token was issued to";
 
 type Outcome = { readonly kind: "issued"; readonly issued: IssuedRefresh } | { readonly kind: "refused"; readonly reason: string };
 
@@ -123,7 +127,7 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
           from identity_refresh_families f
          where t.org_id = ${value("orgId")}::uuid and t.pool_id = ${value("poolId")}::uuid and t.token_hash = ${value("tokenHash")}
            and t.rotated_at = 0 and t.expires_at > ${value("at")}
-           and f.id = t.family_id and f.revoked_at = 0
+           and f.id = t.family_id and f.revoked_at = 0 and f.client_id = coalesce(${value("clientId")}::text, f.client_id)
         returning t.id, t.family_id, f.user_id, f.client_id, f.tenant, f.scope, f.auth_time
       ), successor as (
         insert into identity_refresh_tokens (id, org_id, pool_id, family_id, token_hash, expires_at)
@@ -147,7 +151,7 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
       left join identity_users u on u.org_id = ${value("orgId")}::uuid and u.pool_id = ${value("poolId")}::uuid and u.id = r.user_id and u.deleted_at = 0`),
   );
 
-  async function rotateIn(tx: Database, pool: PoolRef, presented: string): Promise<Outcome> {
+  async function rotateIn(tx: Database, pool: PoolRef, presented: string, clientId: string | undefined): Promise<Outcome> {
     const at = now();
     const [found] = await tx
       .select({ id: identityRefreshTokens.id, familyId: identityRefreshTokens.familyId })
@@ -158,19 +162,15 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
     // locks in that order, so refreshes of a token and of its successor cannot deadlock.
     const [session] = await tx.select(sessionColumns).from(identityRefreshFamilies).where(family(pool, found.familyId)).for("update");
     if (!session || session.revokedAt !== 0) return { kind: "refused", reason: "the session has ended" };
+    // Another client's refresh changes nothing: it neither rotates nor burns the family.
+    if (clientId !== undefined && session.clientId !== clientId) return { kind: "refused", reason: CLIENT_MISMATCH };
     // Read after the family lock: under READ COMMITTED this sees the rotation that held it last.
     const [token] = await tx.select().from(identityRefreshTokens).where(eq(identityRefreshTokens.id, found.id));
     if (!token) return { kind: "refused", reason: "the refresh token is not known" };
-
-    if (token.rotatedAt === 0) {
-      if (token.expiresAt <= at) return { kind: "refused", reason: "the refresh token has expired" };
-      const child = successorOf(presented);
-      const childId = randomUUID();
-      await tx.insert(identityRefreshTokens).values({ ...pool, id: childId, familyId: token.familyId, tokenHash: hashOpaqueToken(child), expiresAt: at + ttlMs });
-      await tx.update(identityRefreshTokens).set({ rotatedAt: at, successorId: childId }).where(eq(identityRefreshTokens.id, token.id));
-      await tx.update(identityRefreshFamilies).set({ lastUsedAt: at }).where(eq(identityRefreshFamilies.id, token.familyId));
-      return { kind: "issued", issued: { session, refreshToken: child, replayed: false } };
-    }
+    // A token the one-statement rotation passed over while unrotated, in a live session and for
+    // its client, is one that has expired: rotation and revocation are never undone, and a token's
+    // row commits before anyone holds the token.
+    if (token.rotatedAt === 0) return { kind: "refused", reason: "the refresh token has expired" };
 
     const [successor] = token.successorId
       ? await tx.select({ rotatedAt: identityRefreshTokens.rotatedAt }).from(identityRefreshTokens).where(eq(identityRefreshTokens.id, token.successorId))
@@ -183,12 +183,13 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
   }
 
   /** The common case in one statement; undefined when the token is not a live, unrotated one. */
-  async function rotateLive(pool: PoolRef, presented: string, readOwner: boolean): Promise<IssuedRefresh | undefined> {
+  async function rotateLive(pool: PoolRef, presented: string, readOwner: boolean, requestedClient: string | undefined): Promise<IssuedRefresh | undefined> {
     const at = now();
     const child = successorOf(presented);
     const [row] = await (readOwner ? rotateLiveReadingOwnerStatement : rotateLiveStatement).execute({
       ...pool,
       at,
+      clientId: requestedClient ?? null,
       tokenHash: hashOpaqueToken(presented),
       childId: randomUUID(),
       childHash: hashOpaqueToken(child),
@@ -205,10 +206,11 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
     start: (pool, input) => startFamily(db, pool, input, now(), ttlMs),
 
     async rotate(pool, presented, options) {
-      const live = await rotateLive(pool, presented, options?.readOwner ?? false);
+      const clientId = options?.clientId;
+      const live = await rotateLive(pool, presented, options?.readOwner ?? false, clientId);
       if (live) return live;
       // Decided inside, thrown outside: a refusal that burns the family must commit first.
-      const outcome = await db.transaction((tx) => rotateIn(tx, pool, presented));
+      const outcome = await db.transaction((tx) => rotateIn(tx, pool, presented, clientId));
       if (outcome.kind === "refused") throw new GrantError("invalid_grant", outcome.reason);
       return outcome.issued;
     },

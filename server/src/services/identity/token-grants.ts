@@ -23,7 +23,7 @@ export interface TokenResponse {
 export async function passwordGrant(
   services: IdentityServices,
   pool: PoolContext,
-  input: { readonly email: string; readonly password: string; readonly tenant?: string },
+  input: { readonly email: string; readonly password: string; readonly tenant?: string; readonly clientId?: string; readonly scope?: string },
 ): Promise<TokenResponse> {
   const local = await localSignIn(services, pool.ref);
   if (!local.passwordGrant) throw new GrantError("access_denied", "the password grant is disabled for this pool");
@@ -40,13 +40,30 @@ export async function passwordGrant(
   if (user.passwordHash && needsRehash(user.passwordHash)) {
     await pool.users.setPassword(user.id, await hashPassword(input.password), { endSessions: false });
   }
-  const issued = await services.families.start(pool.ref, { userId: user.id, tenant: input.tenant ?? "", authTimeMs: services.now() });
-  return respond(services, pool, subject, issued);
+  const authTimeMs = services.now();
+  const scope = input.scope ?? "";
+  const issued = await services.families.start(pool.ref, { userId: user.id, clientId: input.clientId ?? "", tenant: input.tenant ?? "", scope, authTimeMs });
+  const response = await respond(services, pool, subject, issued);
+  if (!hasOpenidScope(scope)) return response;
+  // No authorization request, so no nonce; with no client named, the audience is the pool's own.
+  const idToken = await issueIdToken(
+    services.keys,
+    pool.issuer,
+    { subject, clientId: input.clientId ?? pool.issuer.audience, nonce: "", authTimeMs, sessionId: issued.session.id },
+    services.now(),
+  );
+  return { ...response, id_token: idToken };
 }
 
-/** Rotates the refresh token and mints a fresh access token for the session's user as it is now. */
-export async function refreshGrant(services: IdentityServices, pool: PoolContext, refreshToken: string): Promise<TokenResponse> {
-  const issued = await services.families.rotate(pool.ref, refreshToken, { readOwner: pool.usersInPlatformDatabase });
+/**
+ * Rotates the refresh token and mints a fresh access token for the session's user as it is now.
+ * A `clientId` the request names must be the one the session was issued to.
+ */
+export async function refreshGrant(services: IdentityServices, pool: PoolContext, input: { readonly refreshToken: string; readonly clientId?: string }): Promise<TokenResponse> {
+  const issued = await services.families.rotate(pool.ref, input.refreshToken, {
+    readOwner: pool.usersInPlatformDatabase,
+    ...(input.clientId === undefined ? {} : { clientId: input.clientId }),
+  });
   const owner = issued.owner ?? (await pool.users.getWithTenants(issued.session.userId));
   const user = await liveSessionUser(services, pool, issued.session, owner?.user);
   return respond(services, pool, subjectFrom(user, owner?.tenants ?? []), issued);
@@ -62,7 +79,7 @@ export async function authorizationCodeGrant(
   const user = await liveSessionUser(services, pool, issued.session, await pool.users.get(issued.session.userId));
   const subject = await subjectOf(pool, user);
   const response = await respond(services, pool, subject, issued);
-  if (!grant.scope.split(" ").includes("openid")) return response;
+  if (!hasOpenidScope(grant.scope)) return response;
   const idToken = await issueIdToken(
     services.keys,
     pool.issuer,
@@ -70,6 +87,10 @@ export async function authorizationCodeGrant(
     services.now(),
   );
   return { ...response, id_token: idToken };
+}
+
+function hasOpenidScope(scope: string): boolean {
+  return scope.split(" ").includes("openid");
 }
 
 /** The signed-in user's state decides: a banned or unverified user gets no tokens. */

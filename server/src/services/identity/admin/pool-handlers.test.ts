@@ -50,12 +50,20 @@ describe(`pool handlers (${engineName})`, () => {
       [{ roleCatalogJson: '{"roles":{"ed":{"permissions":"x"}}}' }, /^body\.roleCatalogJson\.roles\.ed\.permissions/],
       [{ settingsJson: "[]" }, /^body\.settingsJson/],
       [{ settingsJson: '{"signup_enabled":"yes"}' }, /^body\.settingsJson\.signup_enabled/],
+      // URLs of valid syntax that no browser can open: a port past 65535, a host with a space.
+      [{ brandingJson: '{"logo_url":"https://x.example:99999/a.png"}' }, /^body\.brandingJson\.logo_url: must be a URL a browser can open/],
+      [{ brandingJson: '{"favicon_url":"javascript:alert(1)"}' }, /^body\.brandingJson\.favicon_url/],
+      [{ settingsJson: '{"redirect_uris":["https://app.example/cb","https://app.example:70000/cb"]}' }, /^body\.settingsJson\.redirect_uris\[1\]: must be a URL/],
+      [{ policiesJson: '{"cors_allowed_origins":["https://app.example:123456"]}' }, /^body\.policiesJson\.cors_allowed_origins\[0\]: must be a URL/],
     ];
     for (const [body, message] of cases) {
       const refused = await plane.request("PATCH", "/pools/docs", acme.headers, body);
       expect([refused.status, refused.body.code], JSON.stringify(body)).toEqual([400, "invalid_argument"]);
       expect(refused.body.message).toMatch(message);
     }
+    // A native app's custom-scheme redirect (RFC 8252) is a URL that parses, and is kept.
+    const native = { redirect_uris: ["com.example.app:/oauth2redirect", "http://127.0.0.1:8400/cb"] };
+    expect(doc((await plane.request("PATCH", "/pools/docs", acme.headers, { settingsJson: JSON.stringify(native) })).body, "settingsJson")).toEqual(native);
   });
 
   it("keeps another organization's pool out of sight", async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EMAIL_TOKEN_TTL_MS } from "../email-tokens.js";
 import { engineName } from "../identity-test-fixture.js";
+import { createRecoveryComposer } from "./recovery-composer.js";
 import { openIssuerTestPlane, TEST_PASSWORD, type IssuerTestPlane, type TestIssuerPool } from "./issuer-test-plane.js";
 
 let plane: IssuerTestPlane;
@@ -43,6 +44,28 @@ describe(`issuer account flows (${engineName})`, () => {
       expect(known.status).toBe(200);
       expect([known.status, known.text]).toEqual([unknown.status, unknown.text]);
     }
+  });
+
+  it("recover queues the request; the delivery loop's composer mails the owner, waits out a migration lock, and drops a deleted pool's", async () => {
+    const pool = await plane.pool();
+    const user = await plane.user(pool);
+    const compose = createRecoveryComposer(plane.deps);
+    expect((await plane.request("POST", `${pool.issuer}/recover`, { json: { email: user.email.toUpperCase() } })).status).toBe(200);
+    const ref = pool.context().ref;
+
+    plane.locked.add(pool.record.id);
+    await expect(compose(ref, { to: user.email.toUpperCase(), purpose: "reset" })).rejects.toThrow(/locked for a migration/);
+    plane.locked.delete(pool.record.id);
+    const write = await compose(ref, { to: user.email.toUpperCase(), purpose: "reset" });
+    const mail = await plane.services.db.transaction(async (tx) => write!(tx));
+    expect(mail).toMatchObject({ to: user.email, purpose: "reset", link: expect.stringContaining(`${pool.issuer}/reset?token=`) });
+    const token = new URL(mail.link).searchParams.get("token")!;
+    expect((await plane.request("POST", `${pool.issuer}/reset`, { json: { token, password: "a new long password" } })).status).toBe(200);
+
+    expect(await compose(ref, { to: "nobody@example.com", purpose: "reset" })).toBeUndefined();
+    await plane.fixture.pools.delete(pool.record.orgId, pool.record.name);
+    plane.services.poolCache.forget(pool.orgName, pool.record.name);
+    expect(await compose(ref, { to: user.email, purpose: "reset" })).toBeUndefined();
   });
 
   it("reset works once within 30 minutes, verifies the address and ends every session", async () => {

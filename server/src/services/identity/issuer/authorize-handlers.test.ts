@@ -24,6 +24,36 @@ describe(`issuer authorize and hosted login (${engineName})`, () => {
     expect((await plane.request("GET", url.toString())).status).toBe(400);
   });
 
+  it("a URL stored before writes were checked never breaks /authorize or a page", async () => {
+    const broken = "https://app.example:99999/callback";
+    const pool = await plane.pool({
+      settings: { redirect_uris: [TEST_REDIRECT_URI, broken] },
+      branding: { logo_url: "https://x.example:99999/a.png", favicon_url: "https://cdn.example:70000/icon.ico" },
+    });
+    const user = await plane.user(pool);
+    // A redirect URI that does not parse is not registered: an error page, never a redirect.
+    const refused = await plane.request("GET", authorizeUrl(pool, { code_challenge: pkcePair().challenge, redirect_uri: broken }));
+    expect([refused.status, refused.headers.get("location")]).toEqual([400, null]);
+    // The listed one works, and the pages leave the unusable logo and icon out.
+    const handle = await beginLogin(plane, pool, { code_challenge: pkcePair().challenge });
+    const page = await plane.request("GET", `${pool.issuer}/login?transaction=${handle}`);
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain("99999");
+    expect(page.headers.get("content-security-policy")).toContain("img-src 'none'");
+    for (const path of ["reset?token=t", "verify?token=t", "branding"]) {
+      const answer = await plane.request("GET", `${pool.issuer}/${path}`);
+      expect([answer.status, answer.text.includes("99999")], path).toEqual([200, false]);
+    }
+    expect((await plane.request("POST", `${pool.issuer}/recover`, { form: { email: user.email } })).status).toBe(200);
+    expect((await submitLogin(plane, pool, handle, user.email)).status).toBe(303);
+
+    // A login begun from such a URI has nowhere to go back to: the page says the link is not valid.
+    const request = { clientId: "web", redirectUri: broken, state: "s", codeChallenge: pkcePair().challenge, scope: "", nonce: "", tenant: "" };
+    const stranded = await plane.deps.transactions.begin(pool.context().ref, request);
+    expect((await plane.request("GET", `${pool.issuer}/login?transaction=${stranded}`)).status).toBe(400);
+    expect((await submitLogin(plane, pool, stranded, user.email)).status).toBe(400);
+  });
+
   it("redirects other errors back with the RFC 6749 code, state and iss", async () => {
     const pool = await plane.pool();
     const cases: [Record<string, string>, string][] = [

@@ -50,7 +50,7 @@ export function createAuthorizeHandlers(deps: IssuerDeps): Pick<IdentityIssuerHa
     async showLoginPage(input, context) {
       const pool = poolOf(context);
       const handle = typeof input.query.transaction === "string" ? input.query.transaction : "";
-      const pending = handle === "" ? undefined : await deps.transactions.get(pool.ref, handle);
+      const pending = await pendingLogin(deps, pool, handle);
       if (!pending) return { status: 400, body: errorPage(pool, "Sign-in link not valid", "This sign-in link is unknown or was already used. Start again from the application.").html, headers: { "cache-control": "no-store" } };
       if (pending.expired) return { status: 302, headers: { location: expiredRedirect(pool, pending.request), "cache-control": "no-store" } };
       const page = loginPage(pool, handle, pending.request, {});
@@ -61,7 +61,7 @@ export function createAuthorizeHandlers(deps: IssuerDeps): Pick<IdentityIssuerHa
       const pool = poolOf(context);
       const body = (input.body ?? {}) as Readonly<Record<string, unknown>>;
       const handle = typeof body.transaction === "string" ? body.transaction : "";
-      const pending = handle === "" ? undefined : await deps.transactions.get(pool.ref, handle);
+      const pending = await pendingLogin(deps, pool, handle);
       if (!pending) return { status: 400, body: errorPage(pool, "Sign-in link not valid", "This sign-in form is unknown or was already used. Start again from the application.").html, headers: { "cache-control": "no-store" } };
       if (pending.expired) return { status: 303, headers: { location: expiredRedirect(pool, pending.request), "cache-control": "no-store" } };
       const email = typeof body.email === "string" ? body.email : "";
@@ -93,6 +93,15 @@ export function createAuthorizeHandlers(deps: IssuerDeps): Pick<IdentityIssuerHa
       }
     },
   };
+}
+
+/**
+ * The login transaction `handle` names, if it can go on: a redirect URI that does not parse (begun
+ * from settings stored before writes were checked) has nowhere to send the browser back to.
+ */
+async function pendingLogin(deps: IssuerDeps, pool: PoolContext, handle: string) {
+  const pending = handle === "" ? undefined : await deps.transactions.get(pool.ref, handle);
+  return pending && URL.canParse(pending.request.redirectUri) ? pending : undefined;
 }
 
 /** The client's redirect URI with the answer's parameters, `state` and the RFC 9207 `iss` added. */

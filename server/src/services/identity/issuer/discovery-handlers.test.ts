@@ -18,6 +18,7 @@ describe(`issuer discovery, keys and branding (${engineName})`, () => {
       authorization_endpoint: `${pool.issuer}/authorize`,
       token_endpoint: `${pool.issuer}/token`,
       jwks_uri: `${pool.issuer}/.well-known/jwks.json`,
+      userinfo_endpoint: `${pool.issuer}/userinfo`,
       response_types_supported: ["code"],
       grant_types_supported: ["password", "refresh_token", "authorization_code"],
       code_challenge_methods_supported: ["S256"],

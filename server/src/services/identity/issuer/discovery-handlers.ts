@@ -16,6 +16,7 @@ export function createDiscoveryHandlers(deps: IssuerDeps): Pick<IdentityIssuerHa
           authorization_endpoint: `${issuer}/authorize`,
           token_endpoint: `${issuer}/token`,
           jwks_uri: `${issuer}/.well-known/jwks.json`,
+          userinfo_endpoint: `${issuer}/userinfo`,
           scopes_supported: ["openid"],
           response_types_supported: ["code"],
           response_modes_supported: ["query"],

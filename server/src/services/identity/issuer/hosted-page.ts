@@ -12,9 +12,13 @@ export interface PageBranding {
 
 const COLOR = /^#[0-9a-fA-F]{6}$/;
 
+/**
+ * The page's branding. A URL the page could not use (not http or https, or not one a browser
+ * parses, stored before writes were checked) is left out rather than breaking every page.
+ */
 export function pageBrandingOf(record: PoolRecord): PageBranding {
   const doc = record.branding;
-  const url = (value: unknown) => (typeof value === "string" && /^https?:\/\//.test(value) ? value : undefined);
+  const url = (value: unknown) => (typeof value === "string" && /^https?:\/\//.test(value) && URL.canParse(value) ? value : undefined);
   const color = (value: unknown) => (typeof value === "string" && COLOR.test(value) ? value : undefined);
   const logoUrl = url(doc.logo_url);
   const faviconUrl = url(doc.favicon_url);

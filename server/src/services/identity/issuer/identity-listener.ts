@@ -8,6 +8,7 @@ import type { IssuerDeps } from "./issuer-context.js";
 import { createIssuerFront } from "./issuer-cors.js";
 import { createIssuerHandler } from "./issuer-handler.js";
 import { createRateLimiter } from "./rate-limiter.js";
+import { createRecoveryComposer } from "./recovery-composer.js";
 
 export interface IdentityListenerOptions {
   readonly services: IdentityServices;
@@ -68,6 +69,7 @@ export async function listenIdentityPlane(options: IdentityListenerOptions): Pro
   boundUrl = listener.url;
   const delivery = startMailDelivery(services.outbox, {
     intervalMs: options.mailIntervalMs ?? 1000,
+    compose: createRecoveryComposer(deps),
     onError: (error) => logger.warn("identity mail delivery round failed", { error }),
   });
   return {

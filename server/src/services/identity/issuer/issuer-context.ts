@@ -6,7 +6,7 @@ import { organizations } from "../../../db/schema.js";
 import { identityPools } from "../identity-schema.js";
 import type { LoginTransactions } from "../login-transactions.js";
 import { poolContext, type IdentityServices, type PoolContext } from "../pool-context.js";
-import type { PoolRecord } from "../pool-store.js";
+import type { PoolRecord, PoolRef } from "../pool-store.js";
 import type { RateLimiter } from "./rate-limiter.js";
 
 /** What every issuer operation works with, made once when the server starts. */
@@ -45,6 +45,16 @@ export function resolveIssuerPool(deps: IssuerDeps, org: string, pool: string): 
     const [row] = await poolByName(services.db).execute({ org, pool });
     return row ? poolContext(services, deps.identityUrl(), org, row.pool) : undefined;
   });
+}
+
+/** A pool by its ids, for work done outside a request; resolved and cached as a request's would be. */
+export async function resolveIssuerPoolByRef(deps: IssuerDeps, ref: PoolRef): Promise<PoolContext | undefined> {
+  const [names] = await deps.services.db
+    .select({ org: organizations.name, pool: identityPools.name })
+    .from(identityPools)
+    .innerJoin(organizations, eq(organizations.id, identityPools.orgId))
+    .where(and(eq(identityPools.orgId, ref.orgId), eq(identityPools.id, ref.poolId)));
+  return names ? resolveIssuerPool(deps, names.org, names.pool) : undefined;
 }
 
 /** The request's pool; the middleware answered 404 already when there is none. */

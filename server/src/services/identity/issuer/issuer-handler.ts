@@ -8,6 +8,7 @@ import { createIssuerMiddleware } from "./issuer-middleware.js";
 import { createPageHandlers } from "./page-handlers.js";
 import { createSessionHandlers } from "./session-handlers.js";
 import { createTokenHandler } from "./token-handler.js";
+import { createUserInfoHandlers } from "./userinfo-handlers.js";
 
 /** Every operation of the issuer plane. */
 export function createIssuerImplementation(deps: IssuerDeps): IdentityIssuerHandler {
@@ -17,6 +18,7 @@ export function createIssuerImplementation(deps: IssuerDeps): IdentityIssuerHand
     ...createTokenHandler(deps),
     ...createAccountHandlers(deps),
     ...createSessionHandlers(deps),
+    ...createUserInfoHandlers(deps),
     ...createPageHandlers(),
   };
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineName } from "../identity-test-fixture.js";
-import { openIssuerTestPlane, type IssuerTestPlane } from "./issuer-test-plane.js";
+import { openIssuerTestPlane, TEST_PASSWORD, type IssuerTestPlane } from "./issuer-test-plane.js";
 
 let plane: IssuerTestPlane;
 beforeAll(async () => {
@@ -43,6 +43,37 @@ describe(`issuer middleware: CORS, rate limits, migration lock (${engineName})`,
     const page = await plane.request("POST", `${pool.issuer}/recover`, { form: { email: "c@example.com" } });
     expect([page.status, page.headers.get("content-type")]).toEqual([429, "text/html; charset=utf-8"]);
     expect(page.headers.get("retry-after")).not.toBeNull();
+  });
+
+  it("throttles password guessing per address and client, so guessing from one client never locks the owner out", async () => {
+    const budget = (requests: number) => ({ requests, window_seconds: 300 });
+    const pool = await plane.pool({ policies: { rate_limits: { login: budget(2), login_email: budget(5), login_ip: budget(3) } } });
+    const user = await plane.user(pool);
+    const signIn = async (from: string, password: string, email = user.email) =>
+      (await plane.request("POST", `${pool.issuer}/token`, { form: { grant_type: "password", email, password }, headers: { "x-forwarded-for": from } })).status;
+
+    expect([await signIn("203.0.113.1", "wrong guess 1"), await signIn("203.0.113.1", "wrong guess 2")]).toEqual([401, 401]);
+    // That client is stopped for this address, even with the right password...
+    for (let i = 0; i < 8; i++) expect(await signIn("203.0.113.1", TEST_PASSWORD)).toBe(429);
+    // ...and the refusals did not spend the address's budget shared by all clients: the owner signs in.
+    expect(await signIn("198.51.100.2", TEST_PASSWORD)).toBe(200);
+
+    // Guessing spread over clients is stopped by that shared budget (2 + 1 + 2 counted so far, then over).
+    expect([await signIn("203.0.113.3", "wrong guess 3"), await signIn("203.0.113.3", "wrong guess 4")]).toEqual([401, 401]);
+    expect(await signIn("203.0.113.4", "wrong guess 5")).toBe(429);
+
+    // One client trying many addresses is stopped by its own budget.
+    const sprayer = (i: number) => signIn("203.0.113.9", "wrong guess", `nobody-${i}@example.com`);
+    expect([await sprayer(1), await sprayer(2), await sprayer(3), await sprayer(4)]).toEqual([401, 401, 401, 429]);
+  });
+
+  it("counts a password grant that names its user as username like one that says email", async () => {
+    const pool = await plane.pool({ policies: { rate_limits: { login: { requests: 1, window_seconds: 300 } } } });
+    const user = await plane.user(pool);
+    const grant = async (named: Record<string, string>, password: string) =>
+      (await plane.request("POST", `${pool.issuer}/token`, { form: { grant_type: "password", ...named, password }, headers: { "x-forwarded-for": "203.0.113.7" } })).status;
+    expect(await grant({ username: user.email }, "wrong guess")).toBe(401);
+    expect(await grant({ email: user.email }, TEST_PASSWORD)).toBe(429);
   });
 
   it("answers 503 with Retry-After on user operations while locked, and keeps discovery and pages up", async () => {

@@ -3,13 +3,25 @@ import type { PoolContext } from "../pool-context.js";
 import { pageBrandingOf } from "./hosted-page.js";
 import { clientIpOf, issuerPoolKey, resolveIssuerPool, type IssuerDeps } from "./issuer-context.js";
 import { issuerErrorResult } from "./issuer-error-result.js";
-import { budgetOf, type BudgetName, type RateSubjects } from "./rate-limiter.js";
+import { budgetOf, type BudgetName, type RateSubject } from "./rate-limiter.js";
 
 /**
  * The operations that read or write users and sessions: during the locked phase of a user-store
  * migration they answer 503. Discovery, the JWKS, branding and the page GETs keep answering.
  */
-const USES_USER_STORE: ReadonlySet<string> = new Set(["authorize", "token", "signup", "recoverPassword", "resetPassword", "verifyEmail", "logout", "getCurrentUser", "submitLogin"]);
+const USES_USER_STORE: ReadonlySet<string> = new Set([
+  "authorize",
+  "token",
+  "signup",
+  "recoverPassword",
+  "resetPassword",
+  "verifyEmail",
+  "logout",
+  "getCurrentUser",
+  "getUserInfo",
+  "postUserInfo",
+  "submitLogin",
+]);
 
 /**
  * Runs before every issuer operation: resolves `{org}/{pool}` (404 when unknown), refuses work on
@@ -42,33 +54,11 @@ export function createIssuerMiddleware(deps: IssuerDeps): RestMiddleware {
 }
 
 async function countRequest(deps: IssuerDeps, call: RestCall, pool: PoolContext): Promise<RestResult | undefined> {
-  const ip = clientIpOf(call.context);
-  const body = typeof call.input.body === "object" && call.input.body !== null ? (call.input.body as Record<string, unknown>) : {};
-  const email = typeof body.email === "string" ? body.email : undefined;
-  const counts: [BudgetName, RateSubjects][] = [];
-  switch (call.operation.operationId) {
-    case "token":
-      counts.push(["token", { ip }]);
-      if (body.grant_type === "password") counts.push(["login", { ip, ...(email === undefined ? {} : { email }) }]);
-      break;
-    case "submitLogin":
-      counts.push(["login", { ip, ...(email === undefined ? {} : { email }) }]);
-      break;
-    case "signup":
-      counts.push(["signup", { ip }]);
-      break;
-    case "recoverPassword":
-      counts.push(["recover", { ip, ...(email === undefined ? {} : { email }) }]);
-      break;
-    case "resetPassword":
-      counts.push(["reset", { ip }]);
-      break;
-    case "verifyEmail":
-      counts.push(["verify", { ip }]);
-      break;
-  }
-  for (const [name, subjects] of counts) {
-    const over = await deps.limiter.hit(pool.ref, name, budgetOf(pool.record.policies, name), subjects);
+  for (const stage of countsOf(call, clientIpOf(call.context))) {
+    const over = await deps.limiter.hit(
+      pool.ref,
+      stage.map(([name, subject]) => ({ name, subject, budget: budgetOf(pool.record.policies, name) })),
+    );
     if (over) {
       return issuerErrorResult(call.operation, call.context.requestHeader, 429, "too many requests; retry later", {
         branding: pageBrandingOf(pool.record),
@@ -77,4 +67,44 @@ async function countRequest(deps: IssuerDeps, call: RestCall, pool: PoolContext)
     }
   }
   return undefined;
+}
+
+type Stage = readonly (readonly [BudgetName, RateSubject])[];
+
+/**
+ * The counters a request is counted against, in stages: a stage is counted only when every
+ * counter of the stages before it had budget left. So a password check refused for its client
+ * address does not spend the e-mail address's budget shared by every client address, and
+ * guessing from one address cannot use it up for the account's owner.
+ */
+function countsOf(call: RestCall, ip: string): Stage[] {
+  const body = typeof call.input.body === "object" && call.input.body !== null ? (call.input.body as Record<string, unknown>) : {};
+  // The password grant may name its user `username` (RFC 6749); the other endpoints say `email`.
+  const email = typeof body.email === "string" ? body.email : typeof body.username === "string" ? body.username : undefined;
+  const passwordCheck = (): Stage[] =>
+    email === undefined
+      ? [[["login_ip", { ip }]]]
+      : [
+          [
+            ["login", { ip, email }],
+            ["login_ip", { ip }],
+          ],
+          [["login_email", { email }]],
+        ];
+  switch (call.operation.operationId) {
+    case "token":
+      return [[["token", { ip }]], ...(body.grant_type === "password" ? passwordCheck() : [])];
+    case "submitLogin":
+      return passwordCheck();
+    case "signup":
+      return [[["signup", { ip }]]];
+    case "recoverPassword":
+      return [[["recover", { ip }], ...(email === undefined ? [] : [["recover", { email }] as const])]];
+    case "resetPassword":
+      return [[["reset", { ip }]]];
+    case "verifyEmail":
+      return [[["verify", { ip }]]];
+    default:
+      return [];
+  }
 }

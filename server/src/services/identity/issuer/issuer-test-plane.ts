@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { parseTrustedProxies } from "../../../net/client-address.js";
 import { createLogger } from "../../../transport/logger.js";
 import { hashPassword } from "../password-hashing.js";
 import { openIdentityTestFixture, type IdentityTestFixture } from "../identity-test-fixture.js";
@@ -33,6 +34,8 @@ export interface IssuerAnswer {
 export interface IssuerTestPlane {
   readonly fixture: IdentityTestFixture;
   readonly services: IdentityServices;
+  /** What the plane's issuer runs on, for the pieces the listener wires beside it (mail composing). */
+  readonly deps: IssuerDeps;
   /** Moves the clock every issuer component reads. */
   advance(ms: number): void;
   /** Pools whose user store answers as locked for a migration. */
@@ -65,7 +68,9 @@ export async function openIssuerTestPlane(): Promise<IssuerTestPlane> {
       throw error;
     },
   });
-  const server: Server = createServer(createIssuerFront(deps, issuer.nodeHandler(), { onError: () => {} }));
+  // The test's own address is a trusted proxy, so a test names client addresses with X-Forwarded-For.
+  const front = createIssuerFront(deps, issuer.nodeHandler(), { trustedProxies: parseTrustedProxies("127.0.0.1,::1"), onError: () => {} });
+  const server: Server = createServer(front);
   server.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -73,6 +78,7 @@ export async function openIssuerTestPlane(): Promise<IssuerTestPlane> {
   return {
     fixture,
     services,
+    deps,
     locked,
     advance: (ms) => (clock += ms),
     async pool(documents = {}) {

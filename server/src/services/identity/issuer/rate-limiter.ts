@@ -4,17 +4,26 @@ import type { Database } from "../../../db/database.js";
 import { identityRateLimits, type JsonObject } from "../identity-schema.js";
 import type { PoolRef } from "../pool-store.js";
 
-export type BudgetName = "token" | "login" | "signup" | "recover" | "reset" | "verify";
+export type BudgetName = "token" | "login" | "login_email" | "login_ip" | "signup" | "recover" | "reset" | "verify";
 
 export interface RateBudget {
   readonly requests: number;
   readonly windowSeconds: number;
 }
 
-/** The admin plane's documented defaults of `policies.rate_limits`. */
+/**
+ * The admin plane's documented defaults of `policies.rate_limits`. Password checks are counted
+ * three ways so that nobody can lock an account's owner out: tightly per e-mail address and client
+ * address together (`login`), so guessing from one address stops soon without touching anyone
+ * else; per client address (`login_ip`), against one address trying many accounts; and loosely
+ * per e-mail address from everywhere (`login_email`), ten addresses' worth, against guessing
+ * spread over many addresses.
+ */
 export const DEFAULT_BUDGETS: Readonly<Record<BudgetName, RateBudget>> = {
   token: { requests: 600, windowSeconds: 60 },
   login: { requests: 10, windowSeconds: 300 },
+  login_email: { requests: 100, windowSeconds: 300 },
+  login_ip: { requests: 30, windowSeconds: 300 },
   signup: { requests: 30, windowSeconds: 3600 },
   recover: { requests: 5, windowSeconds: 3600 },
   reset: { requests: 10, windowSeconds: 3600 },
@@ -31,15 +40,19 @@ export function budgetOf(policies: JsonObject, name: BudgetName): RateBudget {
   return positive(requests) && positive(windowSeconds) ? { requests, windowSeconds: Math.min(windowSeconds, 86_400) } : DEFAULT_BUDGETS[name];
 }
 
-/** What one request is counted against: the client's address, and the e-mail address it names. */
-export interface RateSubjects {
-  readonly ip: string;
-  readonly email?: string;
+/** What a counter counts requests of: a client address, an e-mail address, or the two together. */
+export type RateSubject = { readonly ip: string; readonly email?: string } | { readonly ip?: string; readonly email: string };
+
+/** One counter a request is counted against. */
+export interface RateCount {
+  readonly name: BudgetName;
+  readonly budget: RateBudget;
+  readonly subject: RateSubject;
 }
 
 export interface RateLimiter {
-  /** Counts the request; answers how long to wait when any of its subjects is over budget. */
-  hit(pool: PoolRef, name: BudgetName, budget: RateBudget, subjects: RateSubjects): Promise<{ readonly retryAfterSeconds: number } | undefined>;
+  /** Counts the request against every counter; answers how long to wait when any of them is over budget. */
+  hit(pool: PoolRef, counts: readonly RateCount[]): Promise<{ readonly retryAfterSeconds: number } | undefined>;
 }
 
 /** Expired windows are swept every this many hits of one process, in the background of a request. */
@@ -61,15 +74,15 @@ interface LocalCount {
 }
 
 /**
- * Fixed-window counters in `identity_rate_limits`: one upsert per request counts every subject
- * and answers the new counts, so all processes on the database share each budget. Fixed windows
+ * Fixed-window counters in `identity_rate_limits`: one upsert per call counts the request against
+ * every counter and answers the new counts, so all processes on the database share each budget. Fixed windows
  * allow a burst of twice the budget across a window edge, an accepted imprecision for limits
  * that stop guessing rather than meter use. E-mail addresses are counted by their hash.
  *
  * A large budget (the token endpoint's, per client address) would otherwise make one row the
  * point every request of a busy client serialises on: its hits are counted in memory and written
  * in batches of 1% of the budget or every 200 ms, so each process may overshoot by about that
- * share. Budgets under 100 requests, the ones that stop password guessing, are counted exactly.
+ * share. Budgets under 200 requests, the ones that stop password guessing, are counted exactly.
  */
 export function createRateLimiter(db: Database, options: { readonly now?: () => number; readonly onSweepError?: (error: unknown) => void } = {}): RateLimiter {
   const now = options.now ?? Date.now;
@@ -128,20 +141,29 @@ export function createRateLimiter(db: Database, options: { readonly now?: () => 
   }
 
   return {
-    async hit(pool, name, budget, subjects) {
+    async hit(pool, counts) {
       const at = now();
-      const windowMs = budget.windowSeconds * 1000;
-      const windowStart = Math.floor(at / windowMs) * windowMs;
-      const keyOf = (subject: string) => `${pool.poolId}:${name}:${subject}:${windowStart}`;
-      const keys = [keyOf(`ip:${subjects.ip}`)];
-      if (subjects.email !== undefined) keys.push(keyOf(`email:${createHash("sha256").update(subjects.email.trim().toLowerCase()).digest("base64url")}`));
-      const expiresAt = windowStart + windowMs;
-      const batch = Math.floor(budget.requests * BATCH_SHARE);
-      const totals =
-        batch <= 1 ? await add(keys.map((key) => ({ key, hits: 1, expiresAt }))) : await Promise.all(keys.map((key) => batched(key, expiresAt, batch, at)));
+      const windows = counts.map(({ name, budget, subject }) => {
+        const windowMs = budget.windowSeconds * 1000;
+        const windowStart = Math.floor(at / windowMs) * windowMs;
+        const key = `${pool.poolId}:${name}:${subjectKey(subject)}:${windowStart}`;
+        return { key, expiresAt: windowStart + windowMs, budget, batch: Math.floor(budget.requests * BATCH_SHARE) };
+      });
+      // The exact counters in one statement; the batched ones in memory, written when due.
+      const exact = windows.filter(({ batch }) => batch <= 1);
+      const exactTotals = exact.length === 0 ? [] : await add(exact.map(({ key, expiresAt }) => ({ key, hits: 1, expiresAt })));
+      const totals = await Promise.all(windows.map((window) => (window.batch <= 1 ? exactTotals[exact.indexOf(window)]! : batched(window.key, window.expiresAt, window.batch, at))));
       if (++sinceSweep >= SWEEP_EVERY) sweep(at);
-      if (totals.every((hits) => hits <= budget.requests)) return undefined;
-      return { retryAfterSeconds: Math.max(1, Math.ceil((windowStart + windowMs - at) / 1000)) };
+      const waits = windows.flatMap(({ expiresAt, budget }, i) => (totals[i]! > budget.requests ? [Math.max(1, Math.ceil((expiresAt - at) / 1000))] : []));
+      return waits.length === 0 ? undefined : { retryAfterSeconds: Math.max(...waits) };
     },
   };
+}
+
+/** E-mail addresses are counted by their hash, so the table holds no address. */
+function subjectKey(subject: RateSubject): string {
+  const parts: string[] = [];
+  if (subject.email !== undefined) parts.push(`email:${createHash("sha256").update(subject.email.trim().toLowerCase()).digest("base64url")}`);
+  if (subject.ip !== undefined) parts.push(`ip:${subject.ip}`);
+  return parts.join("+");
 }

@@ -2,8 +2,10 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { IdentityIssuerHandler } from "../../../../../gen/openapi/identity-issuer/handler.js";
 import type { AccessTokenClaims } from "../../../../../gen/openapi/identity-issuer/types.js";
 import { verifyAccessToken } from "../pool-tokens.js";
+import { bearerTokenOf } from "./bearer-token.js";
 import { poolOf, type IssuerDeps } from "./issuer-context.js";
 import { issuerUserOf } from "./issuer-user.js";
+
 
 const INVALID_TOKEN = { "www-authenticate": 'Bearer error="invalid_token"' } as const;
 
@@ -13,11 +15,11 @@ export function createSessionHandlers(deps: IssuerDeps): Pick<IdentityIssuerHand
   return {
     async getCurrentUser(_input, context) {
       const pool = poolOf(context);
-      const match = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)$/i.exec(context.requestHeader.get("authorization") ?? "");
-      if (!match) return { status: 401, headers: INVALID_TOKEN, body: { error: "authorization: send Authorization: Bearer <access token of this pool>" } };
+      const token = bearerTokenOf(context.requestHeader.get("authorization"));
+      if (!token) return { status: 401, headers: INVALID_TOKEN, body: { error: "authorization: send Authorization: Bearer <access token of this pool>" } };
       let claims;
       try {
-        claims = await verifyAccessToken(services.keys, pool.issuer, match[1]!, services.now());
+        claims = await verifyAccessToken(services.keys, pool.issuer, token, services.now());
       } catch (error) {
         if (error instanceof ConnectError && error.code === Code.Unauthenticated) return { status: 401, headers: INVALID_TOKEN, body: { error: error.rawMessage } };
         throw error;

@@ -1,3 +1,4 @@
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUTHORIZATION_CODE_TTL_MS } from "../authorization-codes.js";
 import { engineName } from "../identity-test-fixture.js";
@@ -11,6 +12,7 @@ beforeAll(async () => {
 afterAll(() => plane.close());
 
 const token = (pool: TestIssuerPool, form: Record<string, string>) => plane.request("POST", `${pool.issuer}/token`, { form });
+const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString("utf8")) as Record<string, unknown>;
 const password = (pool: TestIssuerPool, email: string, extra: Record<string, string> = {}) => token(pool, { grant_type: "password", email, password: TEST_PASSWORD, ...extra });
 
 describe(`issuer token endpoint (${engineName})`, () => {
@@ -81,6 +83,61 @@ describe(`issuer token endpoint (${engineName})`, () => {
     plane.advance(60_000);
     expect((await refresh(first)).status).toBe(401);
     expect((await refresh(next)).status).toBe(401);
+  });
+
+  it("refuses a refresh that names another client than the session's, and keeps the token usable", async () => {
+    const pool = await plane.pool();
+    const user = await plane.user(pool);
+    const refresh = (value: string, clientId?: string) => token(pool, { grant_type: "refresh_token", refresh_token: value, ...(clientId === undefined ? {} : { client_id: clientId }) });
+    const fromCode = (await redeem(plane, pool, await codeFor(plane, pool, user.email))).json.refresh_token as string;
+    const stolen = await refresh(fromCode, "other-client");
+    expect([stolen.status, stolen.json.error, stolen.json.error_description]).toEqual([401, "invalid_grant", "client_id is not the one the refresh token was issued to"]);
+    const own = await refresh(fromCode, "web");
+    expect(own.status).toBe(200);
+    expect((await refresh(own.json.refresh_token as string)).status).toBe(200);
+
+    // The password grant issues the session to the client it names, and its tokens say so.
+    const direct = await password(pool, user.email, { client_id: "cli" });
+    expect(claimsOf(direct.json.access_token as string).client_id).toBe("cli");
+    expect((await refresh(direct.json.refresh_token as string, "web")).json.error).toBe("invalid_grant");
+    const renewed = await refresh(direct.json.refresh_token as string, "cli");
+    expect(claimsOf(renewed.json.access_token as string).client_id).toBe("cli");
+    const anonymous = (await password(pool, user.email)).json.refresh_token as string;
+    expect((await refresh(anonymous, "cli")).status).toBe(401);
+  });
+
+  it("the password grant names its user by email or, as RFC 6749 does, by username", async () => {
+    const pool = await plane.pool();
+    const user = await plane.user(pool);
+    const grant = (named: Record<string, string>) => token(pool, { grant_type: "password", password: TEST_PASSWORD, ...named });
+    expect((await grant({ username: user.email })).status).toBe(200);
+    expect((await grant({ username: user.email.toUpperCase(), email: user.email })).status).toBe(200);
+    const both = await grant({ username: "someone-else@example.com", email: user.email });
+    expect([both.status, both.json.error, both.json.error_description]).toEqual([400, "invalid_request", "body.username: names another user than body.email; send one of them"]);
+    const neither = await grant({});
+    expect([neither.status, neither.json.error, neither.json.error_description]).toEqual([400, "invalid_request", "body.email: is required (or body.username, as RFC 6749 names it)"]);
+    const wrong = await token(pool, { grant_type: "password", username: user.email, password: "wrong password" });
+    expect([wrong.status, wrong.json.error]).toEqual([401, "invalid_grant"]);
+  });
+
+  it("the password grant with scope openid adds an ID token for the named client, or for the pool", async () => {
+    const pool = await plane.pool();
+    const user = await plane.user(pool, { emailVerified: true });
+    const jwks = createLocalJWKSet((await plane.request("GET", `${pool.issuer}/.well-known/jwks.json`)).json as unknown as JSONWebKeySet);
+    const named = await password(pool, user.email, { scope: "openid profile", client_id: "cli" });
+    const { payload, protectedHeader } = await jwtVerify(named.json.id_token as string, jwks, { issuer: pool.issuer, audience: "cli" });
+    expect(protectedHeader.typ).toBe("JWT");
+    expect(payload).toMatchObject({ sub: user.id, email: user.email, email_verified: true, sid: claimsOf(named.json.access_token as string).sid });
+    expect(payload.nonce).toBeUndefined();
+    expect(payload.auth_time).toBe(payload.iat);
+
+    const anonymous = await password(pool, user.email, { scope: "openid" });
+    await expect(jwtVerify(anonymous.json.id_token as string, jwks, { issuer: pool.issuer, audience: "pool:app" })).resolves.toBeDefined();
+    // However it is addressed, an ID token does not pass for an access token.
+    const asAccess = await plane.request("GET", `${pool.issuer}/userinfo`, { headers: { authorization: `Bearer ${anonymous.json.id_token as string}` } });
+    expect(asAccess.status).toBe(401);
+    expect((await password(pool, user.email)).json.id_token).toBeUndefined();
+    expect((await password(pool, user.email, { scope: "profile" })).json.id_token).toBeUndefined();
   });
 
   it("answers 503 with Retry-After while the pool's user store is locked for a migration", async () => {

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { IdentityIssuerHandler } from "../../../../../gen/openapi/identity-issuer/handler.js";
-import type { TokenRequest, TokenResult } from "../../../../../gen/openapi/identity-issuer/types.js";
+import type { PasswordGrant, TokenRequest, TokenResult } from "../../../../../gen/openapi/identity-issuer/types.js";
 import { GrantError } from "../grant-error.js";
 import type { IdentityServices, PoolContext } from "../pool-context.js";
 import { authorizationCodeGrant, passwordGrant, refreshGrant, type TokenResponse } from "../token-grants.js";
@@ -40,13 +40,30 @@ async function grant(services: IdentityServices, pool: PoolContext, body: TokenR
     case "authorization_code":
       return authorizationCodeGrant(services, pool, { code: body.code, clientId: body.client_id, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier });
     case "password":
-      return passwordGrant(services, pool, { email: body.email, password: body.password, ...(body.tenant ? { tenant: body.tenant } : {}) });
+      return passwordGrant(services, pool, {
+        email: userNamed(body),
+        password: body.password,
+        ...(body.tenant ? { tenant: body.tenant } : {}),
+        ...(body.client_id === undefined ? {} : { clientId: body.client_id }),
+        ...(body.scope === undefined ? {} : { scope: body.scope }),
+      });
     case "refresh_token":
-      return refreshGrant(services, pool, body.refresh_token);
+      return refreshGrant(services, pool, { refreshToken: body.refresh_token, ...(body.client_id === undefined ? {} : { clientId: body.client_id }) });
     default:
       // The schema check should have refused it; a body that is not an object must not slip through.
       throw new ConnectError("body: must be an object with grant_type authorization_code, password or refresh_token", Code.InvalidArgument);
   }
+}
+
+/** The password grant's user: `email` as the specification names it, or `username` as RFC 6749 section 4.3.2 does. */
+function userNamed(body: PasswordGrant): string {
+  const { email, username } = body;
+  if (email !== undefined && username !== undefined && email.trim().toLowerCase() !== username.trim().toLowerCase()) {
+    throw new ConnectError("body.username: names another user than body.email; send one of them", Code.InvalidArgument);
+  }
+  const named = email ?? username;
+  if (named === undefined) throw new ConnectError("body.email: is required (or body.username, as RFC 6749 names it)", Code.InvalidArgument);
+  return named;
 }
 
 function statusOf(code: Code): 400 | 401 | 403 | 503 {

@@ -141,7 +141,7 @@ describe(`user-store migration (${engineName}; target ${process.env.TEST_DATABAS
     expect(await moved.users.get(created[8]!.id, { includeDeleted: true })).toMatchObject({ deletedAt: expect.any(Number) });
     expect(await moved.users.get(created[9]!.id, { includeDeleted: true })).toBeUndefined();
     await expect(passwordGrant(services, moved, { email: "during@example.com", password: PASSWORD })).resolves.toMatchObject({ token_type: "bearer" });
-    await expect(refreshGrant(services, moved, signedIn.refresh_token)).resolves.toMatchObject({ token_type: "bearer" });
+    await expect(refreshGrant(services, moved, { refreshToken: signedIn.refresh_token })).resolves.toMatchObject({ token_type: "bearer" });
   });
 
   it("rolls back when verification finds a difference", async () => {
