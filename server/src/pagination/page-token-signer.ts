@@ -38,8 +38,11 @@ export function createPageTokenSigner(key: Uint8Array): PageTokenSigner {
     const dot = token.lastIndexOf(".");
     if (dot === -1) return undefined;
     const inner = token.slice(0, dot);
-    const given = Buffer.from(token.slice(dot + 1), "base64url");
-    return given.byteLength === MAC_BYTES && timingSafeEqual(given, mac(scope, inner)) ? inner : undefined;
+    // Compared as text, not decoded: base64 has spare bits in its last character, so two texts
+    // decode to the same bytes, and an edited token must not verify.
+    const given = Buffer.from(token.slice(dot + 1));
+    const expected = Buffer.from(mac(scope, inner).toString("base64url"));
+    return given.byteLength === expected.byteLength && timingSafeEqual(given, expected) ? inner : undefined;
   };
   return { interceptor: createInterceptor(sign, verify), middleware: createMiddleware(sign, verify), sign, verify };
 }
