@@ -2,6 +2,7 @@
 // service) and, on another port, a raw node:http JSON handler doing the same work by hand (the
 // same bearer-key lookup and the same store read) with no routing, transcoding or Connect
 // protocol. Prints the ports and a token on stdout, then serves until killed.
+import { randomBytes } from "node:crypto";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtemp } from "node:fs/promises";
@@ -15,6 +16,7 @@ import { openDatabase } from "../server/src/db/database.js";
 import { migrateDatabase } from "../server/src/db/migrate.js";
 import { organizations } from "../server/src/db/schema.js";
 import { createIamStore } from "../server/src/services/iam/iam-store.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../server/src/services/secrets/secret-box.js";
 import { createEnvStore } from "../server/src/services/script/env-store.js";
 import { createScriptService } from "../server/src/services/script/script-handlers.js";
 import { createToolRegistry } from "../server/src/services/script/tools/tool-registry.js";
@@ -29,12 +31,13 @@ await ensureOperator(db, dataDir);
 const [org] = await db.insert(organizations).values({ name: "bench" }).returning();
 const iam = createIamStore(db);
 const issued = await iam.createApiKey(org!.id, { name: "bench", roles: ["owner"], expiresAt: 0 });
-const env = createEnvStore(db);
+const box = createSecretBox(new Uint8Array(randomBytes(SECRET_KEY_BYTES)));
+const env = createEnvStore(db, box);
 await env.setEnvVar(org!.id, "REGION", "eu-west");
 
 const shutdown = new AbortController();
 const router = createServiceRouter({ interceptors: [createAuthInterceptor({ db, bindings: () => router.bindings })], shutdownSignal: shutdown.signal });
-registerScriptService(router, createScriptService({ db, version: "bench", startedAt: Date.now(), tools: createToolRegistry([]) }));
+registerScriptService(router, createScriptService({ db, box, version: "bench", startedAt: Date.now(), tools: createToolRegistry([]) }));
 const plane = await listenPlane({
   name: "api",
   host: "127.0.0.1",
