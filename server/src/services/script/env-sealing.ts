@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { and, eq, isNotNull } from "drizzle-orm";
+import { and, eq, isNotNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import { envVars, scriptEnvVars } from "../../db/schema.js";
 import type { SecretBox } from "../secrets/secret-box.js";
@@ -53,6 +53,15 @@ export function openEnvValue(box: SecretBox, slot: EnvSlot, sealed: Uint8Array |
  * row once (the second waits, then finds the plaintext gone). Answers how many values it sealed.
  */
 export async function sealPlaintextEnvValues(db: Database, box: SecretBox): Promise<number> {
+  const sealed = await sealRows(db, box);
+  // An update leaves the old row version, plaintext and all, in the table's files until a vacuum
+  // reclaims it; rewriting both tables once removes it now. (Write-ahead log segments from before
+  // keep it until the database recycles them.)
+  if (sealed > 0) await db.execute(sql`vacuum full env_vars, script_env_vars`);
+  return sealed;
+}
+
+async function sealRows(db: Database, box: SecretBox): Promise<number> {
   return db.transaction(async (tx) => {
     const tenant = await tx
       .select({ orgId: envVars.orgId, key: envVars.key, value: envVars.plaintextValue })
