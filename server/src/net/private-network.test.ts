@@ -44,7 +44,7 @@ function loopbackOnly(attempts: string[]): NonNullable<GuardedDispatcherOptions[
     return (options, callback) => {
       const host = options.hostname.startsWith("[") ? options.hostname.slice(1, -1) : options.hostname;
       const proceed = (addresses: string[]) => {
-        if (addresses.every((address) => /^127\./.test(address) || address === "::1")) return connect(options, callback);
+        if (addresses.length > 0 && addresses.every((address) => /^127\./.test(address) || address === "::1")) return connect(options, callback);
         attempts.push(...addresses);
         return callback(new Error(`the test connector opens no socket to ${addresses.join(", ")}`), null);
       };
