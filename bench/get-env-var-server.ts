@@ -63,6 +63,11 @@ const plane = await listenPlane({
 });
 
 const raw = http.createServer((req, res) => {
+  // The server process's CPU time so far, for the bench to charge each round's requests with.
+  if (req.url === "/cpu") {
+    const { user, system } = process.cpuUsage();
+    return void res.end(JSON.stringify({ micros: user + system }));
+  }
   const key = decodeURIComponent((req.url ?? "").split("/").pop() ?? "");
   const read = (req.url ?? "").startsWith("/plain/") ? readPlaintext : env.getEnvVar;
   authenticate(db, req.headers.authorization ?? null)

@@ -4,6 +4,7 @@
 // both on sealed values (the store as it is) and on a plaintext row read as before sealing, which
 // gives the cost of sealing. Rounds are interleaved so machine noise hits every variant alike;
 // the table reports each variant's median round.
+// Server CPU per request comes from the server process's own CPU clock, so it holds on a busy machine.
 // Run: npx tsx bench/get-env-var.bench.ts [seconds-per-round=4] [rounds=3] [connections=16]
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -36,8 +37,15 @@ const variants: Variant[] = [
   { name: "raw node:http GET /plain/LEGACY (plaintext, before)", origin: target.raw, request: { method: "GET", path: "/plain/LEGACY", headers: auth } },
 ];
 
-async function round(variant: Variant, durationMs: number): Promise<{ rps: number; p50: number; p99: number }> {
+/** The server process's CPU time so far, in microseconds: charged to a round's requests, it is what each costs the server whatever else the machine runs. */
+async function serverCpuMicros(): Promise<number> {
+  const response = await fetch(`${target.raw}/cpu`);
+  return ((await response.json()) as { micros: number }).micros;
+}
+
+async function round(variant: Variant, durationMs: number): Promise<{ rps: number; p50: number; p99: number; cpu: number }> {
   const pool = new Pool(variant.origin, { connections, pipelining: 1 });
+  const cpuBefore = await serverCpuMicros();
   const latencies: number[] = [];
   const deadline = performance.now() + durationMs;
   const worker = async () => {
@@ -51,13 +59,14 @@ async function round(variant: Variant, durationMs: number): Promise<{ rps: numbe
   };
   await Promise.all(Array.from({ length: connections }, worker));
   await pool.close();
+  const cpu = ((await serverCpuMicros()) - cpuBefore) / latencies.length;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return { rps: latencies.length / (durationMs / 1000), p50: at(0.5), p99: at(0.99) };
+  return { rps: latencies.length / (durationMs / 1000), p50: at(0.5), p99: at(0.99), cpu };
 }
 
 for (const variant of variants) await round(variant, 1000); // warm-up
-const results = new Map<string, { rps: number; p50: number; p99: number }[]>();
+const results = new Map<string, { rps: number; p50: number; p99: number; cpu: number }[]>();
 for (let r = 0; r < rounds; r++) {
   // Each round starts one variant later, so that no variant always runs in the same slot.
   for (const variant of [...variants.slice(r % variants.length), ...variants.slice(0, r % variants.length)]) {
@@ -70,14 +79,16 @@ server.kill("SIGTERM");
 const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const summary = variants.map((v) => {
   const rs = results.get(v.name)!;
-  return { name: v.name, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)) };
+  return { name: v.name, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), cpu: median(rs.map((r) => r.cpu)) };
 });
 console.log(`GetEnvVar, ${connections} connections, ${rounds} interleaved rounds of ${seconds} s (medians)`);
-for (const s of summary) console.log(`${s.name.padEnd(62)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms`);
+for (const s of summary) console.log(`${s.name.padEnd(62)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  server CPU ${s.cpu.toFixed(0)} µs/req`);
 const [connect, rest, raw, plain] = summary as [typeof summary[0], typeof summary[0], typeof summary[0], typeof summary[0]];
 console.log(`HTTP route / Connect: throughput ${(rest.rps / connect.rps).toFixed(2)}x, p99 ${(rest.p99 / connect.p99).toFixed(2)}x`);
 console.log(`Connect / raw handler: throughput ${(connect.rps / raw.rps).toFixed(2)}x`);
-console.log(`Sealed / plaintext read (raw handler): throughput ${(raw.rps / plain.rps).toFixed(2)}x, p50 ${(raw.p50 / plain.p50).toFixed(2)}x, p99 ${(raw.p99 / plain.p99).toFixed(2)}x`);
+console.log(
+  `Sealed / plaintext read (raw handler): throughput ${(raw.rps / plain.rps).toFixed(2)}x, p50 ${(raw.p50 / plain.p50).toFixed(2)}x, p99 ${(raw.p99 / plain.p99).toFixed(2)}x, server CPU ${(raw.cpu - plain.cpu).toFixed(0)} µs/req more (${((raw.cpu / plain.cpu - 1) * 100).toFixed(1)}%)`,
+);
 const box = createSecretBox(new Uint8Array(randomBytes(SECRET_KEY_BYTES)));
 const sealed = box.seal(new TextEncoder().encode("eu-west"), "platform.script.v1.EnvVar/org/REGION");
 const opening = measure("open", () => box.open(sealed, "platform.script.v1.EnvVar/org/REGION"));
