@@ -102,6 +102,21 @@ describe(`environment values at rest (${engine})`, () => {
     expect(await store.getEnvVar(orgB, "TOKEN")).toBe("b");
   });
 
+  it("still refuses a copied value that this process has opened before", async () => {
+    const orgA = await database.createOrganization();
+    const orgB = await database.createOrganization();
+    const value = secret();
+    await store.setEnvVar(orgA, "TOKEN", value);
+    expect(await store.getEnvVar(orgA, "TOKEN")).toBe(value);
+    const [row] = await database.db.select().from(envVars).where(and(eq(envVars.orgId, orgA), eq(envVars.key, "TOKEN")));
+    await database.db.insert(envVars).values({ orgId: orgB, key: "TOKEN", sealedValue: row!.sealedValue });
+    await store.setEnvVar(orgA, "OTHER", "other");
+    await database.db.update(envVars).set({ sealedValue: row!.sealedValue }).where(and(eq(envVars.orgId, orgA), eq(envVars.key, "OTHER")));
+    await internalError(() => store.getEnvVar(orgB, "TOKEN"));
+    await internalError(() => store.getEnvVar(orgA, "OTHER"));
+    expect(await store.getEnvVar(orgA, "TOKEN")).toBe(value);
+  });
+
   it("does not open with another server key", async () => {
     const org = await database.createOrganization();
     await store.setEnvVar(org, "TOKEN", secret());

@@ -3,6 +3,7 @@ import { and, eq, isNotNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import { envVars, scriptEnvVars } from "../../db/schema.js";
 import type { SecretBox } from "../secrets/secret-box.js";
+import { OpenedValueMemo } from "./opened-value-memo.js";
 
 /**
  * Environment values are sealed at rest like secrets (people keep credentials in them): AES-256-GCM
@@ -25,6 +26,15 @@ function associatedData({ orgId, key, scriptName }: EnvSlot): string {
   return scriptName === undefined ? `platform.script.v1.EnvVar/${orgId}/${key}` : `platform.script.v1.ScriptEnv/${orgId}/${scriptName}/${key}`;
 }
 
+/** One memo of opened values per secret box: a value opened under one key says nothing under another. */
+const memos = new WeakMap<SecretBox, OpenedValueMemo>();
+
+function memoOf(box: SecretBox): OpenedValueMemo {
+  let memo = memos.get(box);
+  if (memo === undefined) memos.set(box, (memo = new OpenedValueMemo()));
+  return memo;
+}
+
 export function sealEnvValue(box: SecretBox, slot: EnvSlot, value: string): Uint8Array {
   return box.seal(new TextEncoder().encode(value), associatedData(slot));
 }
@@ -37,7 +47,8 @@ export function openEnvValue(box: SecretBox, slot: EnvSlot, sealed: Uint8Array |
   const name = slot.scriptName === undefined ? `environment variable ${JSON.stringify(slot.key)}` : `${JSON.stringify(slot.key)} of script ${JSON.stringify(slot.scriptName)}'s environment`;
   if (sealed === null) throw new ConnectError(`${name} is not sealed yet; restart the server to seal it`, Code.Internal);
   try {
-    return new TextDecoder().decode(box.open(sealed, associatedData(slot)));
+    const aad = associatedData(slot);
+    return memoOf(box).open(sealed, aad, () => new TextDecoder().decode(box.open(sealed, aad)));
   } catch {
     throw new ConnectError(
       `${name} cannot be opened with the server's secret key (was PLATFORM_SECRET_KEY or the data directory's secret.key replaced?); set it again to replace its value`,
