@@ -38,7 +38,12 @@ async function filesContaining(dataDir: string, text: string, { withWal = true }
   for (const entry of entries.filter((e) => e.isFile())) {
     const path = join(entry.parentPath, entry.name);
     if (!withWal && path.startsWith(join(root, "pg_wal"))) continue;
-    if ((await readFile(path)).includes(Buffer.from(text))) found.push(path.slice(root.length + 1));
+    // The running server may remove a file (a temporary one) between the listing and the read.
+    const content = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return Buffer.alloc(0);
+      throw error;
+    });
+    if (content.includes(Buffer.from(text))) found.push(path.slice(root.length + 1));
   }
   return found;
 }
