@@ -1,7 +1,10 @@
 // The server side of get-env-var.bench.ts: the real api plane (listener, router, auth, script
 // service) and, on another port, a raw node:http JSON handler doing the same work by hand (the
 // same bearer-key lookup and the same store read) with no routing, transcoding or Connect
-// protocol. Prints the ports and a token on stdout, then serves until killed.
+// protocol. The raw handler also serves /plain/KEY, the read as it was before values were sealed
+// (the plaintext column, from a row stored the old way), so that one run compares both.
+// Prints the ports and a token on stdout, then serves until killed.
+import { randomBytes } from "node:crypto";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtemp } from "node:fs/promises";
@@ -13,8 +16,10 @@ import { authenticate, createAuthInterceptor } from "../server/src/auth/auth-int
 import { ensureOperator } from "../server/src/auth/operator.js";
 import { openDatabase } from "../server/src/db/database.js";
 import { migrateDatabase } from "../server/src/db/migrate.js";
-import { organizations } from "../server/src/db/schema.js";
+import { and, eq } from "drizzle-orm";
+import { envVars, organizations } from "../server/src/db/schema.js";
 import { createIamStore } from "../server/src/services/iam/iam-store.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../server/src/services/secrets/secret-box.js";
 import { createEnvStore } from "../server/src/services/script/env-store.js";
 import { createScriptService } from "../server/src/services/script/script-handlers.js";
 import { createToolRegistry } from "../server/src/services/script/tools/tool-registry.js";
@@ -29,12 +34,22 @@ await ensureOperator(db, dataDir);
 const [org] = await db.insert(organizations).values({ name: "bench" }).returning();
 const iam = createIamStore(db);
 const issued = await iam.createApiKey(org!.id, { name: "bench", roles: ["owner"], expiresAt: 0 });
-const env = createEnvStore(db);
+const box = createSecretBox(new Uint8Array(randomBytes(SECRET_KEY_BYTES)));
+const env = createEnvStore(db, box);
 await env.setEnvVar(org!.id, "REGION", "eu-west");
+// The same value under a key of the same length, stored in plaintext as before sealing.
+await db.insert(envVars).values({ orgId: org!.id, key: "LEGACY", plaintextValue: "eu-west" });
+const readPlaintext = async (orgId: string, key: string): Promise<string | undefined> => {
+  const [row] = await db
+    .select({ value: envVars.plaintextValue })
+    .from(envVars)
+    .where(and(eq(envVars.orgId, orgId), eq(envVars.key, key)));
+  return row?.value ?? undefined;
+};
 
 const shutdown = new AbortController();
 const router = createServiceRouter({ interceptors: [createAuthInterceptor({ db, bindings: () => router.bindings })], shutdownSignal: shutdown.signal });
-registerScriptService(router, createScriptService({ db, version: "bench", startedAt: Date.now(), tools: createToolRegistry([]) }));
+registerScriptService(router, createScriptService({ db, box, version: "bench", startedAt: Date.now(), tools: createToolRegistry([]) }));
 const plane = await listenPlane({
   name: "api",
   host: "127.0.0.1",
@@ -48,9 +63,15 @@ const plane = await listenPlane({
 });
 
 const raw = http.createServer((req, res) => {
+  // The server process's CPU time so far, for the bench to charge each round's requests with.
+  if (req.url === "/cpu") {
+    const { user, system } = process.cpuUsage();
+    return void res.end(JSON.stringify({ micros: user + system }));
+  }
   const key = decodeURIComponent((req.url ?? "").split("/").pop() ?? "");
+  const read = (req.url ?? "").startsWith("/plain/") ? readPlaintext : env.getEnvVar;
   authenticate(db, req.headers.authorization ?? null)
-    .then((principal) => env.getEnvVar(principal.orgId, key))
+    .then((principal) => read(principal.orgId, key))
     .then(
     (value) => {
       res.writeHead(value === undefined ? 404 : 200, { "content-type": "application/json" });

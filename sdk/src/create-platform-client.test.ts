@@ -13,6 +13,8 @@ import { createPlatformClient } from "./index.js";
 const seen: { authorization: string | null; organization: string | null }[] = [];
 let getThreadFailures = 0;
 let createThreadCalls = 0;
+/** Called, once each, when the server starts the next (slow) GetScriptEnv. */
+const slowEntered: (() => void)[] = [];
 let server: http.Server;
 let url: string;
 
@@ -31,6 +33,7 @@ beforeAll(async () => {
       return create(ThreadSchema, { threadId: req.threadId });
     },
     async getScriptEnv(_req, ctx) {
+      slowEntered.splice(0).forEach((entered) => entered());
       // Slow on purpose, and stops when the caller's deadline or abort reaches the server.
       await new Promise((resolve) => {
         const timer = setTimeout(resolve, 5_000);
@@ -92,7 +95,8 @@ describe.each(["connect", "grpc-web"] as const)("createPlatformClient over %s", 
 
   it("ends a call when its AbortSignal fires", async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
+    // Aborted once the server runs the call, so it is cut in flight.
+    slowEntered.push(() => controller.abort());
     await expect(client().script.getScriptEnv({ name: "slow" }, { signal: controller.signal })).rejects.toMatchObject({ code: Code.Canceled });
   });
 

@@ -25,6 +25,7 @@ import { createCallbackDeliverer, type CallbackDeliverer } from "./services/scri
 import { createCallbackPoster } from "./services/script/callbacks/callback-poster.js";
 import { createCallbackSigningKeys } from "./services/script/callbacks/callback-signing-keys.js";
 import { createThreadWorker, type ThreadWorker } from "./services/script/engine/thread-worker.js";
+import { sealPlaintextEnvValues } from "./services/script/env-sealing.js";
 import { createScriptService } from "./services/script/script-handlers.js";
 import { createScriptStore } from "./services/script/script-store.js";
 import { createArtifactStore } from "./services/script/threads/artifact-store.js";
@@ -89,6 +90,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     await ensureOperator(db, config.dataDir);
     const secretKey = await loadSecretKey({ secretKey: config.secretKey, dataDir: config.dataDir });
     const box = createSecretBox(secretKey);
+    const sealedEnvValues = await sealPlaintextEnvValues(db, box);
+    if (sealedEnvValues > 0) logger.info("environment values sealed", { count: sealedEnvValues });
     // Only the filesystem store exists so far; an S3-compatible BlobStore, for production, is
     // chosen here from configuration when it is added. Every process on one database must then
     // share the store, as they share the secret key that signs its download links.
@@ -118,10 +121,10 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       concurrency: config.threadConcurrency,
       log: (msg, fields) => logger.warn(msg, fields),
     });
-    const threads = createThreadMethods({ db, store: threadStore, signals, artifacts, downloadLinks, allowPrivateCallbacks: config.allowPrivateNetwork });
+    const threads = createThreadMethods({ db, store: threadStore, signals, artifacts, downloadLinks, box, allowPrivateCallbacks: config.allowPrivateNetwork });
     const callbackKeys = createCallbackSigningKeys({ db, box });
     deliverer = createCallbackDeliverer({ db, signals, keys: callbackKeys, post: createCallbackPoster(createGuardedDispatcher({ allowPrivateNetwork: config.allowPrivateNetwork })), log: (msg, fields) => logger.warn(msg, fields) });
-    registerScriptService(api, createScriptService({ db, version, startedAt, tools, templates, threads, callbackKeys }));
+    registerScriptService(api, createScriptService({ db, box, version, startedAt, tools, templates, threads, callbackKeys }));
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));
 

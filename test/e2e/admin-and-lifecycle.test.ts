@@ -1,11 +1,32 @@
 import { spawn } from "node:child_process";
+import * as http from "node:http";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { request } from "undici";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { binary, freshDatabase, runAdmin, startPlatformServer, type TestPostgresDatabase } from "./platform-server.js";
+
+/**
+ * A POST whose headers the server has read: resolves once the server answers `100 Continue`,
+ * with `finish` to send the body and get the status.
+ */
+function startUpload(url: string, token: string, body: unknown): Promise<{ finish(): Promise<number> }> {
+  return new Promise((resolve, reject) => {
+    const call = http.request(url, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json", expect: "100-continue" } });
+    const answered = new Promise<number>((resolveStatus, rejectStatus) => {
+      call.once("response", (response) => {
+        response.resume();
+        response.once("end", () => resolveStatus(response.statusCode ?? 0));
+      });
+      call.once("error", rejectStatus);
+    });
+    call.once("error", reject);
+    call.once("continue", () => resolve({ finish: () => (call.end(JSON.stringify(body)), answered) }));
+    call.flushHeaders();
+  });
+}
 
 // The admin commands on a data directory with no server running (they open the database
 // themselves), then the binary started on it: the keys made offline work, and SIGTERM ends it
@@ -88,22 +109,23 @@ describe("admin commands without a running server, then the server on the same d
       expect(await status((live.json as { secret: string }).secret)).toBe(200);
 
       // SIGTERM: calls in flight are answered, then the process exits 0 and forgets server.json.
-      const inFlight = Array.from({ length: 20 }, () => status(ownerKey));
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      // Each call is in flight for sure: the server has read its headers and answered
+      // `100 Continue`, and waits for the body, which is sent after the signal.
+      const inFlight = await Promise.all(Array.from({ length: 5 }, (_, i) => startUpload(`${server.urls.api}/v1/compute/secrets`, ownerKey, { name: `in-flight-${i}`, value: { gitSecret: { username: "u", token: "t" } } })));
+      const exited = new Promise((resolve) => server.process.once("exit", resolve));
       const code = server.process.kill("SIGTERM");
       expect(code).toBe(true);
-      const statuses = await Promise.allSettled(inFlight);
-      const answered = statuses.filter((s) => s.status === "fulfilled").map((s) => (s as PromiseFulfilledResult<number>).value);
-      expect(answered.every((s) => s === 200)).toBe(true);
-      await new Promise((resolve) => server.process.once("exit", resolve));
+      // The bodies go once the server has begun to stop, so the calls are in flight across it.
+      await vi.waitFor(() => expect(server.logs.some((line) => line.includes('"msg":"stopping"'))).toBe(true), { timeout: 10_000 });
+      expect(await Promise.all(inFlight.map((upload) => upload.finish()))).toEqual([200, 200, 200, 200, 200]);
+      await exited;
       expect(server.process.exitCode).toBe(0);
       await expect(stat(join(dataDir, "server.json"))).rejects.toThrow();
       expect(server.logs.some((line) => line.includes('"msg":"stopped"'))).toBe(true);
       const logs = server.logs.join("\n");
       for (const sensitive of ["pw-that-must-not-be-logged", ownerKey, newSecret, secret]) expect(logs).not.toContain(sensitive);
-      // The seven calls made before SIGTERM at least were logged (some of the twenty sent at
-      // SIGTERM may have been refused before they were read).
-      expect(server.logs.filter((line) => line.includes('"msg":"request"')).length).toBeGreaterThanOrEqual(7);
+      // The seven calls made before SIGTERM and the five in flight were logged.
+      expect(server.logs.filter((line) => line.includes('"msg":"request"')).length).toBeGreaterThanOrEqual(12);
     } finally {
       if (server.process.exitCode === null) server.process.kill("SIGKILL");
     }

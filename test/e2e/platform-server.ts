@@ -22,6 +22,12 @@ export interface StartedServer {
   readonly process: ChildProcess;
   /** Sends SIGTERM and waits for the exit code. */
   stop(): Promise<number | null>;
+  /**
+   * Stops the process, runs `whileDown` (the embedded database admits one process at a time), and
+   * starts the binary again with the same arguments, data directory and database, so the same
+   * secret key. The server answered replaces this one: stop that one instead.
+   */
+  restart(whileDown?: () => Promise<void>): Promise<StartedServer>;
 }
 
 /**
@@ -72,6 +78,13 @@ export async function startPlatformServer(
       await database?.drop();
       await rm(dataDir, { recursive: true, force: true });
       return code;
+    },
+    async restart(whileDown) {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      const code = await exited;
+      if (code !== 0) throw new Error(`the server exited with ${code} on SIGTERM; logs:\n${logs.join("\n")}`);
+      await whileDown?.();
+      return startPlatformServer(extraArgs, { dataDir, database, env });
     },
   };
 }

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, customType, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, unique, uuid } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, customType, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, unique, uuid, type AnyPgColumn } from "drizzle-orm/pg-core";
 import { storedJson } from "./stored-json.js";
 
 /**
@@ -68,7 +68,7 @@ export const permissions = pgTable(
   (t) => [unique("permissions_grant_unique").on(t.orgId, t.principal, t.role, t.resource), index("permissions_principal_idx").on(t.principal)],
 );
 
-/** Tenant-wide environment variables of the script service. */
+/** Tenant-wide environment variables of the script service, sealed at rest like secrets. */
 export const envVars = pgTable(
   "env_vars",
   {
@@ -76,13 +76,28 @@ export const envVars = pgTable(
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
     key: text("key").notNull(),
-    value: text("value").notNull(),
+    /** The value sealed by the secret box, bound to the organization and key (env-sealing.ts). */
+    sealedValue: bytea("sealed_value"),
+    /**
+     * A value written before values were sealed: start-up seals it into sealed_value and clears
+     * it (sealPlaintextEnvValues), and nothing else reads it. A later migration drops the column
+     * once every installation has started once on sealed values.
+     */
+    plaintextValue: text("value"),
     updatedAt: epochMs("updated_at").notNull().default(nowMs),
   },
-  (t) => [primaryKey({ columns: [t.orgId, t.key] })],
+  (t) => [primaryKey({ columns: [t.orgId, t.key] }), sealedOrPlaintext("env_vars_sealed_or_plaintext", t)],
 );
 
-/** The per-script environment overlay. */
+/**
+ * A value is sealed or, until start-up seals it, plaintext: never both, so that a server from before
+ * sealing that overwrites a sealed row fails instead of leaving a stale sealed value behind.
+ */
+function sealedOrPlaintext(name: string, t: { sealedValue: AnyPgColumn; plaintextValue: AnyPgColumn }) {
+  return check(name, sql`(${t.sealedValue} is null) <> (${t.plaintextValue} is null)`);
+}
+
+/** The per-script environment overlay, sealed at rest like the tenant variables. */
 export const scriptEnvVars = pgTable(
   "script_env_vars",
   {
@@ -91,10 +106,13 @@ export const scriptEnvVars = pgTable(
       .references(() => organizations.id, { onDelete: "cascade" }),
     scriptName: text("script_name").notNull(),
     key: text("key").notNull(),
-    value: text("value").notNull(),
+    /** The value sealed by the secret box, bound to the organization, script and key (env-sealing.ts). */
+    sealedValue: bytea("sealed_value"),
+    /** A value written before values were sealed, as env_vars.value. */
+    plaintextValue: text("value"),
     updatedAt: epochMs("updated_at").notNull().default(nowMs),
   },
-  (t) => [primaryKey({ columns: [t.orgId, t.scriptName, t.key] })],
+  (t) => [primaryKey({ columns: [t.orgId, t.scriptName, t.key] }), sealedOrPlaintext("script_env_vars_sealed_or_plaintext", t)],
 );
 
 /** Named credential slots; the value is sealed with AES-256-GCM, never stored in clear. */

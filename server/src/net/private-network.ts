@@ -1,49 +1,15 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import type { LookupAddress, LookupOptions } from "node:dns";
-import { BlockList, isIP } from "node:net";
 import { Agent, buildConnector } from "undici";
 import type { Dispatcher } from "undici";
+import { privateAddressKind, type AddressPolicy } from "./address-policy.js";
 
 /**
- * The server's policy on outbound requests made for a user (http.request, thread callbacks):
- * they must not reach the server's own machine or network. Addresses in these ranges are refused
- * unless the operator allows private networks (--allow-private-network, for development):
- * loopback, RFC 1918 and unique-local (ULA), link-local (with the 169.254.169.254 cloud metadata
- * service), shared CGNAT space, unspecified, multicast and reserved addresses. net.BlockList
- * applies the IPv4 ranges to IPv4-mapped IPv6 addresses (`::ffff:127.0.0.1`, `::ffff:7f00:1`) too.
+ * Outbound requests made for a user (http.request, thread callbacks) go through this guard, which
+ * refuses what the address policy (address-policy.ts) refuses, on the first request and every
+ * redirect hop, unless the operator allows private networks (--allow-private-network, for development).
  */
-const RANGES: ReadonlyArray<readonly [why: string, subnets: readonly string[]]> = [
-  ["a loopback address", ["127.0.0.0/8", "::1/128"]],
-  ["an unspecified address", ["0.0.0.0/8", "::/128"]],
-  ["a private address", ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"]],
-  ["a link-local address", ["169.254.0.0/16", "fe80::/10"]],
-  ["a shared (carrier-grade NAT) address", ["100.64.0.0/10"]],
-  ["a multicast address", ["224.0.0.0/4", "ff00::/8"]],
-  // 240/4 holds the broadcast address; ::/96 is the deprecated IPv4-compatible form (`::127.0.0.1`).
-  ["a reserved address", ["240.0.0.0/4", "192.0.0.0/24", "::/96", "fec0::/10"]],
-];
-
-const LISTS: ReadonlyArray<readonly [string, BlockList]> = RANGES.map(([why, subnets]) => [why, blockListOf(subnets)] as const);
-
-/** Every refused range in one list, for callers that only need a yes or no. */
-export const privateAddresses: BlockList = blockListOf(RANGES.flatMap(([, subnets]) => subnets));
-
-function blockListOf(subnets: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const subnet of subnets) {
-    const [network, prefix] = subnet.split("/") as [string, string];
-    list.addSubnet(network, Number(prefix), isIP(network) === 6 ? "ipv6" : "ipv4");
-  }
-  return list;
-}
-
-/** Why an IP address is refused (`a loopback address`), or undefined when it may be reached or is no IP. */
-export function privateAddressKind(address: string): string | undefined {
-  const family = isIP(address);
-  if (family === 0) return undefined;
-  const type = family === 6 ? "ipv6" : "ipv4";
-  return LISTS.find(([, list]) => list.check(address, type))?.[0];
-}
+export { privateAddressKind };
 
 /**
  * Whether a URL's host is refused before any lookup: an IP literal in a refused range (with or
@@ -88,13 +54,23 @@ export function privateNetworkErrorOf(error: unknown): PrivateNetworkError | und
 /** Resolves a name to all its addresses, as dns.lookup with `all: true`; tests pass their own. */
 export type HostLookup = (hostname: string, options: LookupOptions) => Promise<LookupAddress[]>;
 
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+/** The `lookup` net.connect calls before it opens a socket. */
+export type ConnectLookup = (hostname: string, options: LookupOptions, callback: LookupCallback) => void;
+
 export interface GuardedDispatcherOptions {
   /** The operator's --allow-private-network: true gives an ordinary dispatcher. */
   readonly allowPrivateNetwork: boolean;
   /** Name resolution; default the system resolver (dns.lookup). */
   readonly lookup?: HostLookup;
   /** Why an address is refused, or undefined to allow it; default privateAddressKind. */
-  readonly policy?: (address: string) => string | undefined;
+  readonly policy?: AddressPolicy;
+  /**
+   * What opens a connection the policy let through, given the guarded lookup to resolve names
+   * with; default undici's connector (net.connect and tls.connect). Tests pass one that records
+   * the attempt instead of opening a socket.
+   */
+  readonly connector?: (lookup: ConnectLookup) => buildConnector.connector;
 }
 
 /**
@@ -108,7 +84,7 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
   if (options.allowPrivateNetwork) return new Agent();
   const resolve: HostLookup = options.lookup ?? ((hostname, lookupOptions) => dnsLookup(hostname, { ...lookupOptions, all: true }));
   const policy = options.policy ?? privateAddressKind;
-  const connect = buildConnector({ lookup: guardedLookup(resolve, policy) });
+  const connect = (options.connector ?? ((lookup) => buildConnector({ lookup })))(guardedLookup(resolve, policy));
   return new Agent({
     connect(connectOptions, callback) {
       // net.connect skips the lookup for an IP literal, so literals are checked here.
@@ -120,10 +96,8 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
   });
 }
 
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
 /** A `lookup` for net.connect that resolves with `resolve` and refuses names with a refused address. */
-function guardedLookup(resolve: HostLookup, policy: (address: string) => string | undefined): (hostname: string, options: LookupOptions, callback: LookupCallback) => void {
+function guardedLookup(resolve: HostLookup, policy: AddressPolicy): ConnectLookup {
   return (hostname, options, callback) => {
     resolve(hostname, options).then(
       (addresses) => {

@@ -1,5 +1,4 @@
 import * as net from "node:net";
-import { setTimeout as sleep } from "node:timers/promises";
 import { ConnectError } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { Agent, request } from "undici";
@@ -7,6 +6,23 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { listenPlane } from "./listen-plane.js";
 import { createLogger } from "./logger.js";
 import { client, gates, port, signal, startPlane } from "./plane-fixture.js";
+import type * as PrefaceDispatch from "./preface-dispatch.js";
+
+/** Called with the next server-side socket the plane accepts, once: lets a test see what the server has read. */
+const acceptObservers = vi.hoisted(() => [] as ((socket: net.Socket) => void)[]);
+vi.mock("./preface-dispatch.js", async (importOriginal) => {
+  const original = await importOriginal<typeof PrefaceDispatch>();
+  return {
+    ...original,
+    createPrefaceDispatcher: (options: Parameters<typeof original.createPrefaceDispatcher>[0]) => {
+      const dispatch = original.createPrefaceDispatcher(options);
+      return (socket: net.Socket) => {
+        dispatch(socket);
+        for (const observe of acceptObservers.splice(0)) observe(socket);
+      };
+    },
+  };
+});
 
 describe("graceful close", () => {
   afterAll(() => gates.stubbornRelease.resolve());
@@ -30,12 +46,16 @@ describe("graceful close", () => {
   it("answers readyz 'stopping' while draining, on a connection that began its request before", async () => {
     const { plane } = await startPlane();
     gates.slowEntered = signal();
+    // The dispatcher reads the bytes first and hands them to the HTTP/1.1 parser before the
+    // promise below lets the test go on: the request has begun when the plane starts closing.
+    const requestRead = signal();
+    acceptObservers.push((socket) => socket.once("data", () => requestRead.resolve()));
     const socket = net.connect(port(plane.url), "127.0.0.1");
     await new Promise((resolve) => socket.once("connect", resolve));
     socket.write("GET /readyz HTTP/1.1\r\nHost: x\r\n");
     let answer = "";
     socket.setEncoding("utf8").on("data", (chunk: string) => (answer += chunk));
-    await sleep(50);
+    await requestRead.promise;
     const slowCall = client(createConnectTransport({ baseUrl: plane.url, httpVersion: "1.1" })).getThread({ threadId: "slow" });
     await gates.slowEntered.promise;
     const closing = plane.close(5000);

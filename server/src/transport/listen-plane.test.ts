@@ -1,12 +1,28 @@
 import * as http2 from "node:http2";
 import * as net from "node:net";
 import { Duplex } from "node:stream";
-import { setTimeout as sleep } from "node:timers/promises";
 import { Code, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ALLOWED_ORIGIN, client, http2Request, MAX_BODY, port, startPlane, type StartedPlane } from "./plane-fixture.js";
+import type * as PrefaceDispatch from "./preface-dispatch.js";
+import { ALLOWED_ORIGIN, client, http2Request, MAX_BODY, port, signal, startPlane, type StartedPlane } from "./plane-fixture.js";
+
+/** Called with the next server-side socket the plane accepts, once: lets a test see what the server has read. */
+const acceptObservers = vi.hoisted(() => [] as ((socket: net.Socket) => void)[]);
+vi.mock("./preface-dispatch.js", async (importOriginal) => {
+  const original = await importOriginal<typeof PrefaceDispatch>();
+  return {
+    ...original,
+    createPrefaceDispatcher: (options: Parameters<typeof original.createPrefaceDispatcher>[0]) => {
+      const dispatch = original.createPrefaceDispatcher(options);
+      return (socket: net.Socket) => {
+        dispatch(socket);
+        for (const observe of acceptObservers.splice(0)) observe(socket);
+      };
+    },
+  };
+});
 
 describe("one port, every protocol", () => {
   let started: StartedPlane;
@@ -46,6 +62,10 @@ describe("one port, every protocol", () => {
   });
 
   it("recognises an HTTP/2 preface that arrives split over two TCP writes", async () => {
+    // The rest of the preface is written once the server has read the first part, so the server
+    // sees two reads whatever the timing.
+    const firstRead = signal();
+    acceptObservers.push((socket) => socket.once("data", () => firstRead.resolve()));
     const tcp = net.connect(port(url), "127.0.0.1");
     const firstWrites: number[] = [];
     // http2.connect over a plain Duplex writes through it, so the first write can be cut in two.
@@ -55,7 +75,7 @@ describe("one port, every protocol", () => {
         if (firstWrites.length > 0) return void tcp.write(chunk, callback);
         firstWrites.push(10, chunk.length - 10);
         tcp.write(chunk.subarray(0, 10));
-        setTimeout(() => tcp.write(chunk.subarray(10), callback), 50);
+        void firstRead.promise.then(() => tcp.write(chunk.subarray(10), callback));
       },
       final(callback) {
         tcp.end();
@@ -224,9 +244,14 @@ describe("one port, every protocol", () => {
   describe("request log", () => {
     const linesFor = (requestId: string) => started.logs.filter((line) => line.requestId === requestId && line.msg === "request");
 
+    let barriers = 0;
     async function logged(requestId: string) {
       await vi.waitFor(() => expect(linesFor(requestId)).toHaveLength(1));
-      await sleep(20); // a second line would come right after the first
+      // A second line for the request would come as it finishes or closes; a request sent after it
+      // has answered is logged later, so once that one's line is there, a second line would be too.
+      const barrier = `log-barrier-${++barriers}`;
+      await (await request(`${url}/healthz`, { headers: { "x-request-id": barrier } })).body.dump();
+      await vi.waitFor(() => expect(linesFor(barrier)).toHaveLength(1));
       expect(linesFor(requestId)).toHaveLength(1);
       return linesFor(requestId)[0]!;
     }

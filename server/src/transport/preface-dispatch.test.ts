@@ -1,7 +1,6 @@
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as net from "node:net";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPrefaceDispatcher, HTTP2_PREFACE } from "./preface-dispatch.js";
 
@@ -10,19 +9,36 @@ const SETTINGS_TYPE = 4;
 
 let tcpServer: net.Server;
 let port: number;
+/** Called with the next server-side socket, once: lets a test see what the server has read. */
+const acceptObservers: ((socket: net.Socket) => void)[] = [];
 beforeAll(async () => {
   const http1 = http.createServer((_req, res) => res.end("h1"));
   const h2 = http2.createServer((_req, res) => res.end("h2"));
   tcpServer = net.createServer({ allowHalfOpen: true }, createPrefaceDispatcher({ http1, http2: h2, timeoutMs: 1000 }));
+  tcpServer.on("connection", (socket: net.Socket) => acceptObservers.shift()?.(socket));
   await new Promise<void>((resolve) => tcpServer.listen(0, "127.0.0.1", resolve));
   port = (tcpServer.address() as net.AddressInfo).port;
 });
 afterAll(() => new Promise<void>((resolve) => tcpServer.close(() => resolve())));
 
-/** Writes each part after a pause (so each is its own TCP read), then collects the answer until `enough` or close. */
+/**
+ * Writes each part once the server has read the ones before (so each is its own TCP read), then
+ * collects the answer until `enough` or close.
+ */
 async function exchange(parts: (string | Buffer)[], enough: (answer: Buffer) => boolean) {
+  const accepted = new Promise<net.Socket>((resolve) => acceptObservers.push(resolve));
   const socket = net.connect(port, "127.0.0.1");
   await new Promise((resolve) => socket.once("connect", resolve));
+  const server = await accepted;
+  // Counts the bytes the server has read, beside the dispatcher, until the last part is written
+  // (then the socket belongs to the HTTP server it was handed to).
+  let serverRead = 0;
+  let readEnough: () => void = () => {};
+  const count = (chunk: Buffer) => {
+    serverRead += chunk.length;
+    readEnough();
+  };
+  server.on("data", count);
   let answer = Buffer.alloc(0);
   const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
   const done = new Promise<void>((resolve) => {
@@ -32,10 +48,21 @@ async function exchange(parts: (string | Buffer)[], enough: (answer: Buffer) => 
     });
     socket.on("close", () => resolve()).on("error", () => resolve());
   });
-  for (const part of parts) {
+  let written = 0;
+  for (const [index, part] of parts.entries()) {
+    const last = index === parts.length - 1;
+    if (last) server.off("data", count);
     socket.write(part);
-    await sleep(30);
+    written += Buffer.byteLength(part);
+    if (last) break;
+    await new Promise<void>((resolve) => {
+      readEnough = () => {
+        if (serverRead >= written) resolve();
+      };
+      readEnough();
+    });
   }
+  server.off("data", count); // when there was no part to write
   await done;
   socket.destroy();
   await closed;

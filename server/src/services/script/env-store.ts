@@ -2,6 +2,8 @@ import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../../db/database.js";
 import { envVars, scriptEnvVars } from "../../db/schema.js";
+import type { SecretBox } from "../secrets/secret-box.js";
+import { openEnvValue, sealEnvValue } from "./env-sealing.js";
 
 /** One environment variable as the store hands it out. */
 export interface EnvEntry {
@@ -33,32 +35,34 @@ const byCodePoint = (column: AnyPgColumn): SQL => sql`${column} collate "C"`;
 /**
  * Queries of the script service's environment variables: the organization's tenant variables
  * (`env_vars`) and each script's overlay (`script_env_vars`). Every query is filtered by org_id, so
- * another organization's variables are simply not there. Inputs are assumed valid (see
- * key-rules.ts); the store only reads and writes.
+ * another organization's variables are simply not there. Values are sealed by `box` on the way in
+ * and opened on the way out (env-sealing.ts); the database never sees them in clear. Inputs are
+ * assumed valid (see key-rules.ts); the store only reads and writes.
  */
-export function createEnvStore(db: Database) {
+export function createEnvStore(db: Database, box: SecretBox) {
   return {
     /** Creates or overwrites one tenant variable. */
     async setEnvVar(orgId: string, key: string, value: string): Promise<void> {
-      await upsertTenant(db, orgId, [[key, value]]);
+      await upsertTenant(db, box, orgId, [[key, value]]);
     },
 
     /** The value of one tenant variable, or undefined when it is not set. */
     async getEnvVar(orgId: string, key: string): Promise<string | undefined> {
       const [row] = await db
-        .select({ value: envVars.value })
+        .select({ sealedValue: envVars.sealedValue })
         .from(envVars)
         .where(and(eq(envVars.orgId, orgId), eq(envVars.key, key)));
-      return row?.value;
+      return row && openEnvValue(box, { orgId, key }, row.sealedValue);
     },
 
     /** Every tenant variable, sorted by key ascending. */
     async listEnvVars(orgId: string): Promise<EnvEntry[]> {
-      return db
-        .select({ key: envVars.key, value: envVars.value })
+      const rows = await db
+        .select({ key: envVars.key, sealedValue: envVars.sealedValue })
         .from(envVars)
         .where(eq(envVars.orgId, orgId))
         .orderBy(asc(byCodePoint(envVars.key)));
+      return rows.map(({ key, sealedValue }) => ({ key, value: openEnvValue(box, { orgId, key }, sealedValue) }));
     },
 
     /** Deletes one tenant variable; answers whether it existed. */
@@ -76,13 +80,13 @@ export function createEnvStore(db: Database) {
      */
     async importEnvVars(orgId: string, vars: Readonly<Record<string, string>>): Promise<number> {
       const entries = Object.entries(vars);
-      await db.transaction((tx) => upsertTenant(tx, orgId, entries));
+      await db.transaction((tx) => upsertTenant(tx, box, orgId, entries));
       return entries.length;
     },
 
     /** The overlay of one script, sorted by key ascending; empty when it has none. */
     async getScriptEnv(orgId: string, scriptName: string): Promise<EnvEntry[]> {
-      return readOverlay(db, orgId, scriptName);
+      return readOverlay(db, box, orgId, scriptName);
     },
 
     /**
@@ -93,13 +97,13 @@ export function createEnvStore(db: Database) {
      */
     async updateScriptEnv(orgId: string, scriptName: string, changes: OverlayChanges): Promise<EnvEntry[]> {
       return db.transaction(async (tx) => {
-        await upsertOverlay(tx, orgId, scriptName, Object.entries(changes.set));
+        await upsertOverlay(tx, box, orgId, scriptName, Object.entries(changes.set));
         for (const keys of chunks(changes.delete)) {
           await tx
             .delete(scriptEnvVars)
             .where(and(eq(scriptEnvVars.orgId, orgId), eq(scriptEnvVars.scriptName, scriptName), inArray(scriptEnvVars.key, keys)));
         }
-        return readOverlay(tx, orgId, scriptName);
+        return readOverlay(tx, box, orgId, scriptName);
       });
     },
   };
@@ -110,20 +114,22 @@ export type EnvStore = ReturnType<typeof createEnvStore>;
 /** A database or a transaction on it: both run the same queries. */
 type Queryable = Pick<Database, "select" | "insert" | "delete">;
 
-async function upsertTenant(db: Queryable, orgId: string, entries: readonly (readonly [string, string])[]): Promise<void> {
+/** Every write clears the plaintext column, so that a row from before sealing ends up sealed only. */
+async function upsertTenant(db: Queryable, box: SecretBox, orgId: string, entries: readonly (readonly [string, string])[]): Promise<void> {
   for (const chunk of chunks(entries)) {
     await db
       .insert(envVars)
-      .values(chunk.map(([key, value]) => ({ orgId, key, value })))
+      .values(chunk.map(([key, value]) => ({ orgId, key, sealedValue: sealEnvValue(box, { orgId, key }, value) })))
       .onConflictDoUpdate({
         target: [envVars.orgId, envVars.key],
-        set: { value: sql`excluded.value`, updatedAt: nowMs },
+        set: { sealedValue: sql`excluded.sealed_value`, plaintextValue: null, updatedAt: nowMs },
       });
   }
 }
 
 async function upsertOverlay(
   db: Queryable,
+  box: SecretBox,
   orgId: string,
   scriptName: string,
   entries: readonly (readonly [string, string])[],
@@ -131,20 +137,21 @@ async function upsertOverlay(
   for (const chunk of chunks(entries)) {
     await db
       .insert(scriptEnvVars)
-      .values(chunk.map(([key, value]) => ({ orgId, scriptName, key, value })))
+      .values(chunk.map(([key, value]) => ({ orgId, scriptName, key, sealedValue: sealEnvValue(box, { orgId, scriptName, key }, value) })))
       .onConflictDoUpdate({
         target: [scriptEnvVars.orgId, scriptEnvVars.scriptName, scriptEnvVars.key],
-        set: { value: sql`excluded.value`, updatedAt: nowMs },
+        set: { sealedValue: sql`excluded.sealed_value`, plaintextValue: null, updatedAt: nowMs },
       });
   }
 }
 
-function readOverlay(db: Queryable, orgId: string, scriptName: string): Promise<EnvEntry[]> {
-  return db
-    .select({ key: scriptEnvVars.key, value: scriptEnvVars.value })
+async function readOverlay(db: Queryable, box: SecretBox, orgId: string, scriptName: string): Promise<EnvEntry[]> {
+  const rows = await db
+    .select({ key: scriptEnvVars.key, sealedValue: scriptEnvVars.sealedValue })
     .from(scriptEnvVars)
     .where(and(eq(scriptEnvVars.orgId, orgId), eq(scriptEnvVars.scriptName, scriptName)))
     .orderBy(asc(byCodePoint(scriptEnvVars.key)));
+  return rows.map(({ key, sealedValue }) => ({ key, value: openEnvValue(box, { orgId, scriptName, key }, sealedValue) }));
 }
 
 function* chunks<T>(items: readonly T[]): Generator<T[]> {

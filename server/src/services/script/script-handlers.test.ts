@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { create, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { Code, createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -5,6 +6,7 @@ import { ScriptService } from "../../../../gen/platform/script/v1/script_service
 import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
 import { principalKey } from "../../auth/principal.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../secrets/secret-box.js";
 import { createNativeToolSource } from "./tools/native-tools.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
 import { createScriptService } from "./script-handlers.js";
@@ -12,11 +14,12 @@ import { failure } from "../../../test/connect-failure.js";
 
 const engine = process.env.TEST_DATABASE_URL ? "postgres" : "embedded";
 
+const box = createSecretBox(new Uint8Array(randomBytes(SECRET_KEY_BYTES)));
 let database: TestDatabase;
 let service: Partial<ScriptServiceImplementation>;
 beforeAll(async () => {
   database = await openTestDatabase();
-  service = createScriptService({ db: database.db, version: "1.2.3", startedAt: 0, tools: createToolRegistry([createNativeToolSource({})]) });
+  service = createScriptService({ db: database.db, box, version: "1.2.3", startedAt: 0, tools: createToolRegistry([createNativeToolSource({})]) });
 });
 afterAll(() => database.close());
 
@@ -89,13 +92,13 @@ const entries = (response: { vars: readonly { key: string; value: string }[] }) 
 
 describe("HealthCheck", () => {
   it("answers ok, the version and whole seconds of uptime, without a principal", async () => {
-    const probe = createScriptService({ db: database.db, version: "9.9.9", startedAt: 1_000, now: () => 6_999, tools: createToolRegistry([]) });
+    const probe = createScriptService({ db: database.db, box, version: "9.9.9", startedAt: 1_000, now: () => 6_999, tools: createToolRegistry([]) });
     const response = await call(methods.healthCheck, probe.healthCheck, {});
     expect(response).toMatchObject({ status: "ok", version: "9.9.9", uptimeSeconds: 5n });
   });
 
   it("never reports negative uptime when the clock steps back", async () => {
-    const probe = createScriptService({ db: database.db, version: "1", startedAt: 10_000, now: () => 9_000, tools: createToolRegistry([]) });
+    const probe = createScriptService({ db: database.db, box, version: "1", startedAt: 10_000, now: () => 9_000, tools: createToolRegistry([]) });
     expect((await call(methods.healthCheck, probe.healthCheck, {})).uptimeSeconds).toBe(0n);
   });
 });

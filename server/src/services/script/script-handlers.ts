@@ -2,6 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
 import { principalOf } from "../../auth/principal.js";
 import type { Database } from "../../db/database.js";
+import type { SecretBox } from "../secrets/secret-box.js";
 import { createCallbackKeyMethods } from "./callbacks/callback-key-methods.js";
 import type { CallbackSigningKeys } from "./callbacks/callback-signing-keys.js";
 import { createEnvStore } from "./env-store.js";
@@ -14,6 +15,8 @@ import type { ToolRegistry } from "./tools/tool-registry.js";
 
 export interface ScriptServiceOptions {
   readonly db: Database;
+  /** Seals environment values at rest (env-sealing.ts). */
+  readonly box: SecretBox;
   /** Version string of the running server, reported by HealthCheck. */
   readonly version: string;
   /** When the server started, in epoch milliseconds. */
@@ -36,7 +39,7 @@ export interface ScriptServiceOptions {
  * included). A method left out of the options answers UNIMPLEMENTED through the generated glue.
  */
 export function createScriptService(options: ScriptServiceOptions): Partial<ScriptServiceImplementation> {
-  const store = createEnvStore(options.db);
+  const store = createEnvStore(options.db, options.box);
   const scripts = createScriptStore(options.db);
   const now = options.now ?? Date.now;
   const requireScript = async (orgId: string, name: string) => {
@@ -44,7 +47,7 @@ export function createScriptService(options: ScriptServiceOptions): Partial<Scri
   };
 
   return {
-    ...createScriptRegistryMethods({ db: options.db }),
+    ...createScriptRegistryMethods({ db: options.db, box: options.box }),
     ...createToolMethods(options.tools),
     ...(options.templates ?? {}),
     ...(options.threads ?? {}),

@@ -6,6 +6,7 @@ import { ScriptSchema, ScriptVersionSchema, type Script, type ScriptVersion } fr
 import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
 import { principalOf } from "../../auth/principal.js";
 import type { Database } from "../../db/database.js";
+import type { SecretBox } from "../secrets/secret-box.js";
 import { compileContract } from "./dsl/contract.js";
 import { parseScript } from "./dsl/parse-script.js";
 import { ScriptValidationError } from "./dsl/script-validation-error.js";
@@ -21,7 +22,7 @@ const MAX_SOURCE_BYTES = 1024 * 1024;
 type RegistryMethods = Pick<ScriptServiceImplementation, "createScript" | "getScript" | "listScripts" | "activateScriptVersion">;
 
 /** Publishing and reading scripts: the versioned documents threads run. */
-export function createScriptRegistryMethods({ db }: { db: Database }): RegistryMethods {
+export function createScriptRegistryMethods({ db, box }: { db: Database; box: SecretBox }): RegistryMethods {
   const scripts = createScriptStore(db);
 
   return {
@@ -55,7 +56,7 @@ export function createScriptRegistryMethods({ db }: { db: Database }): RegistryM
         Object.keys(request.env).length === 0
           ? undefined
           : async (tx) => {
-              await createEnvStore(tx).updateScriptEnv(orgId, request.name, { set: request.env, delete: [] });
+              await createEnvStore(tx, box).updateScriptEnv(orgId, request.name, { set: request.env, delete: [] });
             },
       );
       return toScriptMessage(script, await activeVersion(orgId, script));

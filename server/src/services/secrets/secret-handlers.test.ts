@@ -196,6 +196,23 @@ describe(`secret service (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
     expect((await org.getSecret("target")).value!.value).toMatchObject({ value: { token: "copied-token" } });
   });
 
+  it("binds a sealed value to its organization: a row moved to another organization does not open there", async () => {
+    const orgA = await caller();
+    const orgB = await caller();
+    await orgA.createSecret({ name: "moved", value: gitValue("token-of-a") });
+    await database.db.update(secrets).set({ orgId: orgB.orgId }).where(and(eq(secrets.orgId, orgA.orgId), eq(secrets.name, "moved")));
+
+    const error = await connectErrorOf(() => orgB.getSecret("moved"));
+    expect(error.code).toBe(Code.Internal);
+    expect(error.rawMessage).toContain('"moved"');
+    expect(error.rawMessage).not.toContain("token-of-a");
+    // Rewriting the same value in the new organization is a rotation: the moved value is not taken as its own.
+    const before = (await orgB.listSecrets()).secrets[0]!;
+    const rewritten = (await orgB.createSecret({ name: "moved", value: gitValue("token-of-a") })).metadata!;
+    expect(rewritten.updatedAtMs).toBeGreaterThan(before.updatedAtMs);
+    expect((await orgB.getSecret("moved")).value!.value).toMatchObject({ value: { token: "token-of-a" } });
+  });
+
   it("rejects bad input with the field named and the value not repeated", async () => {
     const org = await caller();
     const cases: [MessageInitShape<typeof CreateSecretRequestSchema>, RegExp][] = [

@@ -37,12 +37,31 @@ afterEach(async () => {
   await kit.close();
 });
 
+/** How many times the deliverer read its clock, and who waits for a count. */
+let clockReads = 0;
+let clockWaiters: { count: number; resolve: () => void }[] = [];
+
+/**
+ * Resolves after the deliverer's next `n` clock reads. A pass reads the clock once to claim what
+ * is due, so while no attempt runs, `n` reads are `n` passes that looked for work.
+ */
+function clockReadsFromNow(n: number): Promise<void> {
+  const count = clockReads + n;
+  return new Promise((resolve) => clockWaiters.push({ count, resolve }));
+}
+
 function startDeliverer(): void {
+  clockReads = 0;
+  clockWaiters = [];
   deliverer = createCallbackDeliverer({
     db: kit.database.db,
     signals: kit.signals,
     keys,
-    now: () => kit.clock.ms,
+    now: () => {
+      clockReads++;
+      for (const waiter of clockWaiters.filter((w) => w.count <= clockReads)) waiter.resolve();
+      return kit.clock.ms;
+    },
     pollMs: 20,
     jitter: () => 0.5,
     post: async (url, headers, body) => {
@@ -105,8 +124,8 @@ describe("callback delivery", () => {
     expect(row).toMatchObject({ status: "pending", attempts: 1, lastError: "the receiver answered 500" });
     expect(row!.nextAttemptAt).toBe(kit.clock.ms + RETRY_DELAYS_MS[0]);
 
-    // Not due yet: nothing more is sent until the clock passes the retry time.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Not due yet: passes that look for work before the retry time send nothing more.
+    await clockReadsFromNow(3);
     expect(posted).toHaveLength(1);
     kit.clock.ms += RETRY_DELAYS_MS[0];
     await until(() => posted.length === 2);

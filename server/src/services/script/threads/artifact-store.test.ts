@@ -2,7 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { text } from "node:stream/consumers";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
 import type { BlobStore } from "../../../blob/blob-store.js";
 import { createFilesystemBlobStore } from "../../../blob/filesystem-blob-store.js";
@@ -24,6 +25,12 @@ afterAll(async () => {
   await database.close();
   await rm(root, { recursive: true, force: true });
 });
+
+async function databaseClockMs(): Promise<number> {
+  const result = await database.db.execute(sql`select (extract(epoch from clock_timestamp()) * 1000)::bigint as ms`);
+  const [row] = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as { ms: string | number }[];
+  return Number(row!.ms);
+}
 
 async function newThread() {
   const orgId = await database.createOrganization();
@@ -47,7 +54,8 @@ describe(`the artifact store (${process.env.TEST_DATABASE_URL ? "postgres" : "em
   it("replaces a path written again: one row, the newest bytes, the first creation time", async () => {
     const { orgId, threadId } = await newThread();
     const first = await artifacts.write({ orgId, threadId, stepPath: "0" }, "same.txt", "text/plain", bytes("first"));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Rows take their times from the database clock: the second write comes once it has moved on.
+    await vi.waitFor(async () => expect(await databaseClockMs()).toBeGreaterThan(first.updatedAt));
     const second = await artifacts.write({ orgId, threadId, stepPath: "3" }, "same.txt", "application/json", bytes('{"n":2}'));
     const rows = await artifacts.list(orgId, threadId);
     expect(rows).toHaveLength(1);

@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { BlobUrlSigner } from "../../../blob/blob-url-signer.js";
 import type { Database } from "../../../db/database.js";
+import type { SecretBox } from "../../secrets/secret-box.js";
 import type { ArtifactStore } from "./artifact-store.js";
 import { checkThreadId } from "./thread-requests.js";
 import type { ThreadSignals } from "./thread-signals.js";
@@ -15,6 +16,8 @@ export interface ThreadMethodsDeps {
   readonly artifacts: Pick<ArtifactStore, "list">;
   /** Makes the pre-signed download URLs ListArtifacts hands out. */
   readonly downloadLinks: Pick<BlobUrlSigner, "sign">;
+  /** Opens the sealed environment values that load_env reads. */
+  readonly box: SecretBox;
   /** The clock, in epoch milliseconds; tests pass their own. */
   readonly now?: () => number;
   /** The deadline of a thread created without `timeout` (the server's configured default), ms; 0 = none. */

@@ -90,7 +90,7 @@ describe("CreateThread", () => {
   });
 
   it("loads the environment with load_env: the overlay merged over the tenant variables", async () => {
-    const env = createEnvStore(kit.database.db);
+    const env = createEnvStore(kit.database.db, kit.box);
     await env.importEnvVars(orgId, { REGION: "eu", TOKEN: "tenant", KEEP: "t" });
     await env.updateScriptEnv(orgId, "triage", { set: { TOKEN: "script", KEEP: "", EXTRA: "x" }, delete: [] });
     const created = await createThread({ loadEnv: true });

@@ -50,7 +50,7 @@ export function createThreadMethods(deps: ThreadMethodsDeps): ThreadMethods {
   const context = threadMethodsContext(deps);
   const { store, now } = context;
   const scripts = createScriptStore(deps.db);
-  const env = createEnvStore(deps.db);
+  const env = createEnvStore(deps.db, deps.box);
 
   return {
     async createThread(request, handlerContext) {

@@ -15,6 +15,7 @@ import type { StepStatus } from "../../../db/schema.js";
 import { compileContract } from "../dsl/contract.js";
 import { parseScript } from "../dsl/parse-script.js";
 import { createScriptStore } from "../script-store.js";
+import { createSecretBox, SECRET_KEY_BYTES, type SecretBox } from "../../secrets/secret-box.js";
 import { createArtifactStore, type ArtifactStore } from "./artifact-store.js";
 import { threadEvent, type ThreadEventRecord } from "./thread-events.js";
 import { createThreadMethods, type ThreadMethods } from "./thread-methods.js";
@@ -38,6 +39,8 @@ export interface ThreadTestKit {
   /** Signs download links under `downloadBase.url`, with the clock below. */
   readonly downloadLinks: BlobUrlSigner;
   readonly downloadBase: { url: string };
+  /** The secret box the methods open sealed environment values with. */
+  readonly box: SecretBox;
   /** The clock the methods read; tests move it. */
   readonly clock: { ms: number };
   close(): Promise<void>;
@@ -64,7 +67,8 @@ export async function openThreadTestKit(options: { allowPrivateCallbacks?: boole
   const artifacts = createArtifactStore(database.db, blobs);
   const downloadBase = { url: "http://downloads.test" };
   const downloadLinks = createBlobUrlSigner({ signingKey: new Uint8Array(randomBytes(32)), baseUrl: () => downloadBase.url, now: () => clock.ms });
-  const methods = createThreadMethods({ db: database.db, store, signals, artifacts, downloadLinks, now: () => clock.ms, watchPollMs: 50, ...options });
+  const box = createSecretBox(new Uint8Array(randomBytes(SECRET_KEY_BYTES)));
+  const methods = createThreadMethods({ db: database.db, store, signals, artifacts, downloadLinks, box, now: () => clock.ms, watchPollMs: 50, ...options });
   return {
     database,
     store,
@@ -74,6 +78,7 @@ export async function openThreadTestKit(options: { allowPrivateCallbacks?: boole
     artifacts,
     downloadLinks,
     downloadBase,
+    box,
     clock,
     async close() {
       await signals.close();

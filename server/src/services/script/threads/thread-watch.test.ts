@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { StepEvent, ThreadEvent } from "../../../../../gen/platform/script/v1/events_pb.js";
 import { ScriptService } from "../../../../../gen/platform/script/v1/script_service_pb.js";
 import { StepStatus } from "../../../../../gen/platform/script/v1/thread_pb.js";
@@ -29,6 +29,13 @@ beforeAll(async () => {
   orgId = await kit.database.createOrganization();
   otherOrg = await kit.database.createOrganization();
   await publishScript(kit.database, orgId, "demo", DEMO);
+  const eventsAfter = kit.store.eventsAfter;
+  vi.spyOn(kit.store, "eventsAfter").mockImplementation(async (org, threadId, sequence) => {
+    const rows = await eventsAfter.call(kit.store, org, threadId, sequence);
+    reads.set(threadId, (reads.get(threadId) ?? 0) + 1);
+    for (const waiter of readWaiters.filter((w) => (reads.get(w.threadId) ?? 0) >= w.count)) waiter.resolve();
+    return rows;
+  });
 });
 afterAll(() => kit.close());
 
@@ -55,10 +62,18 @@ async function next<T>(stream: AsyncIterator<T>, count: number): Promise<T[]> {
   return messages;
 }
 
-/** Whether `promise` is still unsettled after `ms`. */
-async function stillPending(promise: Promise<unknown>, ms = 300): Promise<boolean> {
-  const timeout = Symbol("timeout");
-  return (await Promise.race([promise.then(() => undefined), new Promise((resolve) => setTimeout(() => resolve(timeout), ms))])) === timeout;
+/** How many times each thread's events were read, and who waits for a count. */
+const reads = new Map<string, number>();
+const readWaiters: { threadId: string; count: number; resolve: () => void }[] = [];
+
+/**
+ * Resolves after the `n`th read of the thread's events from now on: a watch stream's replay, or a
+ * read on a wake-up or a poll. A stream that reads again after an event is still following the
+ * thread; a test waits for that read instead of for a time.
+ */
+function nextReads(threadId: string, n = 1): Promise<void> {
+  const count = (reads.get(threadId) ?? 0) + n;
+  return new Promise((resolve) => readWaiters.push({ threadId, count, resolve }));
 }
 
 async function rest<T>(stream: AsyncIterator<T>): Promise<T[]> {
@@ -75,15 +90,15 @@ describe("WatchThread", () => {
     const stream = watchThread(engine.thread);
     expect(casesOf(await next(stream, 2))).toEqual(["started", "stepStarted"]);
 
-    const live = rest(stream);
     await engine.stepCompleted("0", { x: 1 });
     await engine.stepStarted("1", { name: "route", primitive: "decide" });
     await engine.decision("1", "big");
     await engine.yielded("1.0.0", 1);
     await engine.stepCompleted("1", {});
-    expect(await stillPending(live)).toBe(true);
+    // The stream has delivered these before the thread ends: it follows the thread live.
+    const followed = await next(stream, 4);
     await engine.complete({ done: true }, 2);
-    const events = await live;
+    const events = [...followed, ...(await rest(stream))];
     // `decision` is a step-only kind: WatchThread leaves it out.
     expect(casesOf(events)).toEqual(["stepCompleted", "stepStarted", "yielded", "stepCompleted", "completed"]);
     expect(events.at(-1)?.event).toMatchObject({ case: "completed", value: { stepsExecuted: 2 } });
@@ -107,8 +122,9 @@ describe("WatchThread", () => {
 
     const stream = watchThread(engine.thread);
     expect(casesOf(await next(stream, 4))).toEqual(["started", "stepStarted", "stepFailed", "failed"]);
+    const readAgain = nextReads(engine.thread.id);
     const live = rest(stream);
-    expect(await stillPending(live)).toBe(true);
+    await readAgain; // past the `failed` event, the stream looks for more rather than ending
     await engine.claim();
     await engine.stepStarted("0", { name: "call" });
     await engine.stepCompleted("0", "ok");
@@ -118,9 +134,10 @@ describe("WatchThread", () => {
 
   it("ends with the `cancelled` event CancelThread writes", async () => {
     const thread = await insertThread(kit, orgId);
+    const replayed = nextReads(thread.id);
     const stream = watchThread(thread);
     const live = rest(stream);
-    expect(await stillPending(live, 100)).toBe(true);
+    await replayed; // the stream has read the (empty) history and waits for events
     await call(methods.cancelThread, kit.methods.cancelThread, { threadId: thread.id, reason: "bye" }, contextFor(orgId));
     expect((await live).map((event) => event.event)).toEqual([expect.objectContaining({ case: "cancelled", value: expect.objectContaining({ reason: "bye" }) })]);
   });
@@ -128,8 +145,9 @@ describe("WatchThread", () => {
   it("finds events written without a signal by polling", async () => {
     const engine = new EngineDouble(kit, await insertThread(kit, orgId));
     const stream = watchThread(engine.thread);
+    const replayed = nextReads(engine.thread.id);
     const first = stream.next();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await replayed; // the event below comes after the stream's first read, with no signal
     await kit.store.appendEvent(orgId, engine.thread.id, threadEvent.started("demo", 2));
     expect((await first).value?.event.case).toBe("started");
     await stream.return?.();
@@ -143,8 +161,11 @@ describe("WatchThread", () => {
     const client = new AbortController();
     const stream = watchThread(engine.thread, { signal: client.signal });
     await next(stream, 2);
-    const end = stream.next();
-    expect(await stillPending(end)).toBe(true);
+    const polled = nextReads(engine.thread.id);
+    let ended = false;
+    const end = stream.next().finally(() => (ended = true));
+    await polled; // the stream read again after the pause instead of ending
+    expect(ended).toBe(false);
     client.abort();
     expect((await end).done).toBe(true);
   });
@@ -212,8 +233,9 @@ describe("WatchStep", () => {
     // The new run's row is written; its `stepStarted` is not yet: the old run's `stepFailed` is the
     // newest event of the step, and must not end the stream.
     await engine.save("0", { status: "running", error: "", startedAt: kit.clock.ms });
+    const replayed = nextReads(engine.thread.id);
     const events = collect(watchStep(engine.thread, "0"));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await replayed; // the stream has read the old run's `stepFailed` and goes on
     await engine.emit(threadEvent.stepStarted({ stepPath: "0", name: "prepare", primitive: "set", tool: "" }));
     await engine.stepCompleted("0", { x: 1 });
     const received = await events;
@@ -224,8 +246,9 @@ describe("WatchStep", () => {
   it("ends after the snapshot when the thread ends without the step", async () => {
     const engine = new EngineDouble(kit, await insertThread(kit, orgId, { scriptName: "demo" }));
     await engine.start();
+    const replayed = nextReads(engine.thread.id);
     const events = collect(watchStep(engine.thread, "2"));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await replayed;
     await engine.fail("gave up");
     expect(casesOf(await events)).toEqual(["snapshot"]);
   });

@@ -57,6 +57,8 @@ describe("the json.transform worker pool", () => {
   it("terminates an evaluation when its signal aborts, with the signal's reason", async () => {
     const workers = pool({ size: 1 });
     const controller = new AbortController();
+    // Nothing outside the worker thread marks the start of an evaluation, so the abort comes on a
+    // timer; the runaway expression runs for seconds, so the abort lands while it runs.
     setTimeout(() => controller.abort(new ToolError("cancelled", "json.transform was cancelled")), 100);
     const started = performance.now();
     const error = await toolError(workers.transform(RUNAWAY, { signal: controller.signal, timeLimitMs: 10_000 }), "cancelled");

@@ -13,6 +13,8 @@ const registry = createToolRegistry([createNativeToolSource({ allowPrivateNetwor
 const request = (input: JsonObject, signal?: AbortSignal) => registry.invoke("org", "http.request", input, testContext(signal));
 
 let server: TestServer;
+/** Called, once each, when the server receives the next /slow request. */
+const slowEntered: (() => void)[] = [];
 
 beforeAll(async () => {
   server = await startTestServer(async (received, response) => {
@@ -52,7 +54,10 @@ beforeAll(async () => {
       response.writeHead(302, { location: new URL(received.url, "http://x").searchParams.get("to") ?? "/" });
       return void response.end();
     }
-    if (path === "/slow") return void setTimeout(() => response.end("late"), 5_000).unref();
+    if (path === "/slow") {
+      slowEntered.splice(0).forEach((entered) => entered());
+      return void setTimeout(() => response.end("late"), 5_000).unref();
+    }
     // Echo: what the server received, so tests can look at it.
     sendJson(response, 201, { method: received.method, url: received.url, headers: received.headers, body: received.body });
   });
@@ -160,7 +165,8 @@ describe("http.request", () => {
 
   it("stops when the caller aborts", async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
+    // Aborted once the server has the request, so the call is cut in flight.
+    slowEntered.push(() => controller.abort());
     await toolError(request({ url: `${server.url}/slow` }, controller.signal), "cancelled");
   });
 

@@ -12,6 +12,8 @@ let server: TestServer;
 let llm: LlmConfig;
 /** Requests of the "hang" command whose connection the client closed. */
 let hangsClosed = 0;
+/** Called, once each, when the endpoint receives the next "hang" request. */
+const hangEntered: (() => void)[] = [];
 
 function completion(content: string | null, model = "served-model"): JsonObject {
   return {
@@ -39,6 +41,7 @@ beforeAll(async () => {
       case "badkey":
         return sendJson(response, 401, { error: { message: "Incorrect API key provided" } });
       case "hang":
+        hangEntered.splice(0).forEach((entered) => entered());
         return void response.on("close", () => hangsClosed++); // never answers
       case "filtered":
         return sendJson(response, 200, completion(null));
@@ -138,7 +141,8 @@ describe("llm.complete", () => {
 
   it("stops when the caller aborts", async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
+    // Aborted once the endpoint has the request, so the call is cut in flight.
+    hangEntered.push(() => controller.abort());
     await toolError(complete({ prompt: "hang" }, controller.signal), "cancelled");
   });
 
