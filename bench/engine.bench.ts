@@ -20,6 +20,8 @@ import { createArtifactStore } from "../server/src/services/script/threads/artif
 import { createThreadSignals } from "../server/src/services/script/threads/thread-signals.js";
 import { createThreadStore, TERMINAL } from "../server/src/services/script/threads/thread-store.js";
 import { createToolRegistry } from "../server/src/services/script/tools/tool-registry.js";
+import { randomBytes } from "node:crypto";
+import { createSecretBox, SECRET_KEY_BYTES } from "../server/src/services/secrets/secret-box.js";
 
 const threadCount = Number(process.argv[2] ?? 300);
 const handle = await openDatabase({ dataDir: "memory://", databaseUrl: process.env.DATABASE_URL, maxConnections: 10 });
@@ -49,7 +51,7 @@ const insert = (script: { name: string; version: number; steps: number }) =>
 
 const blobRoot = await mkdtemp(join(tmpdir(), "bench-blobs-"));
 const artifacts = createArtifactStore(db, createFilesystemBlobStore(blobRoot));
-const worker = createThreadWorker({ store, scripts, signals, tools: createToolRegistry([]), artifacts, concurrency: 16, pollMs: 200 });
+const worker = createThreadWorker({ box: createSecretBox(randomBytes(SECRET_KEY_BYTES)), store, scripts, signals, tools: createToolRegistry([]), artifacts, concurrency: 16, pollMs: 200 });
 worker.start();
 const percentile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
 

@@ -112,6 +112,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     signals = await createThreadSignals(database);
     const threadStore = createThreadStore(db);
     worker = createThreadWorker({
+      box,
       store: threadStore,
       scripts: createScriptStore(db),
       signals,

@@ -188,8 +188,13 @@ export const threads = pgTable(
     scriptVersion: integer("script_version").notNull(),
     status: text("status").$type<ThreadStatus>().notNull().default("pending"),
     input: storedJson("input").$type<Record<string, unknown>>().notNull(),
-    /** The environment merged at creation (load_env), as steps see it. */
+    /**
+     * `{}`. A thread created before environments were sealed held its environment here in
+     * plaintext, until the start-up step sealed it into `sealed_env` (env-sealing.ts).
+     */
     env: storedJson("env").$type<Record<string, string>>().notNull(),
+    /** The environment merged at creation (load_env), sealed and bound to the thread; null when none was loaded. */
+    sealedEnv: bytea("sealed_env"),
     metadata: storedJson("metadata").$type<Record<string, string>>().notNull(),
     timeoutMs: epochMs("timeout_ms").notNull().default(0),
     /** Wall-clock deadline (epoch ms), 0 for none. */

@@ -3,9 +3,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
-import { envVars, scriptEnvVars } from "../../db/schema.js";
+import { envVars, scriptEnvVars, threads } from "../../db/schema.js";
 import { createSecretBox, SECRET_KEY_BYTES } from "../secrets/secret-box.js";
-import { sealPlaintextEnvValues } from "./env-sealing.js";
+import { openThreadEnv, sealPlaintextEnvValues, sealThreadEnv } from "./env-sealing.js";
 import { createEnvStore, type EnvStore } from "./env-store.js";
 
 const engine = process.env.TEST_DATABASE_URL ? "postgres" : "embedded";
@@ -179,5 +179,40 @@ describe(`sealing the values stored before sealing (${engine})`, () => {
     const counts = await Promise.all([sealPlaintextEnvValues(database.db, box), sealPlaintextEnvValues(database.db, box), sealPlaintextEnvValues(database.db, box)]);
     expect(counts.reduce((sum, count) => sum + count, 0)).toBe(50);
     expect(await store.getEnvVar(org, "K49")).toBe("v49");
+  });
+});
+
+describe(`a thread's environment at rest (${engine})`, () => {
+  it("opens only for the thread it was sealed for, with the key it was sealed with", () => {
+    const slot = { orgId: "6f1d0c5e-0000-4000-8000-000000000001", threadId: "6f1d0c5e-0000-4000-8000-0000000000aa" };
+    const env = { TOKEN: secret(), REGION: "eu" };
+    const sealed = sealThreadEnv(box, slot, env)!;
+    expect(Buffer.from(sealed).toString("latin1")).not.toContain(env.TOKEN);
+    expect(openThreadEnv(box, slot, sealed)).toEqual(env);
+    expect(() => openThreadEnv(box, { ...slot, threadId: "6f1d0c5e-0000-4000-8000-0000000000bb" }, sealed)).toThrow(/cannot be opened/);
+    expect(() => openThreadEnv(newBox(), slot, sealed)).toThrow(/cannot be opened/);
+    expect(sealThreadEnv(box, slot, {})).toBeNull();
+    expect(openThreadEnv(box, slot, null)).toEqual({});
+  });
+
+  it("seals a running thread's plaintext environment at start-up and clears an ended one's", async () => {
+    const org = await database.createOrganization();
+    const token = secret();
+    const base = { orgId: org, scriptName: "etl", scriptVersion: 1, input: {}, metadata: {}, env: { TOKEN: token } };
+    const [running, ended] = await database.db
+      .insert(threads)
+      .values([
+        { ...base, status: "running" as const },
+        { ...base, status: "completed" as const },
+      ])
+      .returning({ id: threads.id });
+    await sealPlaintextEnvValues(database.db, box);
+    const rows = await database.db.select().from(threads).where(eq(threads.orgId, org));
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    expect(byId.get(running!.id)!.env).toEqual({});
+    expect(openThreadEnv(box, { orgId: org, threadId: running!.id }, byId.get(running!.id)!.sealedEnv)).toEqual({ TOKEN: token });
+    expect([byId.get(ended!.id)!.env, byId.get(ended!.id)!.sealedEnv]).toEqual([{}, null]);
+    const text = await database.db.execute(sql`select t::text as row from threads t where org_id = ${org}`);
+    expect(JSON.stringify(text)).not.toContain(token);
   });
 });

@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { and, eq, isNotNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
-import { envVars, scriptEnvVars } from "../../db/schema.js";
+import { envVars, scriptEnvVars, threads } from "../../db/schema.js";
 import type { SecretBox } from "../secrets/secret-box.js";
 import { OpenedValueMemo } from "./opened-value-memo.js";
 
@@ -57,19 +57,65 @@ export function openEnvValue(box: SecretBox, slot: EnvSlot, sealed: Uint8Array |
   }
 }
 
+/** Where a thread's merged environment belongs: that thread of that organization. */
+export interface ThreadEnvSlot {
+  readonly orgId: string;
+  readonly threadId: string;
+}
+
+const threadAssociatedData = ({ orgId, threadId }: ThreadEnvSlot) => `platform.script.v1.Thread/${orgId}/${threadId}/env`;
+
+/** A thread's environment as its row keeps it: sealed, or null when it has none. */
+export function sealThreadEnv(box: SecretBox, slot: ThreadEnvSlot, env: Readonly<Record<string, string>>): Uint8Array | null {
+  return Object.keys(env).length === 0 ? null : box.seal(new TextEncoder().encode(JSON.stringify(env)), threadAssociatedData(slot));
+}
+
+/**
+ * The environment a thread's steps see. A value that does not open (another server key, or a row
+ * copied from another thread) fails the thread that needs it rather than running it without.
+ */
+export function openThreadEnv(box: SecretBox, slot: ThreadEnvSlot, sealed: Uint8Array | null): Record<string, string> {
+  if (sealed === null) return {};
+  try {
+    return JSON.parse(new TextDecoder().decode(box.open(sealed, threadAssociatedData(slot)))) as Record<string, string>;
+  } catch {
+    throw new Error("the thread's environment cannot be opened with the server's secret key (was PLATFORM_SECRET_KEY or the data directory's secret.key replaced?)");
+  }
+}
+
 /**
  * The one-time step of the upgrade to sealed values, run at every start-up: seals each value still
- * stored in plaintext and clears the plaintext, in one transaction. Idempotent: once every row is
- * sealed it finds nothing. Rows are locked as they are read, so servers starting together seal each
- * row once (the second waits, then finds the plaintext gone). Answers how many values it sealed.
+ * stored in plaintext and clears the plaintext, in one transaction, and does the same for the
+ * environments of threads that have not ended (an ended thread's is cleared: nothing reads it
+ * again). Idempotent: once every row is sealed it finds nothing. Rows are locked as they are read,
+ * so servers starting together seal each row once (the second waits, then finds the plaintext
+ * gone). Answers how many values it sealed.
  */
 export async function sealPlaintextEnvValues(db: Database, box: SecretBox): Promise<number> {
   const sealed = await sealRows(db, box);
+  await sealThreadEnvironments(db, box);
   // An update leaves the old row version, plaintext and all, in the table's files until a vacuum
   // reclaims it; rewriting both tables once removes it now. (Write-ahead log segments from before
   // keep it until the database recycles them.)
   if (sealed > 0) await db.execute(sql`vacuum full env_vars, script_env_vars`);
   return sealed;
+}
+
+async function sealThreadEnvironments(db: Database, box: SecretBox): Promise<void> {
+  await db.transaction(async (tx) => {
+    const plaintext = await tx
+      .select({ id: threads.id, orgId: threads.orgId, env: threads.env, status: threads.status })
+      .from(threads)
+      .where(sql`${threads.env} <> '{}'::jsonb`)
+      .for("update");
+    for (const { id, orgId, env, status } of plaintext) {
+      const ended = status === "completed" || status === "failed" || status === "cancelled";
+      await tx
+        .update(threads)
+        .set({ env: {}, ...(ended ? {} : { sealedEnv: sealThreadEnv(box, { orgId, threadId: id }, env) }) })
+        .where(eq(threads.id, id));
+    }
+  });
 }
 
 async function sealRows(db: Database, box: SecretBox): Promise<number> {

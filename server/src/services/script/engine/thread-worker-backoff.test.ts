@@ -13,6 +13,8 @@ import { ToolError } from "../tools/tool-error.js";
 import type { Tool, ToolContext } from "../tools/tool.js";
 import { createToolRegistry } from "../tools/tool-registry.js";
 import { createThreadWorker, type ThreadWorker } from "./thread-worker.js";
+import { randomBytes } from "node:crypto";
+import { createSecretBox, SECRET_KEY_BYTES } from "../../secrets/secret-box.js";
 
 // The worker with a single slot and a poll interval far longer than any test: a thread whose
 // call is backing off must leave the slot to others, and threads are claimed again on time only
@@ -45,7 +47,7 @@ beforeAll(async () => {
   scripts = createScriptStore(database.db);
   signals = await createThreadSignals(database.handle);
   const tools = createToolRegistry([{ listTools: async () => [down] }]);
-  worker = createThreadWorker({ store, scripts, signals, tools, artifacts: { write: async () => undefined as never }, concurrency: 1, pollMs: 600_000, leaseMs: 5_000 });
+  worker = createThreadWorker({ box: createSecretBox(randomBytes(SECRET_KEY_BYTES)), store, scripts, signals, tools, artifacts: { write: async () => undefined as never }, concurrency: 1, pollMs: 600_000, leaseMs: 5_000 });
   worker.start();
 });
 afterAll(async () => {

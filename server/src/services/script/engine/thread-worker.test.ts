@@ -19,6 +19,8 @@ import { createNativeToolSource } from "../tools/native-tools.js";
 import type { Tool, ToolContext } from "../tools/tool.js";
 import { createToolRegistry } from "../tools/tool-registry.js";
 import { createThreadWorker, type ThreadWorker } from "./thread-worker.js";
+import { randomBytes } from "node:crypto";
+import { createSecretBox, SECRET_KEY_BYTES } from "../../secrets/secret-box.js";
 
 // The engine end to end below the API: threads inserted as CreateThread does, run by the worker
 // on the embedded database or PostgreSQL, checked through the rows and events it writes.
@@ -68,7 +70,7 @@ beforeAll(async () => {
   blobRoot = await mkdtemp(join(tmpdir(), "worker-blobs-"));
   blobs = createFilesystemBlobStore(blobRoot);
   artifacts = createArtifactStore(database.db, blobs);
-  worker = createThreadWorker({ store, scripts, signals, tools, artifacts, pollMs: 50, leaseMs: 2_000, log: (message, fields) => logs.push({ message, fields }) });
+  worker = createThreadWorker({ box: createSecretBox(randomBytes(SECRET_KEY_BYTES)), store, scripts, signals, tools, artifacts, pollMs: 50, leaseMs: 2_000, log: (message, fields) => logs.push({ message, fields }) });
   worker.start();
 });
 afterAll(async () => {

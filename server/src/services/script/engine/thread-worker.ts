@@ -2,7 +2,9 @@ import { randomUUID } from "node:crypto";
 import { startPollLoop, type PollLoop } from "../../../background/poll-loop.js";
 import { parseScript } from "../dsl/parse-script.js";
 import type { JsonValue, ScriptDocument } from "../dsl/script-document.js";
+import { openThreadEnv } from "../env-sealing.js";
 import type { ScriptStore } from "../script-store.js";
+import type { SecretBox } from "../../secrets/secret-box.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ArtifactStore } from "../threads/artifact-store.js";
 import { threadEvent, type ThreadEventRecord } from "../threads/thread-events.js";
@@ -23,6 +25,8 @@ export interface ThreadWorkerOptions {
   readonly tools: ToolRegistry;
   /** Where artifact.write steps put the thread's files. */
   readonly artifacts: Pick<ArtifactStore, "write">;
+  /** Opens the environment each thread was created with (sealed at rest). */
+  readonly box: SecretBox;
   /** Threads run at once by this process. */
   readonly concurrency?: number;
   /** How long a claim holds; renewed at a third of it while the thread runs. */
@@ -112,7 +116,8 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
       // know, then the thread runs as RUNNING.
       const document = await documentOf(thread);
       if (thread.status !== "paused") await store.update(thread.id, owner, { status: "running" });
-      const output = await runThread(thread, document, {
+      const env = openThreadEnv(options.box, { orgId: thread.orgId, threadId: thread.id }, thread.sealedEnv);
+      const output = await runThread({ ...thread, env }, document, {
         store,
         tools,
         artifacts,

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ScriptService, type CreateThreadRequest, type ListThreadsRequestSchema } from "../../../../../gen/platform/script/v1/script_service_pb.js";
 import { ThreadStatus } from "../../../../../gen/platform/script/v1/thread_pb.js";
 import { failure } from "../../../../test/connect-failure.js";
+import { openThreadEnv } from "../env-sealing.js";
 import { createEnvStore } from "../env-store.js";
 import { call, contextFor, insertThread, openThreadTestKit, publishScript, START_MS, type ThreadTestKit } from "./thread-test-kit.js";
 
@@ -94,7 +95,10 @@ describe("CreateThread", () => {
     await env.importEnvVars(orgId, { REGION: "eu", TOKEN: "tenant", KEEP: "t" });
     await env.updateScriptEnv(orgId, "triage", { set: { TOKEN: "script", KEEP: "", EXTRA: "x" }, delete: [] });
     const created = await createThread({ loadEnv: true });
-    expect((await kit.store.get(orgId, created.threadId))?.env).toEqual({ EXTRA: "x", KEEP: "t", REGION: "eu", TOKEN: "script" });
+    const row = (await kit.store.get(orgId, created.threadId))!;
+    // Sealed in the row, bound to the thread; nothing in clear.
+    expect(row.env).toEqual({});
+    expect(openThreadEnv(kit.box, { orgId, threadId: created.threadId }, row.sealedEnv)).toEqual({ EXTRA: "x", KEEP: "t", REGION: "eu", TOKEN: "script" });
   });
 
   it.each<[string, CreateInit, RegExp]>([

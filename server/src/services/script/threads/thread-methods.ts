@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { ScriptServiceImplementation } from "../../../../../gen/platform/script/v1/script_service_server.js";
 import { ThreadStatus } from "../../../../../gen/platform/script/v1/thread_pb.js";
@@ -9,6 +10,7 @@ import { parseScript } from "../dsl/parse-script.js";
 import { ScriptValidationError } from "../dsl/script-validation-error.js";
 import { topLevelCount } from "../dsl/step-paths.js";
 import { mergeEnvironment } from "../env-merge.js";
+import { sealThreadEnv } from "../env-sealing.js";
 import { createEnvStore } from "../env-store.js";
 import { checkScriptName } from "../key-rules.js";
 import { createScriptStore } from "../script-store.js";
@@ -90,13 +92,17 @@ export function createThreadMethods(deps: ThreadMethodsDeps): ThreadMethods {
         : {};
 
       const createdAt = now();
+      // The id is chosen here, as the sealed environment is bound to it.
+      const threadId = randomUUID();
       const row = await store.insert({
+        id: threadId,
         orgId,
         scriptName: version.scriptName,
         scriptVersion: version.version,
         status: "pending",
         input: validated,
-        env: environment,
+        env: {},
+        sealedEnv: sealThreadEnv(deps.box, { orgId, threadId }, environment),
         metadata: { ...request.metadata },
         timeoutMs,
         deadlineAt: timeoutMs > 0 ? createdAt + timeoutMs : 0,

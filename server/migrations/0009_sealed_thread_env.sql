@@ -1,0 +1,1 @@
+ALTER TABLE "threads" ADD COLUMN "sealed_env" "bytea";
