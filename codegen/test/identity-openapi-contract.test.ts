@@ -26,6 +26,7 @@ describe("the issuer document", () => {
       "GET /login showLoginPage",
       "GET /reset showResetPage",
       "GET /user getCurrentUser",
+      "GET /userinfo getUserInfo",
       "GET /verify showVerifyPage",
       "POST /login submitLogin",
       "POST /logout logout",
@@ -33,12 +34,14 @@ describe("the issuer document", () => {
       "POST /reset resetPassword",
       "POST /signup signup",
       "POST /token token",
+      "POST /userinfo postUserInfo",
       "POST /verify verifyEmail",
     ]);
   });
 
-  it("is anonymous except GET /user, and rate limits the credential endpoints", () => {
-    for (const { op } of operationsOf(issuer.doc)) expect(op["x-platform-auth"], op.operationId).toBe(op.operationId === "getCurrentUser" ? "pool-bearer" : "none");
+  it("is anonymous except GET /user and the OpenID Connect UserInfo endpoint, and rate limits the credential endpoints", () => {
+    const bearer = new Set(["getCurrentUser", "getUserInfo", "postUserInfo"]);
+    for (const { op } of operationsOf(issuer.doc)) expect(op["x-platform-auth"], op.operationId).toBe(bearer.has(op.operationId) ? "pool-bearer" : "none");
     const limited = operationsOf(issuer.doc).filter((o) => o.op["x-platform-rate-limit"] === "credential").map((o) => o.op.operationId).sort();
     expect(limited).toEqual(["recoverPassword", "resetPassword", "signup", "submitLogin", "token", "verifyEmail"]);
   });
