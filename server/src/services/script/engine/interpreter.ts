@@ -1,11 +1,12 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { StepBinding } from "../dsl/expressions.js";
+import { BindingScope, type StepBinding } from "../dsl/expressions.js";
 import { effectivePolicy, LLM_TOOL, retryDelayMs, type JsonValue, type ScriptDocument, type Step } from "../dsl/script-document.js";
 import { ToolError } from "../tools/tool-error.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ArtifactStore } from "../threads/artifact-store.js";
 import type { EventWrite, StepRow, StepWrite, ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
+import { shareEventLoop } from "./loop-share.js";
 import { StepScope } from "./step-scope.js";
 
 export interface InterpreterDeps {
@@ -38,6 +39,7 @@ export async function runThread(thread: ThreadRow, document: ScriptDocument, dep
   const scope = StepScope.root({ inputs: thread.input as JsonValue, env: thread.env, thread: { id: thread.id, metadata: thread.metadata } });
   const last = await runner.runList(document.steps, "", scope);
   if (!document.output) return last;
+  await shareEventLoop();
   return document.output.evaluate(scope.bindings());
 }
 
@@ -81,6 +83,8 @@ class Runner {
     const identity = { threadId: this.thread.id, stepPath: path, stepId: step.id, name: step.name, primitive: step.primitive, tool, parentPath };
     const save = (patch: Partial<StepRow>) => this.deps.saveStep({ ...identity, orgId: this.thread.orgId, status: "running", startedAt: started, ...patch });
     try {
+      // Steps share the event loop with every request: wait for a later turn once this one had its share.
+      await shareEventLoop();
       if (step.when && !step.when.evaluateCondition(scope.bindings())) {
         await this.checkCancel(path);
         await save({ status: "skipped", finishedAt: this.deps.now() });
@@ -125,13 +129,16 @@ class Runner {
     save: (patch: Partial<StepRow>) => Promise<void>,
     input: JsonObject | null,
   ): Promise<JsonValue> {
+    await shareEventLoop();
     const bindings = scope.bindings();
     switch (step.primitive) {
       case "execute":
         return this.callTool(step, path, step.execute.tool, input ?? {});
       case "set": {
+        // One scope: the values share one conversion of the bindings and one expression budget.
+        const moment = new BindingScope(bindings);
         const values: JsonObject = {};
-        for (const [name, template] of Object.entries(step.set.values)) values[name] = template.evaluate(bindings);
+        for (const [name, template] of Object.entries(step.set.values)) values[name] = template.evaluate(moment);
         return values;
       }
       case "fail":
@@ -236,7 +243,7 @@ class Runner {
   }
 
   private ruleDecision(step: Extract<Step, { primitive: "decide" }>, scope: StepScope): Decision {
-    const bindings = scope.bindings();
+    const bindings = new BindingScope(scope.bindings());
     for (const branch of step.decide.branches) {
       if (!branch.default && branch.when?.evaluateCondition(bindings)) {
         return { strategy: "rule", chosen_branch: branch.name, reasoning: `condition ${branch.when.source} matched` };
