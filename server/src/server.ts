@@ -112,6 +112,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       tools,
       artifacts,
       leaseMs: config.threadLeaseMs,
+      limits: config.threadLimits,
       log: (msg, fields) => logger.warn(msg, fields),
     });
     const threads = createThreadMethods({ db, store: threadStore, signals, artifacts, downloadLinks, allowPrivateCallbacks: config.allowPrivateNetwork });

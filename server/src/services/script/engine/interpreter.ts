@@ -8,6 +8,7 @@ import type { EventWrite, StepRow, StepWrite, ThreadRow, ThreadStore } from "../
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 import { shareEventLoop } from "./loop-share.js";
 import { StepScope } from "./step-scope.js";
+import { ThreadBudget, type ThreadLimits } from "./thread-budget.js";
 
 export interface InterpreterDeps {
   readonly store: ThreadStore;
@@ -25,6 +26,8 @@ export interface InterpreterDeps {
   /** Aborted when the lease is lost, the deadline passes or the server stops. */
   readonly signal: AbortSignal;
   now(): number;
+  /** The run's memory, concurrency and expression limits; default DEFAULT_THREAD_LIMITS. */
+  readonly limits?: ThreadLimits;
 }
 
 /**
@@ -35,8 +38,9 @@ export interface InterpreterDeps {
  */
 export async function runThread(thread: ThreadRow, document: ScriptDocument, deps: InterpreterDeps): Promise<JsonValue> {
   const recorded = new Map((await deps.store.steps(thread.id)).map((row) => [row.stepPath, row]));
-  const runner = new Runner(thread, document, deps, recorded);
-  const scope = StepScope.root({ inputs: thread.input as JsonValue, env: thread.env, thread: { id: thread.id, metadata: thread.metadata } });
+  const budget = new ThreadBudget(deps.limits);
+  const runner = new Runner(thread, document, deps, recorded, budget);
+  const scope = StepScope.root({ inputs: thread.input as JsonValue, env: thread.env, thread: { id: thread.id, metadata: thread.metadata }, limits: budget.limits.expressions });
   const last = await runner.runList(document.steps, "", scope);
   if (!document.output) return last;
   await shareEventLoop();
@@ -52,6 +56,7 @@ class Runner {
     private readonly document: ScriptDocument,
     private readonly deps: InterpreterDeps,
     private readonly recorded: Map<string, StepRow>,
+    private readonly budget: ThreadBudget,
   ) {
     this.override = (thread.resumeOverride ?? undefined) as JsonValue | undefined;
   }
@@ -59,13 +64,21 @@ class Runner {
   /** Runs a list; its result is the output of its last completed step. */
   async runList(steps: readonly Step[], base: string, scope: StepScope): Promise<JsonValue> {
     let last: JsonValue = null;
-    for (const [index, step] of steps.entries()) {
-      const path = base === "" ? String(index) : `${base}.${index}`;
-      const binding = await this.runStep(step, path, base, scope);
-      scope.steps[step.id] = binding;
-      if (binding.status === "completed") last = binding.output;
+    let lastPath: string | undefined;
+    // The list's outputs count against the memory limit until it ends; then only its result does.
+    const held = this.budget.list(base.slice(0, Math.max(0, base.lastIndexOf("."))));
+    try {
+      for (const [index, step] of steps.entries()) {
+        const path = base === "" ? String(index) : `${base}.${index}`;
+        const binding = await this.runStep(step, path, base, scope);
+        held.settle(path, binding.output);
+        scope.steps[step.id] = binding;
+        if (binding.status === "completed") [last, lastPath] = [binding.output, path];
+      }
+      return last;
+    } finally {
+      held.close(lastPath);
     }
-    return last;
   }
 
   private async runStep(step: Step, path: string, parentPath: string, scope: StepScope): Promise<StepBinding> {
@@ -95,6 +108,7 @@ class Runner {
       if (row?.status === "waiting" || row?.status === "paused") await this.checkCancel(path);
       else await this.begin({ ...identity, input, startedAt: started });
       const output = await this.execute(step, path, scope, row, save, input as JsonObject | null);
+      this.budget.hold(path, step.name, output);
       const finished = this.deps.now();
       const event = { kind: "stepCompleted", payload: { stepPath: path, name: step.name, durationMs: String(finished - started) }, at: finished };
       if (!(await this.deps.finishStep({ threadId: this.thread.id, stepPath: path, status: "completed", output, error: "", finishedAt: finished }, event))) {
@@ -181,6 +195,7 @@ class Runner {
           threadId: this.thread.id,
           stepPath: path,
           env: this.thread.env,
+          memory: this.budget.reads(path, step.name),
           writeArtifact: async (name, contentType, bytes) => {
             await this.deps.artifacts.write({ threadId: this.thread.id, orgId: this.thread.orgId, stepPath: path }, name, contentType, bytes);
           },
@@ -280,18 +295,33 @@ class Runner {
     const results: JsonValue[] = new Array(items.length).fill(null);
     let next = 0;
     let failure: unknown;
-    // At most maxConcurrency iterations at a time; after a failure no new one starts.
-    const lane = async () => {
+    // At most maxConcurrency iterations at a time, and beyond the first lane only while the
+    // thread has a free iteration slot; after a failure no new one starts. Once every item is
+    // taken, lanes still waiting for a slot give up (they would hold the loop open for ever).
+    const drained = new AbortController();
+    const stopWaiting = AbortSignal.any([drained.signal, this.deps.signal]);
+    const lane = async (first: boolean) => {
       while (failure === undefined && next < items.length) {
+        let release: () => void;
+        try {
+          release = await this.budget.iteration(first, stopWaiting);
+        } catch {
+          return;
+        }
+        if (failure !== undefined || next >= items.length) return release();
         const k = next++;
+        if (next >= items.length) drained.abort();
         try {
           results[k] = await this.runList(step.iterate.steps, `${path}.${k}`, scope.child({ [step.iterate.as]: items[k]!, index: k }));
         } catch (error) {
           failure ??= error;
+          drained.abort();
+        } finally {
+          release();
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(step.iterate.maxConcurrency, items.length) }, lane));
+    await Promise.all(Array.from({ length: Math.min(step.iterate.maxConcurrency, items.length) }, (_, index) => lane(index === 0)));
     if (failure !== undefined) throw failure;
     return results;
   }

@@ -10,6 +10,7 @@ import type { ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { runThread } from "./interpreter.js";
 import { outputWarnings } from "./output-warnings.js";
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
+import type { ThreadLimits } from "./thread-budget.js";
 
 export interface ThreadWorkerOptions {
   readonly store: ThreadStore;
@@ -24,6 +25,8 @@ export interface ThreadWorkerOptions {
   readonly leaseMs?: number;
   /** Safety-net poll for runnable threads (waits ending, signals missed). */
   readonly pollMs?: number;
+  /** What one run of a thread may hold and spend (memory, concurrent iterations, expressions). */
+  readonly limits?: ThreadLimits;
   readonly now?: () => number;
   readonly log?: (message: string, fields: Record<string, unknown>) => void;
 }
@@ -124,6 +127,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
           return finished;
         },
         now,
+        limits: options.limits,
         emit: (kind, stepPath, payload) => emit(thread, kind, stepPath, payload),
       });
       await finish(thread, document, output, started);
