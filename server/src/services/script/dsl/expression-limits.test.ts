@@ -67,6 +67,11 @@ describe("the cost limit", () => {
     const join = compileExpression("inputs.l.map(x, inputs.s).join('')", "/x");
     expect(limitError(() => join.evaluate(scopeOf({ l: numbers(1_000), s: "x".repeat(100_000) }, unlimitedTime))).message).toContain("cost limit");
     expect(replace.evaluate(scopeOf({ s: "xx" }))).toBe("xxxx");
+    // Each replacement rescans the result: 3,000 of them in 3,000 characters are charged as the
+    // work they are, though the result is short.
+    const rescan = compileExpression("inputs.s.replace('x', 'y')", "/x");
+    expect(limitError(() => rescan.evaluate(scopeOf({ s: "x".repeat(3_000) }, unlimitedTime))).message).toContain("cost limit");
+    expect(rescan.evaluate(scopeOf({ s: "x".repeat(300) }))).toBe("y".repeat(300));
   });
 
   it("lets the expressions of one scope share one budget", () => {
