@@ -96,7 +96,7 @@ class Runner {
     const identity = { threadId: this.thread.id, stepPath: path, stepId: step.id, name: step.name, primitive: step.primitive, tool, parentPath };
     const save = (patch: Partial<StepRow>) => this.deps.saveStep({ ...identity, orgId: this.thread.orgId, status: "running", startedAt: started, ...patch });
     try {
-      // Steps share the event loop with every request: wait for a later turn once this one had its share.
+      // Threads share the event loop with every request: one piece of their work per turn.
       await shareEventLoop();
       if (step.when && !step.when.evaluateCondition(scope.bindings())) {
         await this.checkCancel(path);

@@ -8,6 +8,7 @@ import type { ArtifactStore } from "../threads/artifact-store.js";
 import type { ThreadSignals } from "../threads/thread-signals.js";
 import type { ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { runThread } from "./interpreter.js";
+import { shareEventLoop } from "./loop-share.js";
 import { outputWarnings } from "./output-warnings.js";
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
 import type { ThreadLimits } from "./thread-budget.js";
@@ -113,22 +114,29 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
         tools,
         artifacts,
         signal: abort.signal,
+        // Every database call of a run waits for its turn of the event loop (loop-share.ts).
         saveStep: async (step) => {
+          await shareEventLoop();
           if (!(await store.saveStep(step, owner))) throw new LeaseLost("lease lost");
         },
         beginStep: async (step, event) => {
+          await shareEventLoop();
           const outcome = await store.beginStep(owner, step, event);
           if (outcome === "started") notify(thread.id);
           return outcome;
         },
         finishStep: async (step, event) => {
+          await shareEventLoop();
           const finished = await store.finishStep(owner, step, event);
           if (finished) notify(thread.id);
           return finished;
         },
         now,
         limits: options.limits,
-        emit: (kind, stepPath, payload) => emit(thread, kind, stepPath, payload),
+        emit: async (kind, stepPath, payload) => {
+          await shareEventLoop();
+          await emit(thread, kind, stepPath, payload);
+        },
       });
       await finish(thread, document, output, started);
     } catch (error) {
