@@ -41,7 +41,7 @@ describe("the issuer document", () => {
 
   it("is anonymous except GET /user and the OpenID Connect UserInfo endpoint, and rate limits the credential endpoints", () => {
     const bearer = new Set(["getCurrentUser", "getUserInfo", "postUserInfo"]);
-    for (const { op } of operationsOf(issuer.doc)) expect(op["x-platform-auth"], op.operationId).toBe(bearer.has(op.operationId) ? "pool-bearer" : "none");
+    for (const { op } of operationsOf(issuer.doc)) expect(op["x-platform-auth"], op.operationId).toBe(bearer.has(op.operationId ?? "") ? "pool-bearer" : "none");
     const limited = operationsOf(issuer.doc).filter((o) => o.op["x-platform-rate-limit"] === "credential").map((o) => o.op.operationId).sort();
     expect(limited).toEqual(["recoverPassword", "resetPassword", "signup", "submitLogin", "token", "verifyEmail"]);
   });

@@ -4,6 +4,8 @@ import { parseArgs } from "node:util";
 import { ConfigError } from "./config-error.js";
 import { parseTrustedProxies } from "./net/client-address.js";
 import { MAIL_ENV, readMailConfig, type MailConfig } from "./services/identity/mail-config.js";
+import { DEFAULT_EXPRESSION_COST_LIMIT, DEFAULT_EXPRESSION_TIME_LIMIT_MS } from "./services/script/dsl/cost-meter.js";
+import { DEFAULT_THREAD_CONCURRENT_ITERATIONS, DEFAULT_THREAD_MEMORY_BYTES, type ThreadLimits } from "./services/script/engine/thread-budget.js";
 import { LLM_ENV, readLlmConfig, type LlmConfig } from "./services/script/tools/llm-config.js";
 
 /** Everything `platform-server serve` can be told, from flags or their environment variables. */
@@ -27,6 +29,8 @@ export interface ServerConfig {
   readonly threadLeaseMs: number;
   /** Threads this process runs at once; a thread waiting (a wait step, a retry's backoff, an approval) takes no slot. */
   readonly threadConcurrency: number;
+  /** What one thread may hold and spend: memory, concurrent iterations, expression cost and time. */
+  readonly threadLimits: ThreadLimits;
   /** Lets callback URLs and the http.request tool reach loopback, private and link-local hosts. */
   readonly allowPrivateNetwork: boolean;
   /** Reverse proxies whose X-Forwarded-For names the client (the address rate limits count); absent trusts none. */
@@ -72,6 +76,10 @@ export const settings = {
   shutdownGraceMs: { flag: "shutdown-grace-ms", env: "PLATFORM_SHUTDOWN_GRACE_MS", fallback: "10000", help: "time in-flight requests get on SIGTERM" },
   threadLeaseMs: { flag: "thread-lease-ms", env: "PLATFORM_THREAD_LEASE_MS", fallback: "30000", help: "claim on a running thread; a dead process's threads resume this long after it died" },
   threadConcurrency: { flag: "thread-concurrency", env: "PLATFORM_THREAD_CONCURRENCY", fallback: "8", help: "threads one process runs at once (from 1); a waiting thread takes no slot" },
+  threadMemoryBytes: { flag: "thread-memory-bytes", env: "PLATFORM_THREAD_MEMORY_BYTES", fallback: String(DEFAULT_THREAD_MEMORY_BYTES), help: "step outputs a thread holds plus response bodies it is reading; the step that passes it fails" },
+  threadConcurrentIterations: { flag: "thread-concurrent-iterations", env: "PLATFORM_THREAD_CONCURRENT_ITERATIONS", fallback: String(DEFAULT_THREAD_CONCURRENT_ITERATIONS), help: "iterations running at once in one thread across nested loops, beyond one per running loop" },
+  expressionCostLimit: { flag: "expression-cost-limit", env: "PLATFORM_EXPRESSION_COST_LIMIT", fallback: String(DEFAULT_EXPRESSION_COST_LIMIT), help: "cost units one evaluation of a script's expressions may spend" },
+  expressionTimeLimitMs: { flag: "expression-time-limit-ms", env: "PLATFORM_EXPRESSION_TIME_LIMIT_MS", fallback: String(DEFAULT_EXPRESSION_TIME_LIMIT_MS), help: "wall-clock ceiling of one evaluation of a script's expressions" },
   allowPrivateNetwork: { flag: "allow-private-network", env: "PLATFORM_ALLOW_PRIVATE_NETWORK", fallback: "false", help: "true lets callbacks and http.request reach loopback, private and link-local hosts (development only)" },
   trustedProxies: { flag: "trusted-proxies", env: "PLATFORM_TRUSTED_PROXIES", fallback: "", help: "addresses and CIDR ranges of reverse proxies whose X-Forwarded-For names the client, comma-separated (the identity plane's rate limits count that address); empty trusts none" },
   blobDir: { flag: "blob-dir", env: "PLATFORM_BLOB_DIR", fallback: "", help: "filesystem object store for artifacts; empty uses <data-dir>/blobs" },
@@ -108,6 +116,11 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     return value;
   };
   const port = (setting: Setting) => integer(setting, 65535);
+  const positive = (setting: Setting, max: number): number => {
+    const value = integer(setting, max);
+    if (value === 0) throw new ConfigError(`--${setting.flag} (${setting.env}) must be at least 1, got "0"`);
+    return value;
+  };
   const flag = (setting: Setting): boolean => {
     const text = read(setting).trim().toLowerCase();
     if (text === "true" || text === "1") return true;
@@ -134,7 +147,15 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     secretKey: read(settings.secretKey) || undefined,
     shutdownGraceMs: integer(settings.shutdownGraceMs, 600_000),
     threadLeaseMs: Math.max(1_000, integer(settings.threadLeaseMs, 3_600_000)),
-    threadConcurrency: Math.max(1, integer(settings.threadConcurrency, 1_024)),
+    threadConcurrency: positive(settings.threadConcurrency, 1_024),
+    threadLimits: {
+      memoryBytes: positive(settings.threadMemoryBytes, Number.MAX_SAFE_INTEGER),
+      concurrentIterations: positive(settings.threadConcurrentIterations, 10_000),
+      expressions: {
+        cost: positive(settings.expressionCostLimit, Number.MAX_SAFE_INTEGER),
+        timeMs: positive(settings.expressionTimeLimitMs, 3_600_000),
+      },
+    },
     allowPrivateNetwork: flag(settings.allowPrivateNetwork),
     trustedProxies: trustedProxies(settings.trustedProxies, read(settings.trustedProxies)),
     blobDir: resolve(read(settings.blobDir) || resolve(dataDir, "blobs")),

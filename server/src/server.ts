@@ -120,6 +120,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       artifacts,
       leaseMs: config.threadLeaseMs,
       concurrency: config.threadConcurrency,
+      limits: config.threadLimits,
       log: (msg, fields) => logger.warn(msg, fields),
     });
     const threads = createThreadMethods({ db, store: threadStore, signals, artifacts, downloadLinks, box, allowPrivateCallbacks: config.allowPrivateNetwork });

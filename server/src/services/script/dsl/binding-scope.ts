@@ -1,6 +1,8 @@
 import { celMap } from "@bufbuild/cel";
 import type { CelInput } from "@bufbuild/cel";
 import { jsonToCel } from "./cel-json.js";
+import { CostMeter, DEFAULT_EXPRESSION_LIMITS } from "./cost-meter.js";
+import type { ExpressionLimits } from "./cost-meter.js";
 import type { JsonValue } from "./cel-json.js";
 import type { ExpressionReferences } from "./expression-references.js";
 
@@ -13,6 +15,8 @@ import type { ExpressionReferences } from "./expression-references.js";
  * - `thread`: `{id, metadata}`;
  * - `vars`: the values bound by `set` steps;
  * - `locals`: inside `iterate`, the `as` name (default `item`) and `index`, innermost loop last.
+ *
+ * `limits` is not a name: it bounds the evaluations made with these bindings (cost-meter.ts).
  */
 export interface ExpressionBindings {
   inputs: JsonValue;
@@ -21,6 +25,7 @@ export interface ExpressionBindings {
   thread: { id: string; metadata: Readonly<Record<string, string>> };
   vars: Readonly<Record<string, JsonValue>>;
   locals?: Readonly<Record<string, JsonValue>>;
+  limits?: ExpressionLimits;
 }
 
 /**
@@ -39,11 +44,17 @@ export interface StepBinding {
  * roots it reads, and for `steps`/`vars` only the entries it names (unless it indexes them
  * dynamically). Reuse one scope for the expressions evaluated at the same moment (a template, the
  * branch conditions of a decide) so that a large step output is converted once.
+ *
+ * A scope is also one evaluation moment's budget: its expressions share one cost meter, so that
+ * a template with many expressions, or a `set` with many values, is bounded as a whole.
  */
 export class BindingScope {
   private readonly converted = new Map<string, CelInput>();
+  readonly meter: CostMeter;
 
-  constructor(readonly bindings: ExpressionBindings) {}
+  constructor(readonly bindings: ExpressionBindings) {
+    this.meter = new CostMeter(bindings.limits ?? DEFAULT_EXPRESSION_LIMITS);
+  }
 
   /** Whether `name` is bound at all (a local such as `item` may not be). */
   has(name: string): boolean {

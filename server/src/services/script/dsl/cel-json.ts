@@ -1,7 +1,8 @@
-import { celMap, isCelList, isCelMap, isCelType, isCelUint } from "@bufbuild/cel";
+import { celList, celMap, isCelList, isCelMap, isCelType, isCelUint } from "@bufbuild/cel";
 import type { CelInput, CelValue } from "@bufbuild/cel";
 import { toJson } from "@bufbuild/protobuf";
 import { isReflectMessage } from "@bufbuild/protobuf/reflect";
+import { chargeActive, CONTAINER_COST } from "./cost-meter.js";
 
 /**
  * The bridge between JSON (step outputs, inputs, templates) and CEL values.
@@ -14,8 +15,12 @@ import { isReflectMessage } from "@bufbuild/protobuf/reflect";
  * documented in docs/script-dsl.md: `5 / 2` is integer division (2); write `double(x) / 2.0`.
  * JSON `1.0` is the integer 1 (JSON.parse cannot tell them apart).
  *
- * Objects become CEL maps built from `Map`s, never from plain objects, so a key such as
- * `__proto__` is just a key.
+ * Lists and objects become CEL lists and maps that convert each value when it is first read
+ * (each such read is charged to the running evaluation, cost-meter.ts), so that an expression
+ * reading one field of a large step output does not convert the whole output: converting a few
+ * megabytes of JSON in full takes hundreds of milliseconds. A list or map that comes back
+ * unchanged (`${steps.fetch.output}`) is returned as the JSON it came from, without a copy. Keys
+ * are own properties only, so a key such as `__proto__` is just a key.
  *
  * CEL → JSON. `int`/`uint` become numbers when they are safe integers and fail otherwise (a silent
  * rounding would corrupt ids); `double` becomes a number unless it is NaN or infinite, which JSON
@@ -32,14 +37,99 @@ export class CelJsonError extends Error {
   override name = "CelJsonError";
 }
 
+/**
+ * The JSON a lazily converted list or map stands for, kept on it to be returned as it is. A
+ * property of our own rather than a WeakMap: converting a list of objects makes one per element,
+ * and WeakMap entries made that twice as slow.
+ */
+const ORIGIN = Symbol("json origin");
+type WithOrigin = { [ORIGIN]?: JsonValue };
+
 /** Converts JSON to a CEL input value, applying the number rule above. */
 export function jsonToCel(value: JsonValue): CelInput {
   if (value === null || typeof value === "boolean" || typeof value === "string") return value;
   if (typeof value === "number") return Number.isSafeInteger(value) ? BigInt(value) : value;
-  if (Array.isArray(value)) return value.map(jsonToCel);
-  const entries = new Map<string, CelInput>();
-  for (const key of Object.keys(value)) entries.set(key, jsonToCel(value[key] as JsonValue));
-  return celMap(entries);
+  const cel = Array.isArray(value) ? celList(lazyElements(value)) : celMap(new JsonObjectMap(value));
+  (cel as WithOrigin)[ORIGIN] = value;
+  return cel;
+}
+
+/** The elements of a JSON list, each converted and charged when it is first read. */
+function lazyElements(list: JsonValue[]): CelInput[] {
+  const converted: (CelInput | undefined)[] = new Array(list.length);
+  return new Proxy(converted, {
+    get(target, key, receiver) {
+      const index = typeof key === "string" ? arrayIndex(key, list.length) : -1;
+      if (index === -1) return Reflect.get(target, key, receiver) as unknown;
+      let value = target[index];
+      if (value === undefined) {
+        const item = list[index] as JsonValue;
+        chargeActive(typeof item === "object" && item !== null ? 1 + CONTAINER_COST : 1);
+        target[index] = value = jsonToCel(item);
+      }
+      return value;
+    },
+  }) as CelInput[];
+}
+
+/** `key` as an index below `length`, or -1 (a property such as `length` or `values`). */
+function arrayIndex(key: string, length: number): number {
+  const first = key.charCodeAt(0);
+  if (!(first >= 48 && first <= 57)) return -1;
+  const index = Number(key);
+  return Number.isInteger(index) && index < length ? index : -1;
+}
+
+/** A JSON object seen as a map, converting each value once, when it is first read. */
+class JsonObjectMap implements ReadonlyMap<string, CelInput> {
+  /** Made on the first read: a list of many objects makes many of these maps. */
+  private converted: Map<string, CelInput> | undefined;
+  private names: string[] | undefined;
+
+  constructor(private readonly object: JsonObject) {}
+
+  get size(): number {
+    return this.keyList().length;
+  }
+
+  get(key: string): CelInput | undefined {
+    let value = this.converted?.get(key);
+    if (value === undefined && typeof key === "string" && Object.hasOwn(this.object, key)) {
+      const item = this.object[key] as JsonValue;
+      chargeActive(typeof item === "object" && item !== null ? 1 + CONTAINER_COST : 1);
+      value = jsonToCel(item);
+      (this.converted ??= new Map()).set(key, value);
+    }
+    return value;
+  }
+
+  has(key: string): boolean {
+    return typeof key === "string" && Object.hasOwn(this.object, key);
+  }
+
+  keys(): MapIterator<string> {
+    return this.keyList().values();
+  }
+
+  *entries(): MapIterator<[string, CelInput]> {
+    for (const key of this.keyList()) yield [key, this.get(key) as CelInput];
+  }
+
+  *values(): MapIterator<CelInput> {
+    for (const key of this.keyList()) yield this.get(key) as CelInput;
+  }
+
+  forEach(callback: (value: CelInput, key: string, map: ReadonlyMap<string, CelInput>) => void): void {
+    for (const [key, value] of this.entries()) callback(value, key, this);
+  }
+
+  [Symbol.iterator](): MapIterator<[string, CelInput]> {
+    return this.entries();
+  }
+
+  private keyList(): string[] {
+    return (this.names ??= Object.keys(this.object));
+  }
 }
 
 /** Converts a CEL result to JSON, or throws CelJsonError for values JSON cannot hold. */
@@ -56,6 +146,8 @@ export function celToJson(value: CelValue): JsonValue {
   }
   if (value === null) return null;
   if (value instanceof Uint8Array) return Buffer.from(value).toString("base64");
+  const origin = (value as WithOrigin)[ORIGIN];
+  if (origin !== undefined) return origin;
   if (isCelUint(value)) return integerToJson(value.value);
   if (isCelList(value)) return Array.from(value, celToJson);
   if (isCelMap(value)) {

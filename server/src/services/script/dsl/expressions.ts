@@ -1,10 +1,12 @@
-import { celEnv, isCelError, parse, plan } from "@bufbuild/cel";
+import { isCelError, parse, plan } from "@bufbuild/cel";
 import type { CelInput, CelResult } from "@bufbuild/cel";
-import { strings } from "@bufbuild/cel/ext";
 import { celToJson, CelJsonError } from "./cel-json.js";
 import type { JsonValue } from "./cel-json.js";
 import { BindingScope } from "./binding-scope.js";
 import type { ExpressionBindings } from "./binding-scope.js";
+import { instrument } from "./cost-instrumentation.js";
+import { ExpressionLimitExceeded } from "./cost-meter.js";
+import { BASE_ENV, METERED_ENV } from "./metered-env.js";
 import { referencesOf } from "./expression-references.js";
 import type { ExpressionReferences } from "./expression-references.js";
 
@@ -20,18 +22,20 @@ import type { ExpressionReferences } from "./expression-references.js";
  * Compilation checks syntax and that every called function exists; which names an expression
  * may use is checked by the parser against the step's scope (see script-scope.ts), from the
  * `references` computed here.
+ *
+ * Every evaluation is bounded in cost and time (cost-meter.ts): the expressions evaluated with
+ * one BindingScope share its meter, and past a limit the evaluation stops and fails its step.
  */
 
 export type { ExpressionBindings, StepBinding } from "./binding-scope.js";
 export { BindingScope } from "./binding-scope.js";
+export type { ExpressionLimits } from "./cost-meter.js";
 
 /** Where an expression sits: the JSON Pointer of its field, and the id of its step if any. */
 export interface ExpressionSite {
   pointer: string;
   step?: string;
 }
-
-const ENV = celEnv({ funcs: strings });
 
 /** Calls the planner resolves itself rather than through the function table. */
 const SPECIAL_FORMS = new Set(["_&&_", "_||_", "_?_:_", "_[_]", "@not_strictly_false"]);
@@ -65,6 +69,11 @@ export class ExpressionEvaluationError extends Error {
   }
 }
 
+/** An evaluation stopped by its cost or time limit; the message names the limit. */
+export class ExpressionLimitError extends ExpressionEvaluationError {
+  override name = "ExpressionLimitError";
+}
+
 type Program = (bindings: Record<string, CelInput>) => CelResult;
 
 /** A compiled expression. `toJSON` gives its source, so a parsed document prints as it was written. */
@@ -74,6 +83,8 @@ export class CompiledExpression {
     readonly site: ExpressionSite,
     readonly references: ExpressionReferences,
     private readonly program: Program,
+    /** Nodes evaluated once per evaluation, charged when it starts. */
+    private readonly fixedCost: number,
   ) {}
 
   /** Parses and plans `source`; throws ExpressionSyntaxError. */
@@ -87,24 +98,34 @@ export class CompiledExpression {
     }
     const references = referencesOf(parsed.expr);
     for (const name of references.functions) {
-      if (!SPECIAL_FORMS.has(name) && ENV.funcs.find(name) === undefined) {
+      if (!SPECIAL_FORMS.has(name) && BASE_ENV.funcs.find(name) === undefined) {
         throw new ExpressionSyntaxError(site.pointer, source, `unknown function "${name}"`);
       }
     }
-    const program = plan(ENV, parsed) as Program;
-    return new CompiledExpression(source, site, references, program);
+    if (parsed.expr === undefined) throw new ExpressionSyntaxError(site.pointer, source, "empty expression");
+    const metered = instrument(parsed.expr);
+    const program = plan(METERED_ENV, metered.expr) as Program;
+    return new CompiledExpression(source, site, references, program, metered.fixedCost);
   }
 
   /** Evaluates to JSON; throws ExpressionEvaluationError naming the site. */
   evaluate(bindings: ExpressionBindings | BindingScope): JsonValue {
     const scope = bindings instanceof BindingScope ? bindings : new BindingScope(bindings);
+    const meter = scope.meter;
     let result: CelResult;
     try {
-      result = this.program(scope.celBindings(this.references));
+      // Inside the meter: converting what the expression reads is charged too (cel-json.ts).
+      result = meter.run(() => {
+        meter.charge(this.fixedCost);
+        return this.program(scope.celBindings(this.references));
+      });
     } catch (error) {
+      if (error instanceof ExpressionLimitExceeded) throw new ExpressionLimitError(this.site, this.source, error.message);
       // CEL reports errors as values; anything thrown is still this expression's failure.
       throw this.failure(scope, error instanceof Error ? error.message : String(error));
     }
+    // The evaluator turns what is thrown inside it into an error value: the meter says why.
+    if (meter.failure !== undefined) throw new ExpressionLimitError(this.site, this.source, meter.failure.message);
     if (isCelError(result)) throw this.failure(scope, result.message);
     try {
       return celToJson(result);

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import type { ExpressionBindings } from "../dsl/expressions.js";
+import type { BindingScope, ExpressionBindings } from "../dsl/expressions.js";
 import type { Step } from "../dsl/script-document.js";
 import { StepFailure } from "./run-outcome.js";
 
@@ -16,8 +16,11 @@ export interface Decision {
   readonly reasoning: string;
 }
 
-/** Strategy `rule`: the first branch whose condition holds, else the default branch, else none. */
-export function ruleDecision(step: DecideStep, bindings: ExpressionBindings): Decision {
+/**
+ * Strategy `rule`: the first branch whose condition holds, else the default branch, else none.
+ * Given one BindingScope, the conditions share one conversion of the bindings and one expression budget.
+ */
+export function ruleDecision(step: DecideStep, bindings: ExpressionBindings | BindingScope): Decision {
   for (const branch of step.decide.branches) {
     if (!branch.default && branch.when?.evaluateCondition(bindings)) {
       return { strategy: "rule", chosen_branch: branch.name, reasoning: `condition ${branch.when.source} matched` };

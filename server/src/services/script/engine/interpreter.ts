@@ -1,5 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { StepBinding } from "../dsl/expressions.js";
+import { BindingScope, type StepBinding } from "../dsl/expressions.js";
 import type { CompiledTemplate } from "../dsl/templates.js";
 import { effectivePolicy, LLM_TOOL, retryDelayMs, type JsonValue, type ScriptDocument, type Step } from "../dsl/script-document.js";
 import { ToolError } from "../tools/tool-error.js";
@@ -10,7 +10,9 @@ import type { EventWrite, StepEnd, StepRow, StepWrite, ThreadRow, ThreadStore } 
 import { llmDecision, llmDecisionRequest, ruleDecision, type Decision } from "./decision.js";
 import { describeFailure } from "./failure-text.js";
 import { Cancellation, containerStop, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
+import { shareEventLoop } from "./loop-share.js";
 import { StepScope } from "./step-scope.js";
+import { ThreadBudget, type ThreadLimits } from "./thread-budget.js";
 
 export interface InterpreterDeps {
   readonly store: ThreadStore;
@@ -30,6 +32,8 @@ export interface InterpreterDeps {
   now(): number;
   /** The server log, for what a step's `error` must not show. */
   log(message: string, fields: Record<string, unknown>): void;
+  /** The run's memory, concurrency and expression limits; default DEFAULT_THREAD_LIMITS. */
+  readonly limits?: ThreadLimits;
 }
 
 /**
@@ -40,10 +44,12 @@ export interface InterpreterDeps {
  */
 export async function runThread(thread: ThreadRow, document: ScriptDocument, deps: InterpreterDeps): Promise<JsonValue> {
   const recorded = new Map((await deps.store.steps(thread.orgId, thread.id)).map((row) => [row.stepPath, row]));
-  const runner = new Runner(thread, document, deps, recorded);
-  const scope = StepScope.root({ inputs: thread.input as JsonValue, env: thread.env, thread: { id: thread.id, metadata: thread.metadata } });
+  const budget = new ThreadBudget(deps.limits);
+  const runner = new Runner(thread, document, deps, recorded, budget);
+  const scope = StepScope.root({ inputs: thread.input as JsonValue, env: thread.env, thread: { id: thread.id, metadata: thread.metadata }, limits: budget.limits.expressions });
   const last = await runner.runList(document.steps, "", scope);
   if (!document.output) return last;
+  await shareEventLoop();
   return document.output.evaluate(scope.bindings());
 }
 
@@ -56,6 +62,7 @@ class Runner {
     private readonly document: ScriptDocument,
     private readonly deps: InterpreterDeps,
     private readonly recorded: Map<string, StepRow>,
+    private readonly budget: ThreadBudget,
   ) {
     this.override = (thread.resumeOverride ?? undefined) as JsonValue | undefined;
   }
@@ -63,13 +70,21 @@ class Runner {
   /** Runs a list; its result is the output of its last completed step. */
   async runList(steps: readonly Step[], base: string, scope: StepScope): Promise<JsonValue> {
     let last: JsonValue = null;
-    for (const [index, step] of steps.entries()) {
-      const path = base === "" ? String(index) : `${base}.${index}`;
-      const binding = await this.runStep(step, path, base, scope);
-      scope.steps[step.id] = binding;
-      if (binding.status === "completed") last = binding.output;
+    let lastPath: string | undefined;
+    // The list's outputs count against the memory limit until it ends; then only its result does.
+    const held = this.budget.list(base.slice(0, Math.max(0, base.lastIndexOf("."))));
+    try {
+      for (const [index, step] of steps.entries()) {
+        const path = base === "" ? String(index) : `${base}.${index}`;
+        const binding = await this.runStep(step, path, base, scope);
+        held.settle(path, binding.output);
+        scope.steps[step.id] = binding;
+        if (binding.status === "completed") [last, lastPath] = [binding.output, path];
+      }
+      return last;
+    } finally {
+      held.close(lastPath);
     }
-    return last;
   }
 
   private async runStep(step: Step, path: string, parentPath: string, scope: StepScope): Promise<StepBinding> {
@@ -87,6 +102,8 @@ class Runner {
     const identity = { orgId: this.thread.orgId, threadId: this.thread.id, stepPath: path, stepId: step.id, name: step.name, primitive: step.primitive, tool, parentPath };
     const save = (patch: Partial<StepRow>) => this.deps.saveStep({ ...identity, status: "running", startedAt: started, ...patch });
     try {
+      // Threads share the event loop with every request: one piece of their work per turn.
+      await shareEventLoop();
       if (step.when && !step.when.evaluateCondition(scope.bindings())) {
         await this.checkCancel(path);
         await save({ status: "skipped", finishedAt: this.deps.now() });
@@ -97,6 +114,7 @@ class Runner {
       if (row?.status === "waiting" || row?.status === "paused") await this.checkCancel(path);
       else await this.begin({ ...identity, input, startedAt: started });
       const output = await this.execute(step, path, scope, row, save, input as JsonObject | null);
+      this.budget.hold(path, step.name, output);
       const finished = this.deps.now();
       const event = { ...threadEvent.stepCompleted({ stepPath: path, name: step.name }, finished - started), at: finished };
       if (!(await this.deps.finishStep({ orgId: this.thread.orgId, threadId: this.thread.id, stepPath: path, status: "completed", output, error: "", finishedAt: finished }, event))) {
@@ -132,13 +150,16 @@ class Runner {
     save: (patch: Partial<StepRow>) => Promise<void>,
     input: JsonObject | null,
   ): Promise<JsonValue> {
+    await shareEventLoop();
     const bindings = scope.bindings();
     switch (step.primitive) {
       case "execute":
         return this.callTool(step, path, step.execute.tool, input ?? {}, row, save);
       case "set": {
+        // One scope: the values share one conversion of the bindings and one expression budget.
+        const moment = new BindingScope(bindings);
         const values: JsonObject = {};
-        for (const [name, template] of Object.entries(step.set.values)) values[name] = template.evaluate(bindings);
+        for (const [name, template] of Object.entries(step.set.values)) values[name] = template.evaluate(moment);
         return values;
       }
       case "fail":
@@ -192,6 +213,7 @@ class Runner {
         threadId: this.thread.id,
         stepPath: path,
         env: this.thread.env,
+        memory: this.budget.reads(path, step.name),
         writeArtifact: async (name, contentType, bytes) => {
           await this.deps.artifacts.write({ threadId: this.thread.id, orgId: this.thread.orgId, stepPath: path }, name, contentType, bytes);
         },
@@ -245,7 +267,7 @@ class Runner {
     if (!decision) {
       decision =
         step.decide.strategy === "rule"
-          ? ruleDecision(step, scope.bindings())
+          ? ruleDecision(step, new BindingScope(scope.bindings()))
           : llmDecision(step, path, await this.callTool(step, path, LLM_TOOL, llmDecisionRequest(step, scope.bindings()), row, save));
       await save({ input: { decision } as never });
       await this.deps.emit(threadEvent.decision(path, { strategy: decision.strategy, chosenBranch: decision.chosen_branch, reasoning: decision.reasoning }));
@@ -263,18 +285,33 @@ class Runner {
     const results: JsonValue[] = new Array(items.length).fill(null);
     let next = 0;
     const stops: unknown[] = [];
-    // At most maxConcurrency iterations at a time; after a failure (or a suspension) no new one starts.
-    const lane = async () => {
+    // At most maxConcurrency iterations at a time, and beyond the first lane only while the
+    // thread has a free iteration slot; after a failure (or a suspension) no new one starts. Once
+    // every item is taken, lanes still waiting for a slot give up (they would hold the loop open for ever).
+    const drained = new AbortController();
+    const stopWaiting = AbortSignal.any([drained.signal, this.deps.signal]);
+    const lane = async (first: boolean) => {
       while (stops.length === 0 && next < items.length) {
+        let release: () => void;
+        try {
+          release = await this.budget.iteration(first, stopWaiting);
+        } catch {
+          return;
+        }
+        if (stops.length > 0 || next >= items.length) return release();
         const k = next++;
+        if (next >= items.length) drained.abort();
         try {
           results[k] = await this.runList(step.iterate.steps, `${path}.${k}`, scope.child({ [step.iterate.as]: items[k]!, index: k }));
         } catch (error) {
           stops.push(error);
+          drained.abort();
+        } finally {
+          release();
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(step.iterate.maxConcurrency, items.length) }, lane));
+    await Promise.all(Array.from({ length: Math.min(step.iterate.maxConcurrency, items.length) }, (_, index) => lane(index === 0)));
     if (stops.length > 0) throw containerStop(stops);
     return results;
   }

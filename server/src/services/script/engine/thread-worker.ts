@@ -12,8 +12,10 @@ import type { ThreadSignals } from "../threads/thread-signals.js";
 import type { ThreadRow, ThreadStore } from "../threads/thread-store.js";
 import { runThread } from "./interpreter.js";
 import { failureLogFields } from "./failure-text.js";
+import { shareEventLoop } from "./loop-share.js";
 import { outputWarnings } from "./output-warnings.js";
 import { Cancellation, LeaseLost, StepFailure, Suspension } from "./run-outcome.js";
+import type { ThreadLimits } from "./thread-budget.js";
 
 /** The longest delay setTimeout keeps (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -33,6 +35,8 @@ export interface ThreadWorkerOptions {
   readonly leaseMs?: number;
   /** Safety-net poll for runnable threads (waits ending, signals missed). */
   readonly pollMs?: number;
+  /** What one run of a thread may hold and spend (memory, concurrent iterations, expressions). */
+  readonly limits?: ThreadLimits;
   readonly now?: () => number;
   readonly log?: (message: string, fields: Record<string, unknown>) => void;
 }
@@ -122,22 +126,30 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
         tools,
         artifacts,
         signal: abort.signal,
+        // Every database call of a run waits for its turn of the event loop (loop-share.ts).
         saveStep: async (step) => {
+          await shareEventLoop();
           if (!(await store.saveStep(step, owner))) throw new LeaseLost("lease lost");
         },
         beginStep: async (step, event) => {
+          await shareEventLoop();
           const outcome = await store.beginStep(owner, step, event);
           if (outcome === "started") notify(thread.id);
           return outcome;
         },
         finishStep: async (step, event) => {
+          await shareEventLoop();
           const finished = await store.finishStep(owner, step, event);
           if (finished) notify(thread.id);
           return finished;
         },
         now,
         log,
-        emit: (event) => emit(thread, event),
+        limits: options.limits,
+        emit: async (event) => {
+          await shareEventLoop();
+          await emit(thread, event);
+        },
       });
       await finish(thread, document, output, started);
     } catch (error) {

@@ -156,6 +156,24 @@ describe("http.request", () => {
     expect((await toolError(request({ url: `${server.url}/huge-streamed` }), "failed")).message).toContain("is larger than the limit of 10 MiB");
   });
 
+  it("counts the body against the thread's memory as it arrives, and stops reading when it does not fit", async () => {
+    let reserved = 0;
+    const counting = { reserve: (bytes: number) => void (reserved += bytes) };
+    await registry.invoke("org", "http.request", { url: `${server.url}/json` }, { ...testContext(), memory: counting });
+    expect(reserved).toBe(JSON.stringify({ ok: true, items: [1, 2] }).length);
+
+    reserved = 0;
+    const limited = {
+      reserve(bytes: number) {
+        if (reserved + bytes > 3 * 1024 * 1024) throw new Error(`step "get" (0) exceeded the thread's memory limit of 3 MiB`);
+        reserved += bytes;
+      },
+    };
+    const error = await toolError(registry.invoke("org", "http.request", { url: `${server.url}/huge-streamed` }, { ...testContext(), memory: limited }), "failed");
+    expect(error.message).toBe(`http.request: the response body of GET ${server.url}/huge-streamed was not read in full: step "get" (0) exceeded the thread's memory limit of 3 MiB`);
+    expect(reserved).toBeLessThanOrEqual(3 * 1024 * 1024);
+  });
+
   it("times out after the request's timeout", async () => {
     const started = Date.now();
     const error = await toolError(request({ url: `${server.url}/slow?token=secret`, timeout: "100ms" }), "timeout");

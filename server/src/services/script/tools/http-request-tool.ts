@@ -92,7 +92,7 @@ async function httpRequest(fetchFn: typeof fetch, network: Network, input: JsonO
     // Node's fetch takes undici's `dispatcher`, which the DOM RequestInit type does not declare.
     const init: RequestInit & { dispatcher: Dispatcher } = { method, headers, body, signal, redirect: "follow", dispatcher: network.dispatcher };
     const response = await fetchFn(url, init);
-    const bytes = await readCappedBody(response, MAX_RESPONSE_BYTES, `http.request: the response body of ${target}`);
+    const bytes = await readCappedBody(response, MAX_RESPONSE_BYTES, `http.request: the response body of ${target}`, context.memory);
     return {
       status: response.status,
       headers: responseHeaders(response.headers),

@@ -98,7 +98,7 @@ async function postCompletion(fetchFn: typeof fetch, llm: LlmConfig, body: JsonO
   try {
     const response = await fetchFn(endpoint, { method: "POST", headers, body: JSON.stringify(body), signal: context.signal });
     status = response.status;
-    text = new TextDecoder().decode(await readCappedBody(response, MAX_ANSWER_BYTES, `llm.complete: the answer of ${endpoint}`));
+    text = new TextDecoder().decode(await readCappedBody(response, MAX_ANSWER_BYTES, `llm.complete: the answer of ${endpoint}`, context.memory));
   } catch (error) {
     if (context.signal.aborted) throw context.signal.reason;
     if (error instanceof ToolError) throw error;

@@ -1,11 +1,14 @@
 import { ToolError } from "./tool-error.js";
+import type { MemoryReservation } from "./tool.js";
 
 /**
  * Reads a response body, refusing it once it passes `maxBytes` (and before reading when the
  * declared content-length already does), so a huge or endless answer cannot exhaust the server's
- * memory. `what` names the body in the error (`http.request: the response body`).
+ * memory. `what` names the body in the error (`http.request: the response body`). Each chunk is
+ * counted against the thread's memory limit (`memory`) before it is kept; when it does not fit,
+ * the rest of the body is not read and what undici buffered is released.
  */
-export async function readCappedBody(response: Response, maxBytes: number, what: string): Promise<Uint8Array> {
+export async function readCappedBody(response: Response, maxBytes: number, what: string, memory?: MemoryReservation): Promise<Uint8Array> {
   const declared = Number(response.headers.get("content-length") ?? "");
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel().catch(() => undefined);
@@ -22,6 +25,12 @@ export async function readCappedBody(response: Response, maxBytes: number, what:
     if (total > maxBytes) {
       await reader.cancel().catch(() => undefined);
       throw tooLarge(what, maxBytes, `passed ${maxBytes} bytes`);
+    }
+    try {
+      memory?.reserve(value.byteLength);
+    } catch (error) {
+      await reader.cancel().catch(() => undefined);
+      throw new ToolError("failed", `${what} was not read in full: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
     chunks.push(value);
   }

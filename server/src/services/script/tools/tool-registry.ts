@@ -85,6 +85,7 @@ export function createToolRegistry(sources: readonly ToolSource[], options: Tool
           threadId: context.threadId,
           stepPath: context.stepPath,
           env: context.env,
+          memory: context.memory,
           writeArtifact: (artifactName, contentType, bytes) => context.writeArtifact(artifactName, contentType, bytes),
         }),
       );

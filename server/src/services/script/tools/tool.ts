@@ -51,6 +51,15 @@ export interface ToolDefinition {
   readonly createdAtMs: number;
 }
 
+/**
+ * The thread's memory limit as a tool sees it: a tool that reads data into memory (a response
+ * body) reports the bytes as they arrive, and stops when `reserve` throws: the thread holds or
+ * reads too much already, and the error says which step and which limit.
+ */
+export interface MemoryReservation {
+  reserve(bytes: number): void;
+}
+
 /** What a tool call may use besides its input. */
 export interface ToolContext {
   /** Aborted when the call times out or its thread is cancelled; tools stop work when it fires. */
@@ -64,6 +73,8 @@ export interface ToolContext {
   readonly stepPath: string;
   /** The thread's merged environment (tenant variables under the script overlay). */
   readonly env: Readonly<Record<string, string>>;
+  /** Counts what the call reads into memory against its thread's limit; absent, nothing is counted. */
+  readonly memory?: MemoryReservation;
   /** Stores an artifact of the thread in object storage; the same name overwrites. */
   writeArtifact(name: string, contentType: string, bytes: Uint8Array): Promise<void>;
 }
