@@ -62,6 +62,8 @@ export class DocumentReader {
 
   string(pointer: string, value: JsonValue | undefined, options: { nonEmpty?: boolean; maxLength?: number } = {}): string | undefined {
     if (typeof value !== "string") return this.wrongType(pointer, value, "a string");
+    // Names and descriptions are stored as text, which cannot hold U+0000 (values can: they are JSON).
+    if (value.includes("\0")) return this.fail(pointer, "must not contain the NUL character (U+0000)");
     if (options.nonEmpty === true && value.trim() === "") return this.fail(pointer, "must not be empty");
     if (options.maxLength !== undefined && value.length > options.maxLength) return this.fail(pointer, `must be at most ${options.maxLength} characters`);
     return value;

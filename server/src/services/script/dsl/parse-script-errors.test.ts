@@ -52,6 +52,7 @@ describe("invalid documents: every problem names its path, line and column", () 
     ["a misspelt primitive", lines(...head, "  - id: a", "    exectue: {tool: t}"), [["/steps/0/exectue", 4, 5, 'unknown key "exectue" (did you mean "execute"?)']]],
     ["a snake_case key", lines(...head, "  - id: a", "    continue_on_error: true", "    execute: {tool: t}"), [["/steps/0/continue_on_error", 4, 5, 'unknown key "continue_on_error" (did you mean "continueOnError"?)']]],
     ["a missing id", lines(...head, "  - yield: {value: 1}"), [["/steps/0/id", 3, 5, "is required"]]],
+    ["a step name holding NUL", lines(...head, '  - {id: a, name: "x\\0y", yield: {value: 1}}'), [["/steps/0/name", 3, 19, "must not contain the NUL character (U+0000)"]]],
     ["an id that is a CEL literal", lines(...head, "  - {id: 'null', yield: {value: 1}}"), [["/steps/0/id", 3, 10, 'id "null" is a reserved word of the expression language']]],
     [
       "a duplicate id in a nested list",
