@@ -94,6 +94,9 @@ describe("NUL characters on the identity planes", () => {
       ["GET", "/pools/edge/users?emailFilter=a%00", undefined, "query.emailFilter"],
       ["PATCH", "/pools/edge", { displayName: "Edge\0" }, "body.displayName"],
       ["POST", "/pools/edge/tenants", { slug: "t", displayName: "T\0" }, "body.displayName"],
+      // JSON documents written as strings: the NUL is an escape in the text, a character in the document.
+      ["POST", "/pools/edge/tenants", { slug: "t", metadataJson: '{"a":"\\u0000"}' }, "body.metadataJson.a"],
+      ["POST", "/pools/edge/connections", { kind: "local", configJson: '{"a":"\\u0000"}', enabled: true }, "body.configJson.a"],
     ];
     for (const [method, path, body, field] of cases) {
       const answer = await callIdentityAdmin(method, path, acme.headers, body);

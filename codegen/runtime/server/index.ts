@@ -14,4 +14,4 @@ export {
   type UnexpectedErrorContext,
   type UnexpectedErrorHandler,
 } from "./normalize-error.js";
-export { NUL_REASON } from "./nul-character.js";
+export { findNulInJson, NUL_REASON } from "./nul-character.js";

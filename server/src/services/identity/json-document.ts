@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { findNulInJson, NUL_REASON } from "@platform/codegen/runtime/server";
 import type { JsonObject } from "./identity-schema.js";
 
 /** The largest JSON document a pool, tenant or connection holds. */
@@ -6,7 +7,8 @@ export const MAX_JSON_DOCUMENT_CHARS = 64 * 1024;
 
 /**
  * Reads a `*Json` field of the admin API: a JSON object written as a string. `{}` is the empty
- * document, which is how a caller clears one. Errors name the field.
+ * document, which is how a caller clears one. Errors name the field; a string holding U+0000,
+ * which jsonb cannot store, is one of them.
  */
 export function parseJsonDocument(field: string, text: string): JsonObject {
   if (text.length > MAX_JSON_DOCUMENT_CHARS) invalid(`${field} is ${text.length} characters; at most ${MAX_JSON_DOCUMENT_CHARS}`);
@@ -17,6 +19,9 @@ export function parseJsonDocument(field: string, text: string): JsonObject {
     invalid(`${field} is not JSON: ${(error as Error).message}`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) invalid(`${field} must be a JSON object, like {}`);
+  // The text holds `\u0000` escapes, not the character, so the edge's check could not see it.
+  const nul = findNulInJson(value, field);
+  if (nul !== undefined) invalid(`${nul}: ${NUL_REASON}`);
   return value as JsonObject;
 }
 

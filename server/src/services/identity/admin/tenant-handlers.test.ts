@@ -32,6 +32,9 @@ describe(`tenant handlers (${engineName})`, () => {
     expect([bad.status, bad.body.message]).toEqual([400, expect.stringMatching(/^body\.slug/)]);
     const notObject = await plane.request("POST", "/pools/teams/tenants", acme.headers, { slug: "us", metadataJson: "[1]" });
     expect([notObject.status, notObject.body.message]).toEqual([400, expect.stringMatching(/^body\.metadataJson/)]);
+    // An escaped NUL is no NUL in the request's text, but one in the document, which jsonb cannot hold.
+    const nul = await plane.request("POST", "/pools/teams/tenants", acme.headers, { slug: "us", metadataJson: '{"note":["\\u0000"]}' });
+    expect([nul.status, nul.body.message]).toEqual([400, "body.metadataJson.note[0]: must not contain the NUL character (U+0000)"]);
     expect((await plane.request("PATCH", "/pools/teams/tenants/eu", acme.headers, { displayName: "Europe" })).body).toMatchObject({ displayName: "Europe", metadataJson: '{"tier":"gold"}' });
     expect((await plane.request("PATCH", "/pools/teams/tenants/nope", acme.headers, { displayName: "x" })).status).toBe(404);
   });
