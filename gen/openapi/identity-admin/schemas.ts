@@ -328,6 +328,12 @@ export const IdentityAdminValidation: RestValidationSchemas = {
         "recover": {
           "$ref": "#/$defs/RateLimit"
         },
+        "recover_ip": {
+          "$ref": "#/$defs/RateLimit"
+        },
+        "recover_email": {
+          "$ref": "#/$defs/RateLimit"
+        },
         "reset": {
           "$ref": "#/$defs/RateLimit"
         },

@@ -165,9 +165,9 @@ export interface PasswordPolicy {
  * Budgets of the credential endpoints, each a number of requests per window; over budget the
  * issuer answers 429 with `Retry-After`. Not shown in the specification; the keys follow the
  * issuer's endpoints and the defaults follow Supabase's and Auth0's. Password checks are
- * counted three ways (`login`, `login_ip`, `login_email`) so that nobody can lock an account's
- * owner out by guessing, as Auth0's brute-force protection blocks a client for one account
- * rather than the account.
+ * counted three ways (`login`, `login_ip`, `login_email`), and recovery requests likewise
+ * (`recover`, `recover_ip`, `recover_email`), so that nobody can lock an account's owner out,
+ * as Auth0's brute-force protection blocks a client for one account rather than the account.
  */
 export interface RateLimits {
   /** Every POST /token, per client IP. Default 600 per 60 seconds. */
@@ -188,8 +188,19 @@ export interface RateLimits {
   login_email?: RateLimit;
   /** POST /signup, per client IP. Default 30 per 3600 seconds. */
   signup?: RateLimit;
-  /** POST /recover, per e-mail address and per client IP. Default 5 per 3600 seconds. */
+  /**
+   * POST /recover for one e-mail address from one client IP. Default 5 per 3600 seconds.
+   * Asking from one client stops here without touching the account's owner elsewhere.
+   */
   recover?: RateLimit;
+  /** POST /recover from one client IP, whatever the e-mail address. Default 20 per 3600 seconds. */
+  recover_ip?: RateLimit;
+  /**
+   * POST /recover for one e-mail address from every client IP together: the cap on recovery
+   * mails one mailbox receives. Default 20 per 3600 seconds. A request refused by `recover`
+   * or `recover_ip` is not counted here.
+   */
+  recover_email?: RateLimit;
   /** POST /reset, per client IP. Default 10 per 3600 seconds. */
   reset?: RateLimit;
   /** POST /verify, per client IP. Default 30 per 3600 seconds. */

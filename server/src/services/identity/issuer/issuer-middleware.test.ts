@@ -30,7 +30,7 @@ describe(`issuer middleware: CORS, rate limits, migration lock (${engineName})`,
   });
 
   it("answers 429 with Retry-After in each operation's shape: OAuth JSON, {error} and a page", async () => {
-    const pool = await plane.pool({ policies: { rate_limits: { token: { requests: 1, window_seconds: 30 }, recover: { requests: 1, window_seconds: 30 } } } });
+    const pool = await plane.pool({ policies: { rate_limits: { token: { requests: 1, window_seconds: 30 }, recover_ip: { requests: 1, window_seconds: 30 } } } });
     const token = () => plane.request("POST", `${pool.issuer}/token`, { form: { grant_type: "refresh_token", refresh_token: "x" } });
     expect((await token()).status).toBe(401);
     const limited = await token();
@@ -65,6 +65,17 @@ describe(`issuer middleware: CORS, rate limits, migration lock (${engineName})`,
     // One client trying many addresses is stopped by its own budget.
     const sprayer = (i: number) => signIn("203.0.113.9", "wrong guess", `nobody-${i}@example.com`);
     expect([await sprayer(1), await sprayer(2), await sprayer(3), await sprayer(4)]).toEqual([401, 401, 401, 429]);
+  });
+
+  it("throttles recovery mails per address and client first, so asking from one client never uses up the owner's", async () => {
+    const budget = (requests: number) => ({ requests, window_seconds: 3600 });
+    const pool = await plane.pool({ policies: { rate_limits: { recover: budget(2), recover_email: budget(3), recover_ip: budget(10) } } });
+    const recover = async (from: string) => (await plane.request("POST", `${pool.issuer}/recover`, { json: { email: "owner@example.com" }, headers: { "x-forwarded-for": from } })).status;
+    expect([await recover("203.0.113.1"), await recover("203.0.113.1")]).toEqual([200, 200]);
+    for (let i = 0; i < 5; i++) expect(await recover("203.0.113.1")).toBe(429);
+    // The refusals did not spend the address's budget: the owner asks from elsewhere.
+    expect(await recover("198.51.100.2")).toBe(200);
+    expect(await recover("198.51.100.3")).toBe(429);
   });
 
   it("counts a password grant that names its user as username like one that says email", async () => {

@@ -75,22 +75,24 @@ type Stage = readonly (readonly [BudgetName, RateSubject])[];
  * The counters a request is counted against, in stages: a stage is counted only when every
  * counter of the stages before it had budget left. So a password check refused for its client
  * address does not spend the e-mail address's budget shared by every client address, and
- * guessing from one address cannot use it up for the account's owner.
+ * guessing (or asking for recovery mails) from one address cannot use it up for the account's owner.
  */
 function countsOf(call: RestCall, ip: string): Stage[] {
   const body = typeof call.input.body === "object" && call.input.body !== null ? (call.input.body as Record<string, unknown>) : {};
   // The password grant may name its user `username` (RFC 6749); the other endpoints say `email`.
   const email = typeof body.email === "string" ? body.email : typeof body.username === "string" ? body.username : undefined;
-  const passwordCheck = (): Stage[] =>
+  // Tight per address and client, then per client, and loose per address from every client.
+  const threeWays = (pair: BudgetName, perIp: BudgetName, perEmail: BudgetName): Stage[] =>
     email === undefined
-      ? [[["login_ip", { ip }]]]
+      ? [[[perIp, { ip }]]]
       : [
           [
-            ["login", { ip, email }],
-            ["login_ip", { ip }],
+            [pair, { ip, email }],
+            [perIp, { ip }],
           ],
-          [["login_email", { email }]],
+          [[perEmail, { email }]],
         ];
+  const passwordCheck = () => threeWays("login", "login_ip", "login_email");
   switch (call.operation.operationId) {
     case "token":
       return [[["token", { ip }]], ...(body.grant_type === "password" ? passwordCheck() : [])];
@@ -99,7 +101,7 @@ function countsOf(call: RestCall, ip: string): Stage[] {
     case "signup":
       return [[["signup", { ip }]]];
     case "recoverPassword":
-      return [[["recover", { ip }], ...(email === undefined ? [] : [["recover", { email }] as const])]];
+      return threeWays("recover", "recover_ip", "recover_email");
     case "resetPassword":
       return [[["reset", { ip }]]];
     case "verifyEmail":

@@ -4,7 +4,7 @@ import type { Database } from "../../../db/database.js";
 import { identityRateLimits, type JsonObject } from "../identity-schema.js";
 import type { PoolRef } from "../pool-store.js";
 
-export type BudgetName = "token" | "login" | "login_email" | "login_ip" | "signup" | "recover" | "reset" | "verify";
+export type BudgetName = "token" | "login" | "login_email" | "login_ip" | "signup" | "recover" | "recover_email" | "recover_ip" | "reset" | "verify";
 
 export interface RateBudget {
   readonly requests: number;
@@ -17,7 +17,8 @@ export interface RateBudget {
  * address together (`login`), so guessing from one address stops soon without touching anyone
  * else; per client address (`login_ip`), against one address trying many accounts; and loosely
  * per e-mail address from everywhere (`login_email`), ten addresses' worth, against guessing
- * spread over many addresses.
+ * spread over many addresses. Recovery mails are counted the same three ways, so that nobody can
+ * spend an account's recovery budget for its owner either.
  */
 export const DEFAULT_BUDGETS: Readonly<Record<BudgetName, RateBudget>> = {
   token: { requests: 600, windowSeconds: 60 },
@@ -26,6 +27,8 @@ export const DEFAULT_BUDGETS: Readonly<Record<BudgetName, RateBudget>> = {
   login_ip: { requests: 30, windowSeconds: 300 },
   signup: { requests: 30, windowSeconds: 3600 },
   recover: { requests: 5, windowSeconds: 3600 },
+  recover_email: { requests: 20, windowSeconds: 3600 },
+  recover_ip: { requests: 20, windowSeconds: 3600 },
   reset: { requests: 10, windowSeconds: 3600 },
   verify: { requests: 30, windowSeconds: 3600 },
 };
