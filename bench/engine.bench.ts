@@ -4,6 +4,7 @@
 // are `set` steps, which do no work, so what is measured is the engine (claim, lease, step rows,
 // events, signals). On the embedded database, or on PostgreSQL with DATABASE_URL.
 // Run: npx tsx bench/engine.bench.ts [threads=300]
+import { randomBytes } from "node:crypto";
 import { createHash } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -20,7 +21,6 @@ import { createArtifactStore } from "../server/src/services/script/threads/artif
 import { createThreadSignals } from "../server/src/services/script/threads/thread-signals.js";
 import { createThreadStore, TERMINAL } from "../server/src/services/script/threads/thread-store.js";
 import { createToolRegistry } from "../server/src/services/script/tools/tool-registry.js";
-import { randomBytes } from "node:crypto";
 import { createSecretBox, SECRET_KEY_BYTES } from "../server/src/services/secrets/secret-box.js";
 
 const threadCount = Number(process.argv[2] ?? 300);

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,17 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
 import { createFilesystemBlobStore } from "../../../blob/filesystem-blob-store.js";
 import { DEFAULT_EXPRESSION_LIMITS } from "../dsl/cost-meter.js";
-import { compileContract } from "../dsl/contract.js";
-import { parseScript } from "../dsl/parse-script.js";
-import { toolsRequired } from "../dsl/tools-required.js";
 import { createScriptStore, type ScriptStore } from "../script-store.js";
 import { createArtifactStore } from "../threads/artifact-store.js";
 import { createThreadSignals, type ThreadSignals } from "../threads/thread-signals.js";
+import { insertScriptThread } from "../threads/thread-test-kit.js";
 import { createThreadStore, TERMINAL, type ThreadRow, type ThreadStore } from "../threads/thread-store.js";
 import type { Tool } from "../tools/tool.js";
 import { createToolRegistry } from "../tools/tool-registry.js";
 import { createThreadWorker, type ThreadWorker } from "./thread-worker.js";
-import { randomBytes } from "node:crypto";
 import { createSecretBox, SECRET_KEY_BYTES } from "../../secrets/secret-box.js";
 
 // A thread's budget through the worker: a memory limit of 1 MiB and 3 iteration slots, on the
@@ -71,23 +68,11 @@ afterAll(async () => {
 });
 
 async function run(source: string): Promise<ThreadRow> {
-  const orgId = await database.createOrganization();
-  const document = parseScript(source);
-  const name = `s-${Math.random().toString(36).slice(2, 8)}`;
-  const contract = compileContract(document).toProto();
-  const { script } = await scripts.publish(orgId, {
-    name,
-    source,
-    sourceSha256: createHash("sha256").update(source).digest("hex"),
-    description: "",
-    contract: { inputs: contract.inputs, outputs: contract.outputs },
-    toolsRequired: toolsRequired(document),
-  });
-  const thread = await store.insert({ orgId, scriptName: name, scriptVersion: script.activeVersion, input: {}, env: {}, metadata: {}, totalSteps: document.steps.length });
+  const thread = await insertScriptThread(database, store, source);
   await signals.runnable();
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const row = (await store.get(orgId, thread.id))!;
+    const row = (await store.get(thread.orgId, thread.id))!;
     if (TERMINAL.has(row.status)) return row;
     if (Date.now() > deadline) throw new Error(`thread ${thread.id} stayed ${row.status}`);
     await new Promise((resolve) => setTimeout(resolve, 25));

@@ -1,19 +1,17 @@
-import { createHash } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
 import { threadSteps } from "../../../db/schema.js";
-import { compileContract } from "../dsl/contract.js";
-import { parseScript } from "../dsl/parse-script.js";
 import { createScriptStore, type ScriptStore } from "../script-store.js";
 import { createThreadSignals, type ThreadSignals } from "../threads/thread-signals.js";
+import { insertScriptThread } from "../threads/thread-test-kit.js";
 import { createThreadStore, TERMINAL, type ThreadRow, type ThreadStore } from "../threads/thread-store.js";
 import { ToolError } from "../tools/tool-error.js";
 import type { Tool, ToolContext } from "../tools/tool.js";
 import { createToolRegistry } from "../tools/tool-registry.js";
 import { createThreadWorker, type ThreadWorker } from "./thread-worker.js";
-import { randomBytes } from "node:crypto";
 import { createSecretBox, SECRET_KEY_BYTES } from "../../secrets/secret-box.js";
 
 // The worker with a single slot and a poll interval far longer than any test: a thread whose
@@ -57,19 +55,7 @@ afterAll(async () => {
 });
 
 async function startThread(source: string): Promise<ThreadRow> {
-  const orgId = await database.createOrganization();
-  const document = parseScript(source);
-  const name = `s-${Math.random().toString(36).slice(2, 8)}`;
-  const contract = compileContract(document).toProto();
-  const { script } = await scripts.publish(orgId, {
-    name,
-    source,
-    sourceSha256: createHash("sha256").update(source).digest("hex"),
-    description: "",
-    contract: { inputs: contract.inputs, outputs: contract.outputs },
-    toolsRequired: [],
-  });
-  const thread = await store.insert({ orgId, scriptName: name, scriptVersion: script.activeVersion, input: {}, env: {}, metadata: {}, totalSteps: document.steps.length });
+  const thread = await insertScriptThread(database, store, source);
   await signals.runnable();
   return thread;
 }

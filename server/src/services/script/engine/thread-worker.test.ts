@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,18 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
 import type { BlobStore } from "../../../blob/blob-store.js";
 import { createFilesystemBlobStore } from "../../../blob/filesystem-blob-store.js";
-import { compileContract } from "../dsl/contract.js";
-import { parseScript } from "../dsl/parse-script.js";
-import { toolsRequired } from "../dsl/tools-required.js";
 import { createScriptStore, type ScriptStore } from "../script-store.js";
 import { artifactKey, createArtifactStore, type ArtifactStore } from "../threads/artifact-store.js";
 import { createThreadSignals, type ThreadSignals } from "../threads/thread-signals.js";
+import { insertScriptThread } from "../threads/thread-test-kit.js";
 import { createThreadStore, TERMINAL, type ThreadRow, type ThreadStore } from "../threads/thread-store.js";
 import { createNativeToolSource } from "../tools/native-tools.js";
 import type { Tool, ToolContext } from "../tools/tool.js";
 import { createToolRegistry } from "../tools/tool-registry.js";
 import { createThreadWorker, type ThreadWorker } from "./thread-worker.js";
-import { randomBytes } from "node:crypto";
 import { createSecretBox, SECRET_KEY_BYTES } from "../../secrets/secret-box.js";
 
 // The engine end to end below the API: threads inserted as CreateThread does, run by the worker
@@ -81,19 +78,7 @@ afterAll(async () => {
 });
 
 async function startThread(source: string, input: JsonObject = {}): Promise<ThreadRow> {
-  const orgId = await database.createOrganization();
-  const document = parseScript(source);
-  const name = `s-${Math.random().toString(36).slice(2, 8)}`;
-  const contract = compileContract(document).toProto();
-  const { script } = await scripts.publish(orgId, {
-    name,
-    source,
-    sourceSha256: createHash("sha256").update(source).digest("hex"),
-    description: document.description,
-    contract: { inputs: contract.inputs, outputs: contract.outputs },
-    toolsRequired: toolsRequired(document),
-  });
-  const thread = await store.insert({ orgId, scriptName: name, scriptVersion: script.activeVersion, input, env: {}, metadata: {}, totalSteps: document.steps.length });
+  const thread = await insertScriptThread(database, store, source, input);
   await signals.runnable();
   return thread;
 }

@@ -14,6 +14,7 @@ import type { DatabaseHandle } from "../../../db/database.js";
 import type { StepStatus } from "../../../db/schema.js";
 import { compileContract } from "../dsl/contract.js";
 import { parseScript } from "../dsl/parse-script.js";
+import { toolsRequired } from "../dsl/tools-required.js";
 import { createScriptStore } from "../script-store.js";
 import { createSecretBox, SECRET_KEY_BYTES, type SecretBox } from "../../secrets/secret-box.js";
 import { createArtifactStore, type ArtifactStore } from "./artifact-store.js";
@@ -142,8 +143,19 @@ export async function publishScript(database: TestDatabase, orgId: string, name:
     sourceSha256: createHash("sha256").update(source).digest("hex"),
     description: document.description,
     contract: compileContract(document).toProto(),
-    toolsRequired: [],
+    toolsRequired: toolsRequired(document),
   });
+}
+
+/**
+ * A new organization with `source` published as a script, and a pending thread of it inserted as
+ * CreateThread leaves one: what the engine's tests hand a worker to claim.
+ */
+export async function insertScriptThread(database: TestDatabase, store: ThreadStore, source: string, input: Record<string, unknown> = {}): Promise<ThreadRow> {
+  const orgId = await database.createOrganization();
+  const name = `s-${randomBytes(4).toString("hex")}`;
+  await publishScript(database, orgId, name, source);
+  return store.insert({ orgId, scriptName: name, scriptVersion: 1, input, env: {}, metadata: {}, totalSteps: parseScript(source).steps.length });
 }
 
 /** Inserts a thread row directly (what CreateThread leaves), with `patch` over the defaults. */
