@@ -7,7 +7,8 @@ import { apiUrl, createOrganization, type TestOrganization } from "./shared-serv
 // comprehensions over 300 numbers: 27 million iterations, 14 s each time) runs on the shared
 // server: while it evaluates them round after round, the health probe keeps answering within
 // 100 ms at the 99th percentile, and the thread fails with an error naming the step, the field
-// and the limit.
+// and the limit. The machine's own noise (other processes on its cores) is measured first, in the
+// same run, and allowed on top: an unbounded evaluation stalls every request for seconds.
 const HEAVY = "inputs.l.all(a, inputs.l.all(b, inputs.l.all(c, a + b + c >= 0)))";
 const ROUNDS = 20;
 const script = `dsl: script/1
@@ -49,6 +50,11 @@ async function sampleHealth(done: Promise<unknown>, loops: number): Promise<numb
   return latencies;
 }
 
+function percentile(latencies: number[], fraction: number): number {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]!;
+}
+
 const TERMINAL = new Set([ThreadStatus.COMPLETED, ThreadStatus.FAILED, ThreadStatus.CANCELLED]);
 
 /** Polls the thread until it ends or `deadline` passes (a watch stream would add reads of its own to every step). */
@@ -62,6 +68,7 @@ it("keeps the server answering while a thread evaluates costly expressions, and 
   // A first thread with nothing to evaluate: the worker parses and caches the script outside the measurement.
   const warmUp = await acme.client.script.createThread({ scriptName: "heavy", inputJson: JSON.stringify({ l: [], rounds: [] }) });
   await ended(warmUp.threadId, Date.now() + 30_000);
+  const idle = percentile(await sampleHealth(new Promise((resolve) => setTimeout(resolve, 3_000)), 4), 0.99);
 
   const { threadId } = await acme.client.script.createThread({
     scriptName: "heavy",
@@ -70,11 +77,12 @@ it("keeps the server answering while a thread evaluates costly expressions, and 
   // Until the thread ends, or a deadline that the unbounded evaluation would pass.
   const latencies = await sampleHealth(ended(threadId, Date.now() + 45_000), 4);
 
-  const sorted = [...latencies].sort((a, b) => a - b);
-  const p99 = sorted[Math.floor(sorted.length * 0.99)]!;
-  console.info(`health while the thread ran: ${sorted.length} requests, p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms`);
-  expect(sorted.length).toBeGreaterThan(200);
-  expect(p99).toBeLessThan(100);
+  const p99 = percentile(latencies, 0.99);
+  console.info(
+    `health while the thread ran: ${latencies.length} requests, p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${percentile(latencies, 1).toFixed(1)} ms; idle p99 ${idle.toFixed(1)} ms`,
+  );
+  expect(latencies.length).toBeGreaterThan(200);
+  expect(p99).toBeLessThan(100 + idle);
 
   const thread = await acme.client.script.getThread({ threadId });
   expect(thread.status).toBe(ThreadStatus.FAILED);
