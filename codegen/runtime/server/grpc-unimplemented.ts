@@ -23,11 +23,12 @@ export function answerUnimplementedGrpc(request: NodeRequest, response: NodeResp
   const message = served.has(service)
     ? `method ${method.slice(0, 100)} is not implemented by service ${service}`
     : `service ${(service || path).slice(0, 200)} is not served here`;
-  response.writeHead(200, {
-    "content-type": grpc ? "application/grpc+proto" : "application/grpc-web+proto",
-    "grpc-status": String(UNIMPLEMENTED),
-    "grpc-message": encodeURIComponent(message),
-  });
+  // Headers set, not written: end() then sends them with END_STREAM on HTTP/2, the trailers-only
+  // form gRPC clients read the status from (headers, then an empty end, reads as a missing status).
+  response.statusCode = 200;
+  response.setHeader("content-type", grpc ? "application/grpc+proto" : "application/grpc-web+proto");
+  response.setHeader("grpc-status", String(UNIMPLEMENTED));
+  response.setHeader("grpc-message", encodeURIComponent(message));
   response.end();
   return true;
 }

@@ -27,8 +27,8 @@ export function createReflectionIndex(services: readonly DescService[]): Reflect
   const extensions = new Map<string, Map<number, DescFile>>();
 
   const visit = (file: DescFile): void => {
-    if (files.has(file.name)) return;
-    files.set(file.name, file);
+    if (files.has(file.proto.name)) return;
+    files.set(file.proto.name, file);
     file.dependencies.forEach(visit);
     for (const type of nestedTypes(file)) {
       symbols.set(type.typeName, file);
@@ -75,8 +75,8 @@ export function createReflectionIndex(services: readonly DescService[]): Reflect
     const order: DescFile[] = [];
     const seen = new Set<string>();
     const walk = (f: DescFile): void => {
-      if (seen.has(f.name)) return;
-      seen.add(f.name);
+      if (seen.has(f.proto.name)) return;
+      seen.add(f.proto.name);
       order.push(f);
       f.dependencies.forEach(walk);
     };
