@@ -8,7 +8,7 @@ import * as grpc from "@grpc/grpc-js";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HealthCheckRequestSchema, HealthCheckResponse_ServingStatus as ServingStatus, HealthCheckResponseSchema, type HealthCheckRequest, type HealthCheckResponse } from "../../gen/grpc/health/v1/health_pb.js";
-import { ServerReflection as ServerReflectionV1alpha, ServerReflectionRequestSchema, type ServerReflectionResponse } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { ServerReflection as ServerReflectionV1alpha, type ServerReflectionRequestSchema, type ServerReflectionResponse } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { BuildService } from "../../gen/platform/compute/v1/build_service_pb.js";
 import { repoRoot, startPlatformServer } from "./platform-server.js";
 import { apiUrl, createOrganization, type TestOrganization } from "./shared-server.js";

@@ -1,6 +1,6 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../../gen/grpc/health/v1/health_pb.js";
+import { HealthCheckResponse_ServingStatus as ServingStatus, type Health } from "../../../gen/grpc/health/v1/health_pb.js";
 
 /** Whether the server takes traffic: the server sets it, every Health call reads it. */
 export interface HealthState {

@@ -1,9 +1,9 @@
 import { create, fromBinary, toBinary, type DescService, type MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
-  ServerReflection,
   ServerReflectionRequestSchema,
   ServerReflectionResponseSchema,
+  type ServerReflection,
   type ServerReflectionRequest,
   type ServerReflectionResponse,
 } from "../../../gen/grpc/reflection/v1/reflection_pb.js";
