@@ -198,7 +198,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       ready = false;
       health.setServing(false);
       // One turn of the event loop, so that health watchers are sent NOT_SERVING before the
-      // listener's shutdown signal ends their streams.
+      // listener's shutdown signal ends their streams: their answer is written in microtasks, and
+      // without this turn the abort wins (the shutdown test sees only SERVING).
       await new Promise((resolve) => setImmediate(resolve));
       await Promise.all(listeners.map((l) => l.close(config.shutdownGraceMs)));
       // Running threads give their leases back, so the next start (or another server) resumes them at once.
