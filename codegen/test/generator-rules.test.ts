@@ -110,3 +110,23 @@ describe("the generator accepts", () => {
     expect(files.get("rules/v1/rules_client.ts")).toContain(`w: { kind: "server_streaming", idempotency: "unknown" }`);
   });
 });
+
+describe("the gRPC protocol services", () => {
+  it("get no routes, glue, SDK client or OpenAPI path: the transport serves them itself", async () => {
+    const files = runPlugin(
+      await compileProtos({
+        "grpc/health/v1/health.proto": `syntax = "proto3";
+package grpc.health.v1;
+message HealthCheckRequest { string service = 1; }
+message HealthCheckResponse { int32 status = 1; }
+service Health { rpc Check(HealthCheckRequest) returns (HealthCheckResponse); }`,
+        "rules/v1/rules.proto": `${header}\nservice S { rpc G(Req) returns (Res) { option (google.api.http) = {get: "/v1/g"}; } }`,
+      }),
+    );
+    expect([...files.keys()].filter((name) => name.startsWith("grpc/"))).toEqual([]);
+    expect(files.has("rules/v1/rules_server.ts")).toBe(true);
+    const openapi = [...files].filter(([name]) => name.endsWith(".json") || name.endsWith(".yaml")).map(([, content]) => content);
+    expect(openapi.length).toBeGreaterThan(0);
+    for (const document of openapi) expect(document).not.toContain("grpc.health");
+  });
+});

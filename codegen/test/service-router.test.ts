@@ -2,10 +2,11 @@ import * as http from "node:http";
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BuildService } from "../../gen/platform/compute/v1/build_service_pb.js";
 import { createScriptServiceClient } from "../../gen/platform/script/v1/script_service_client.js";
 import { registerScriptService, type ScriptServiceImplementation } from "../../gen/platform/script/v1/script_service_server.js";
 import { ThreadEventSchema } from "../../gen/platform/script/v1/events_pb.js";
@@ -134,5 +135,33 @@ describe("the same implementation over its HTTP routes", () => {
     const wrong = await request(`${http1Url}/v1/script/health`, { method: "DELETE" });
     expect([wrong.statusCode, wrong.headers.allow]).toEqual([405, "GET"]);
     await wrong.body.dump();
+  });
+});
+
+describe("a gRPC call of a method nobody serves", () => {
+  const grpcTransports: [string, () => Transport][] = [
+    ["grpc (h2c)", () => createGrpcTransport({ baseUrl: http2Url })],
+    ["grpc-web", () => createGrpcWebTransport({ baseUrl: http1Url, httpVersion: "1.1" })],
+  ];
+
+  it.each(grpcTransports)("is UNIMPLEMENTED over %s, naming the unknown service", async (_name, transport) => {
+    const builds = createClient(BuildService, transport());
+    await expect(builds.getBuild({})).rejects.toMatchObject({ code: Code.Unimplemented, rawMessage: "service platform.compute.v1.BuildService is not served here" });
+  });
+
+  it("is answered HTTP 200 with grpc-status 12, and stays a 404 over Connect", async () => {
+    const grpcWeb = await request(`${http1Url}/platform.compute.v1.BuildService/GetBuild`, { method: "POST", headers: { "content-type": "application/grpc-web+proto" }, body: new Uint8Array(5) });
+    expect([grpcWeb.statusCode, grpcWeb.headers["grpc-status"]]).toEqual([200, "12"]);
+    await grpcWeb.body.dump();
+    const method = await request(`${http1Url}/platform.script.v1.ScriptService/HealthCheckV2`, { method: "POST", headers: { "content-type": "application/grpc-web+proto" }, body: new Uint8Array(5) });
+    expect([method.statusCode, method.headers["grpc-status"], decodeURIComponent(String(method.headers["grpc-message"]))]).toEqual([
+      200,
+      "12",
+      "method HealthCheckV2 is not implemented by service platform.script.v1.ScriptService",
+    ]);
+    await method.body.dump();
+    const connect = await request(`${http1Url}/platform.compute.v1.BuildService/GetBuild`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect([connect.statusCode, connect.headers["grpc-status"]]).toEqual([404, undefined]);
+    await connect.body.dump();
   });
 });

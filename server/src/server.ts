@@ -10,6 +10,8 @@ import { ensureOperator } from "./auth/operator.js";
 import { createBlobDownloadHandler } from "./blob/blob-download-handler.js";
 import { createBlobUrlSigner, DOWNLOAD_LINK_KEY_PURPOSE } from "./blob/blob-url-signer.js";
 import { createFilesystemBlobStore } from "./blob/filesystem-blob-store.js";
+import { createHealthState } from "./grpc/health-service.js";
+import { registerGrpcProtocolServices } from "./grpc/grpc-protocol-services.js";
 import type { ServerConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import { migrateDatabase } from "./db/migrate.js";
@@ -87,6 +89,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let identityUrl = config.publicIdentityUrl ?? "";
   const mailSender: MailSender | undefined = config.mail ? createSmtpMailSender(config.mail) : undefined;
   let ready = false;
+  /** What grpc.health.v1.Health answers: SERVING while `ready`, NOT_SERVING from the start of close(). */
+  const health = createHealthState();
   try {
     logger.info("database opened", { kind: database.kind });
     await migrateDatabase(database, (line) => logger.info(line));
@@ -133,6 +137,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     registerScriptService(api, createScriptService({ db, box, version, startedAt, tools, templates, threads, callbackKeys }));
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));
+    // Last: reflection and health answer for every service registered above.
+    registerGrpcProtocolServices(api, health);
 
     // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.
     const common = { host: config.host, corsOrigins: config.corsOrigins, maxBodyBytes: config.maxBodyBytes, logger, isReady: () => ready, shutdownController: shutdown };
@@ -185,10 +191,16 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   const record: ServerRecord = { pid: process.pid, api: urls.api! };
   await writeFile(serverRecordFile(config.dataDir), JSON.stringify(record) + "\n", { mode: 0o600 });
   ready = true;
+  health.setServing(true);
   return {
     urls,
     async close() {
       ready = false;
+      health.setServing(false);
+      // One turn of the event loop, so that health watchers are sent NOT_SERVING before the
+      // listener's shutdown signal ends their streams: their answer is written in microtasks, and
+      // without this turn the abort wins (the shutdown test sees only SERVING).
+      await new Promise((resolve) => setImmediate(resolve));
       await Promise.all(listeners.map((l) => l.close(config.shutdownGraceMs)));
       // Running threads give their leases back, so the next start (or another server) resumes them at once.
       await worker?.stop();

@@ -5,6 +5,7 @@ import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, un
 import type { ServiceBinding, ServiceRegistrar } from "../service-registrar.js";
 import { guardBinaryInput, refusalKey } from "./binary-input-guard.js";
 import { createErrorNormalizer, refuseNulStrings } from "./edge-interceptors.js";
+import { answerUnimplementedGrpc } from "./grpc-unimplemented.js";
 import type { NodeRequest, NodeResponse } from "./node-exchange.js";
 import { createRestHandler, type RestHandlerOptions, type RestRouteTarget } from "./rest-handler.js";
 
@@ -21,8 +22,9 @@ export interface ServiceRouter extends ServiceRegistrar {
   readonly bindings: readonly ServiceBinding[];
   /**
    * One handler for node:http and node:http2 servers: Connect (JSON and binary), gRPC and
-   * gRPC-web by connect-es, and every HTTP route by the transcoding handler. Builds the route
-   * matcher once; call it after every service is registered.
+   * gRPC-web by connect-es, and every HTTP route by the transcoding handler. A gRPC or gRPC-web
+   * call of a method nobody serves is answered UNIMPLEMENTED the gRPC way (HTTP 200,
+   * `grpc-status` 12). Builds the route matcher once; call it after every service is registered.
    */
   nodeHandler(): NodeHandler;
 }
@@ -62,8 +64,11 @@ export function createServiceRouter(options: ServiceRouterOptions = {}): Service
       const handlers = new Map<string, UniversalHandlerFn>(
         router.handlers.map((handler) => [handler.requestPath, guardBinaryInput(handler, refusals.get(handler.requestPath)!, common)]),
       );
+      const served = new Set(registrations.map(({ binding }) => binding.service.typeName));
       return (request, response) => {
         const handler = handlers.get((request.url ?? "").split("?", 1)[0]!);
+        // gRPC clients read the status from the trailers, and take a 404 for a broken transport.
+        if (!handler && answerUnimplementedGrpc(request, response, served)) return;
         // The raw request target, not a parsed URL: the REST router must see the path exactly as
         // sent (`//x/y` and dot segments are not rewritten).
         const universal = { ...universalRequestFromNodeRequest(request, response, undefined, undefined), ...(handler ? {} : { url: request.url ?? "/" }) };

@@ -13,6 +13,10 @@ import { createOptionReader } from "./options.js";
  * protoc-gen-platform: for every proto file with services, writes `<file>_http.ts` (route table),
  * `<file>_server.ts` (service glue) and `<file>_client.ts` (SDK client) beside protoc-gen-es's
  * `<file>_pb.ts`, and OpenAPI 3.1 documents under `openapi/`.
+ *
+ * The gRPC protocol services (`grpc.*`: server reflection, health) are left out: the transport
+ * serves them itself on the gRPC protocols only, so they have no HTTP route, SDK client or
+ * OpenAPI path; protoc-gen-es still writes their message types.
  */
 export const platformPlugin = createEcmaScriptPlugin({
   name: "protoc-gen-platform",
@@ -24,7 +28,7 @@ function generateTs(schema: Schema): void {
   const options = createOptionReader(schema.allFiles);
   const models: ServiceModel[] = [];
   for (const file of schema.files) {
-    if (file.services.length === 0) continue;
+    if (file.services.length === 0 || isGrpcProtocolFile(file)) continue;
     const fileModels = file.services.map((service) => buildServiceModel(service, options));
     models.push(...fileModels);
     emitFile(schema, file, "_http", (f) => fileModels.forEach((m) => emitRoutes(f, m)));
@@ -36,6 +40,10 @@ function generateTs(schema: Schema): void {
   for (const { name, content } of emitOpenApiDocuments(models, options)) {
     schema.generateFile(name).print(content);
   }
+}
+
+function isGrpcProtocolFile(file: DescFile): boolean {
+  return file.proto.package === "grpc" || file.proto.package.startsWith("grpc.");
 }
 
 function emitFile(schema: Schema, file: DescFile, suffix: string, emit: (f: ReturnType<Schema["generateFile"]>) => void) {
