@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -9,7 +9,8 @@ import { apiUrl, createOrganization, type TestOrganization } from "./shared-serv
 
 // @platform/sdk as a user gets it: `npm pack` (which builds it), installed from the tarball into a
 // new project outside the repository, a TypeScript program type-checked with `tsc --strict` and
-// run with plain `node`, and a CommonJS program that require()s it, both against the binary.
+// run with plain `node`, and a CommonJS program that require()s it, both against the binary; the
+// README's quick start type-checks against it too.
 const run = promisify(execFile);
 const tsc = join(repoRoot, "node_modules/.bin/tsc");
 let project: string;
@@ -38,7 +39,7 @@ beforeAll(async () => {
     join(project, "tsconfig.json"),
     JSON.stringify({
       compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: false, types: [], outDir: "out" },
-      files: ["main.ts", "legacy.cts"],
+      files: ["main.ts", "legacy.cts", "readme.ts"],
     }),
   );
 }, 240_000);
@@ -111,6 +112,11 @@ describe("the packed SDK", () => {
   it("type-checks under tsc --strict as ES module and CommonJS, and runs with plain node", async () => {
     await writeFile(join(project, "main.ts"), esmProgram(connection()));
     await writeFile(join(project, "legacy.cts"), cjsProgram(connection()));
+    // The README's quick start, as written, against the package (it reads PLATFORM_TOKEN).
+    const readme = await readFile(join(repoRoot, "sdk/README.md"), "utf8");
+    const quickStart = /## Quick start[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(quickStart).toContain("createPlatformClient");
+    await writeFile(join(project, "readme.ts"), `declare const process: { env: Record<string, string | undefined> };\n${quickStart}`);
     await sh(tsc, ["-p", "tsconfig.json", "--strict"], project);
 
     const esm = JSON.parse(await sh(process.execPath, ["out/main.js"], project)) as Record<string, unknown>;
