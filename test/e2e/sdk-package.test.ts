@@ -134,7 +134,7 @@ describe("the packed SDK", () => {
 
     const cjs = JSON.parse(await sh(process.execPath, ["out/legacy.cjs"], project)) as Record<string, unknown>;
     expect(cjs).toEqual({ value: "from the tarball", pools: ["packed"], running: expect.any(Number), notFound: 5 });
-  });
+  }, 180_000);
 
   it("is required by a plain CommonJS script and carries no import of the repository's own packages", async () => {
     await writeFile(
