@@ -129,8 +129,8 @@ async function callOnce(operation: RestOperation, prefix: string, options: RestC
   }
   const responseBody = await readResponseBody(response);
   callOptions?.onHeader?.(response.headers, response.status);
-  // Errors, and a redirect the operation does not document (one fetch could not follow); a
-  // browser's opaque answer to a manual redirect (status 0) is the documented redirect.
+  // Errors, and a redirect the operation does not document (one fetch could not follow). A
+  // browser answers a documented redirect opaquely (status 0, no readable Location): not thrown.
   const documented = operation.responses.find((r) => r.status === response.status);
   if (response.status >= 400 || (response.status >= 300 && documented === undefined)) {
     throw new RestCallError(operation.operationId, response.status, responseBody, response.headers);
