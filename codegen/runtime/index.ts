@@ -15,6 +15,6 @@ export { ndjsonError, ndjsonMediaType, ndjsonMessage, parseNdjson } from "./stre
 export type { ErrorBodyForm, RestAuth, RestHeaderSpec, RestOperation, RestParameter, RestPlane, RestResponseSpec, RestValidationSchemas } from "./rest/rest-plane.js";
 export type { HttpErrorStatus } from "./rest/http-error-status.js";
 export { bodySchemaKey, parametersSchemaKey } from "./rest/rest-plane.js";
-export { createRestClient, type RestCallOptions, type RestClientOptions } from "./client/create-rest-client.js";
+export { createRestClient, type RestAnswerBody, type RestBodyClient, type RestCallOptions, type RestClientOptions } from "./client/create-rest-client.js";
 export { RestCallError } from "./client/rest-call-error.js";
 export { codeFromHttpStatus } from "./errors/code-from-http-status.js";

@@ -1,5 +1,13 @@
-import type { RestClientOptions, RetryPolicy } from "@platform/codegen/runtime";
-import { createIdentityIssuerClient, type IdentityIssuerClient } from "../../gen/openapi/identity-issuer/client.js";
+import { createRestClient, type RestBodyClient, type RestClientOptions, type RetryPolicy } from "@platform/codegen/runtime/client";
+import type { IdentityIssuerClient as IdentityIssuerResultClient } from "../../gen/openapi/identity-issuer/client.js";
+import { IdentityIssuerRoutes } from "../../gen/openapi/identity-issuer/routes.js";
+
+/**
+ * A client of one identity pool's issuer. Each method resolves to the body of its success (the
+ * discovery document, the JWKS, the token response, a page's HTML) and throws RestCallError for
+ * any other answer; a redirect (`authorize`, the login form) resolves to `{ location }`.
+ */
+export type IdentityIssuerClient = RestBodyClient<IdentityIssuerResultClient>;
 
 export interface IssuerClientOptions {
   /** Base URL of the identity plane (`{identity_url}`), without the organization and pool. */
@@ -25,9 +33,10 @@ export interface IssuerClientOptions {
  * login page or an app's backend can use it on its own.
  */
 export function createIssuerClient(options: IssuerClientOptions): IdentityIssuerClient {
-  return createIdentityIssuerClient({
+  return createRestClient<IdentityIssuerClient>(IdentityIssuerRoutes, {
     baseUrl: options.identityUrl,
     serverVariables: { org: options.org, pool: options.pool },
+    answer: "body",
     ...(options.token !== undefined ? { token: options.token } : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.retry !== undefined ? { retry: options.retry } : {}),

@@ -1,6 +1,6 @@
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
-import type { RestClientOptions, ServiceClientOptions } from "@platform/codegen/runtime";
+import { createRestClient, type RestBodyClient, type RestClientOptions, type ServiceClientOptions } from "@platform/codegen/runtime/client";
 import { createBuildServiceClient, type BuildServiceClient } from "../../gen/platform/compute/v1/build_service_client.js";
 import { createComputeServiceClient, type ComputeServiceClient } from "../../gen/platform/compute/v1/compute_service_client.js";
 import { createSecretServiceClient, type SecretServiceClient } from "../../gen/platform/compute/v1/secret_service_client.js";
@@ -12,9 +12,16 @@ import { createVectorServiceClient, type VectorServiceClient } from "../../gen/p
 import { createIamServiceClient, type IamServiceClient } from "../../gen/platform/iam/v1/iam_service_client.js";
 import { createScriptServiceClient, type ScriptServiceClient } from "../../gen/platform/script/v1/script_service_client.js";
 import { createVectorDbServiceClient, type VectorDbServiceClient } from "../../gen/platform/vectordb/v1/vectordb_service_client.js";
-import { createIdentityAdminClient, type IdentityAdminClient } from "../../gen/openapi/identity-admin/client.js";
-import type { IdentityIssuerClient } from "../../gen/openapi/identity-issuer/client.js";
-import { createIssuerClient } from "./create-issuer-client.js";
+import type { IdentityAdminClient as IdentityAdminResultClient } from "../../gen/openapi/identity-admin/client.js";
+import { IdentityAdminRoutes } from "../../gen/openapi/identity-admin/routes.js";
+import { createIssuerClient, type IdentityIssuerClient } from "./create-issuer-client.js";
+
+/**
+ * The identity admin API. Each method resolves to the body of its success (`createPool` to the
+ * pool, `listUsers` to `{users, nextCursor}`) and throws RestCallError for any other answer, as
+ * the RPC clients resolve to their response message and throw ConnectError.
+ */
+export type IdentityAdminClient = RestBodyClient<IdentityAdminResultClient>;
 
 export interface PlatformClientOptions {
   /** Base URL of the API plane (script, compute, secrets, builds, vector databases, IAM). */
@@ -82,7 +89,12 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     vector: createVectorServiceClient(data, clientOptions),
     vectorDb: createVectorDbServiceClient(api, clientOptions),
     iam: createIamServiceClient(api, clientOptions),
-    identityAdmin: createIdentityAdminClient({ baseUrl: options.apiUrl, ...(options.token !== undefined ? { token: options.token } : {}), ...rest }),
+    identityAdmin: createRestClient<IdentityAdminClient>(IdentityAdminRoutes, {
+      baseUrl: options.apiUrl,
+      answer: "body",
+      ...(options.token !== undefined ? { token: options.token } : {}),
+      ...rest,
+    }),
     identityIssuer: ({ org, pool, token }) =>
       createIssuerClient({ identityUrl: options.identityUrl ?? options.apiUrl, org, pool, ...(token !== undefined ? { token } : {}), ...rest }),
   };

@@ -57,7 +57,7 @@ describe("identity clients", () => {
 
   it("calls the admin plane under /v1/identity with the platform credential", async () => {
     seen.length = 0;
-    expect(await client().identityAdmin.rotatePoolKeys({ path: { pool: "staff" } })).toEqual({ status: 200, body: { key: jwk } });
+    expect(await client().identityAdmin.rotatePoolKeys({ path: { pool: "staff" } })).toEqual({ key: jwk });
     expect(seen).toEqual([{ path: "/v1/identity/pools/staff/rotate-keys", authorization: "Bearer dk_test" }]);
   });
 
@@ -69,14 +69,18 @@ describe("identity clients", () => {
 
   it("calls a pool's issuer under /{org}/{pool} without the platform credential", async () => {
     seen.length = 0;
-    const jwks = await client().identityIssuer({ org: "acme", pool: "staff", token: "pool-token" }).getJwks();
-    expect(jwks).toEqual({ status: 200, body: { keys: [{ ...jwk, kid: "acme/staff" }] }, headers: { "cache-control": "max-age=300" } });
+    const answered: [number, string | null][] = [];
+    const jwks = await client()
+      .identityIssuer({ org: "acme", pool: "staff", token: "pool-token" })
+      .getJwks({}, { onHeader: (headers, status) => answered.push([status, headers.get("cache-control")]) });
+    expect(jwks).toEqual({ keys: [{ ...jwk, kid: "acme/staff" }] });
+    expect(answered).toEqual([[200, "max-age=300"]]);
     expect(seen).toEqual([{ path: "/acme/staff/.well-known/jwks.json", authorization: null }]);
   });
 
   it("makes an issuer client without a platform client", async () => {
     const issuer = createIssuerClient({ identityUrl, org: "acme", pool: "guests" });
-    expect((await issuer.getJwks()).body.keys[0]!.kid).toBe("acme/guests");
+    expect((await issuer.getJwks()).keys[0]!.kid).toBe("acme/guests");
     await expect(issuer.getBranding()).rejects.toMatchObject({ code: Code.Unimplemented, status: 501 });
   });
 });

@@ -186,7 +186,7 @@ describe("page tokens", () => {
     await acme.client.identityAdmin.createPool({ body: { name: "cursors" } });
     for (const email of ["c1@x.example", "c2@x.example"]) await acme.client.identityAdmin.createUser({ path: { pool: "cursors" }, body: { email, password: "long-enough-password" } });
     const page = await acme.client.identityAdmin.listUsers({ path: { pool: "cursors" }, query: { limit: 1 } });
-    const cursor = page.body.nextCursor!;
+    const cursor = page.nextCursor!;
     const edited = await callIdentityAdmin("GET", `/pools/cursors/users?limit=1&cursor=${encodeURIComponent(`x${cursor}`)}`, acme.headers);
     expect([edited.status, edited.body.message]).toEqual([400, "query.cursor: is not a cursor from a previous listUsers page"]);
     const next = await callIdentityAdmin("GET", `/pools/cursors/users?limit=1&cursor=${encodeURIComponent(cursor)}`, acme.headers);

@@ -52,13 +52,13 @@ describe("identity admin: access", () => {
     expect(patch.status).toBe(404);
     const users = await call("GET", "/pools/private/users", other.headers);
     expect(users.status).toBe(404);
-    expect((await other.client.identityAdmin.listPools({})).body.pools).toEqual([]);
+    expect((await other.client.identityAdmin.listPools({})).pools).toEqual([]);
   });
 });
 
 describe("identity admin: pools", () => {
   it("creates a pool with its issuer, keys and local connection; the name is unique and immutable", async () => {
-    const { body: pool } = await admin().createPool({ body: { name: "shop", displayName: "The Shop" } });
+    const pool = await admin().createPool({ body: { name: "shop", displayName: "The Shop" } });
     expect(pool).toMatchObject({
       organization: acme.name,
       name: "shop",
@@ -86,8 +86,8 @@ describe("identity admin: pools", () => {
     expect(rename.body.message).toMatch(/name/);
 
     const connections = await admin().listConnections({ path: { pool: "shop" } });
-    expect(connections.body.connections).toMatchObject([{ kind: "local", enabled: true, active: true, configJson: "{}" }]);
-    expect((await admin().listPools({})).body.pools.map((p) => p.name)).toContain("shop");
+    expect(connections.connections).toMatchObject([{ kind: "local", enabled: true, active: true, configJson: "{}" }]);
+    expect((await admin().listPools({})).pools.map((p) => p.name)).toContain("shop");
   });
 
   it("patches only what is sent, clears a document with {}, and refuses a bad document naming the member", async () => {
@@ -97,12 +97,12 @@ describe("identity admin: pools", () => {
     await admin().updatePool({ path: { pool: "docs" }, body: { settingsJson: settings, roleCatalogJson: catalog } });
     // Documents come back equal to what was sent, members not necessarily in the same order.
     const renamed = await admin().updatePool({ path: { pool: "docs" }, body: { displayName: "Docs" } });
-    expect(renamed.body.displayName).toBe("Docs");
-    expect([JSON.parse(renamed.body.settingsJson), JSON.parse(renamed.body.roleCatalogJson)]).toEqual([JSON.parse(settings), JSON.parse(catalog)]);
+    expect(renamed.displayName).toBe("Docs");
+    expect([JSON.parse(renamed.settingsJson), JSON.parse(renamed.roleCatalogJson)]).toEqual([JSON.parse(settings), JSON.parse(catalog)]);
 
     const cleared = await admin().updatePool({ path: { pool: "docs" }, body: { settingsJson: "{}" } });
-    expect(cleared.body).toMatchObject({ displayName: "Docs", settingsJson: "{}" });
-    expect(JSON.parse(cleared.body.roleCatalogJson)).toEqual(JSON.parse(catalog));
+    expect(cleared).toMatchObject({ displayName: "Docs", settingsJson: "{}" });
+    expect(JSON.parse(cleared.roleCatalogJson)).toEqual(JSON.parse(catalog));
 
     const badUri = await call("PATCH", "/pools/docs", acme.headers, { settingsJson: JSON.stringify({ redirect_uris: ["not a uri"] }) });
     expect([badUri.status, badUri.body.code]).toEqual([400, "invalid_argument"]);
@@ -119,21 +119,21 @@ describe("identity admin: pools", () => {
     const notJson = await call("PATCH", "/pools/docs", acme.headers, { brandingJson: "{oops" });
     expect(notJson.status).toBe(400);
     expect(notJson.body.message).toMatch(/^body\.brandingJson/);
-    expect((await admin().getPool({ path: { pool: "docs" } })).body.settingsJson).toBe("{}");
+    expect((await admin().getPool({ path: { pool: "docs" } })).settingsJson).toBe("{}");
   });
 
   it("rotates keys, upserts and deletes connections, deletes the pool", async () => {
     await admin().createPool({ body: { name: "temp" } });
     const first = await admin().rotatePoolKeys({ path: { pool: "temp" } });
     const second = await admin().rotatePoolKeys({ path: { pool: "temp" } });
-    expect(first.body.key).toMatchObject({ kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig" });
-    expect(second.body.key.kid).not.toBe(first.body.key.kid);
+    expect(first.key).toMatchObject({ kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig" });
+    expect(second.key.kid).not.toBe(first.key.kid);
 
     const google = await admin().upsertConnection({ path: { pool: "temp" }, body: { kind: "google", configJson: '{"client_id":"x"}', enabled: true } });
-    expect(google.body).toMatchObject({ kind: "google", enabled: true, active: false, configJson: '{"client_id":"x"}' });
+    expect(google).toMatchObject({ kind: "google", enabled: true, active: false, configJson: '{"client_id":"x"}' });
     const local = await admin().upsertConnection({ path: { pool: "temp" }, body: { kind: "local", configJson: "{}", enabled: false } });
-    expect(local.body).toMatchObject({ kind: "local", enabled: false, active: false });
-    expect((await admin().listConnections({ path: { pool: "temp" } })).body.connections.map((c) => c.kind)).toEqual(["google", "local"]);
+    expect(local).toMatchObject({ kind: "local", enabled: false, active: false });
+    expect((await admin().listConnections({ path: { pool: "temp" } })).connections.map((c) => c.kind)).toEqual(["google", "local"]);
     await admin().deleteConnection({ path: { pool: "temp", kind: "google" } });
     expect((await call("DELETE", "/pools/temp/connections/google", acme.headers)).status).toBe(404);
 
@@ -158,8 +158,8 @@ describe("identity admin: users", () => {
     let pages = 0;
     do {
       const page = await admin().listUsers({ path: { pool: "people" }, query: { emailFilter: "PAGE", limit: 3, ...(cursor ? { cursor } : {}) } });
-      seen.push(...page.body.users.map((u) => u.email));
-      cursor = page.body.nextCursor;
+      seen.push(...page.users.map((u) => u.email));
+      cursor = page.nextCursor;
       pages++;
     } while (cursor);
     expect(pages).toBe(3);
@@ -189,17 +189,17 @@ describe("identity admin: users", () => {
   });
 
   it("soft-deletes by default (hidden, still readable by id) and hard-deletes on request", async () => {
-    const { body: soft } = await admin().createUser({ path: { pool: "people" }, body: { email: "soft@example.com", password: "correct horse battery" } });
-    const { body: hard } = await admin().createUser({ path: { pool: "people" }, body: { email: "hard@example.com", password: "correct horse battery" } });
+    const soft = await admin().createUser({ path: { pool: "people" }, body: { email: "soft@example.com", password: "correct horse battery" } });
+    const hard = await admin().createUser({ path: { pool: "people" }, body: { email: "hard@example.com", password: "correct horse battery" } });
     await admin().deleteUser({ path: { pool: "people", userId: soft.id } });
     await admin().deleteUser({ path: { pool: "people", userId: hard.id }, body: { hard: true } });
 
     const listed = await admin().listUsers({ path: { pool: "people" }, query: { emailFilter: "soft" } });
-    expect(listed.body.users).toEqual([]);
+    expect(listed.users).toEqual([]);
     const withDeleted = await admin().listUsers({ path: { pool: "people" }, query: { emailFilter: "soft", includeDeleted: true } });
-    expect(withDeleted.body.users.map((u) => u.id)).toEqual([soft.id]);
-    expect(withDeleted.body.users[0]!.deletedAt).toBeDefined();
-    expect((await admin().getUser({ path: { pool: "people", userId: soft.id } })).body.deletedAt).toBeDefined();
+    expect(withDeleted.users.map((u) => u.id)).toEqual([soft.id]);
+    expect(withDeleted.users[0]!.deletedAt).toBeDefined();
+    expect((await admin().getUser({ path: { pool: "people", userId: soft.id } })).deletedAt).toBeDefined();
 
     // A soft-deleted user keeps its address; a hard delete frees it.
     const reuseSoft = await call("POST", "/pools/people/users", acme.headers, { email: "soft@example.com" });
@@ -213,21 +213,21 @@ describe("identity admin: users", () => {
   });
 
   it("updates, bans, replaces roles and sets passwords", async () => {
-    const { body: user } = await admin().createUser({
+    const user = await admin().createUser({
       path: { pool: "people" },
       body: { email: "ops@example.com", emailVerified: true, appRoles: ["viewer"] },
     });
     expect(user).toMatchObject({ email: "ops@example.com", emailVerified: true, appRoles: ["viewer"], banned: false });
 
     const moved = await admin().updateUser({ path: { pool: "people", userId: user.id }, body: { email: "ops2@example.com" } });
-    expect(moved.body).toMatchObject({ email: "ops2@example.com", emailVerified: false });
+    expect(moved).toMatchObject({ email: "ops2@example.com", emailVerified: false });
     const banned = await admin().setUserBanned({ path: { pool: "people", userId: user.id }, body: { banned: true } });
-    expect(banned.body.banned).toBe(true);
-    expect((await admin().getUser({ path: { pool: "people", userId: user.id } })).body.banned).toBe(true);
+    expect(banned.banned).toBe(true);
+    expect((await admin().getUser({ path: { pool: "people", userId: user.id } })).banned).toBe(true);
     await admin().setUserBanned({ path: { pool: "people", userId: user.id }, body: { banned: false } });
 
     const roles = await admin().replaceUserRoles({ path: { pool: "people", userId: user.id }, body: { roles: ["editor", "billing:read"] } });
-    expect(roles.body.appRoles).toEqual(["editor", "billing:read"]);
+    expect(roles.appRoles).toEqual(["editor", "billing:read"]);
     const repeated = await call("POST", `/pools/people/users/${user.id}/roles`, acme.headers, { roles: ["a", "a"] });
     expect(repeated.status).toBe(400);
     expect(repeated.body.message).toMatch(/^body\.roles/);
@@ -246,7 +246,7 @@ describe("identity admin: tenants", () => {
 
   it("creates, lists, updates and deletes tenants under the slug rules", async () => {
     const created = await admin().createTenant({ path: { pool: "teams" }, body: { slug: "acme-eu", displayName: "Acme EU", metadataJson: '{"region":"eu"}' } });
-    expect(created.body).toMatchObject({ slug: "acme-eu", displayName: "Acme EU", metadataJson: '{"region":"eu"}' });
+    expect(created).toMatchObject({ slug: "acme-eu", displayName: "Acme EU", metadataJson: '{"region":"eu"}' });
     for (const slug of ["Acme", "a_b", "x".repeat(64), ""]) {
       const bad = await call("POST", "/pools/teams/tenants", acme.headers, { slug });
       expect([bad.status, bad.body.code]).toEqual([400, "invalid_argument"]);
@@ -256,12 +256,12 @@ describe("identity admin: tenants", () => {
     expect(taken.status).toBe(409);
 
     const renamed = await admin().updateTenant({ path: { pool: "teams", tenant: "acme-eu" }, body: { displayName: "Acme Europe" } });
-    expect(renamed.body).toMatchObject({ displayName: "Acme Europe", metadataJson: '{"region":"eu"}' });
+    expect(renamed).toMatchObject({ displayName: "Acme Europe", metadataJson: '{"region":"eu"}' });
     const cleared = await admin().updateTenant({ path: { pool: "teams", tenant: "acme-eu" }, body: { metadataJson: "{}" } });
-    expect(cleared.body.metadataJson).toBe("{}");
+    expect(cleared.metadataJson).toBe("{}");
 
     await admin().createTenant({ path: { pool: "teams" }, body: { slug: "temp" } });
-    expect((await admin().listTenants({ path: { pool: "teams" } })).body.tenants.map((t) => t.slug)).toEqual(["acme-eu", "temp"]);
+    expect((await admin().listTenants({ path: { pool: "teams" } })).tenants.map((t) => t.slug)).toEqual(["acme-eu", "temp"]);
     await admin().deleteTenant({ path: { pool: "teams", tenant: "temp" } });
     expect((await call("DELETE", "/pools/teams/tenants/temp", acme.headers)).status).toBe(404);
   });
@@ -270,23 +270,23 @@ describe("identity admin: tenants", () => {
     await admin().createTenant({ path: { pool: "teams" }, body: { slug: "crew" } });
     const users = [];
     for (let i = 0; i < 5; i++) {
-      users.push((await admin().createUser({ path: { pool: "teams" }, body: { email: `crew${i}@example.com`, password: "correct horse battery" } })).body);
+      users.push((await admin().createUser({ path: { pool: "teams" }, body: { email: `crew${i}@example.com`, password: "correct horse battery" } })));
     }
     for (const user of users) await admin().setTenantMember({ path: { pool: "teams", tenant: "crew" }, body: { userId: user.id, roles: ["member"] } });
     const replaced = await admin().setTenantMember({ path: { pool: "teams", tenant: "crew" }, body: { userId: users[0]!.id, roles: ["owner"] } });
-    expect(replaced.body).toMatchObject({ userId: users[0]!.id, email: "crew0@example.com", roles: ["owner"] });
+    expect(replaced).toMatchObject({ userId: users[0]!.id, email: "crew0@example.com", roles: ["owner"] });
 
     const first = await admin().listTenantMembers({ path: { pool: "teams", tenant: "crew" }, query: { limit: 2 } });
-    const second = await admin().listTenantMembers({ path: { pool: "teams", tenant: "crew" }, query: { limit: 2, cursor: first.body.nextCursor! } });
-    const third = await admin().listTenantMembers({ path: { pool: "teams", tenant: "crew" }, query: { limit: 2, cursor: second.body.nextCursor! } });
-    expect([...first.body.members, ...second.body.members, ...third.body.members].map((m) => m.email)).toEqual(users.map((u) => u.email));
-    expect(third.body.nextCursor).toBeUndefined();
+    const second = await admin().listTenantMembers({ path: { pool: "teams", tenant: "crew" }, query: { limit: 2, cursor: first.nextCursor! } });
+    const third = await admin().listTenantMembers({ path: { pool: "teams", tenant: "crew" }, query: { limit: 2, cursor: second.nextCursor! } });
+    expect([...first.members, ...second.members, ...third.members].map((m) => m.email)).toEqual(users.map((u) => u.email));
+    expect(third.nextCursor).toBeUndefined();
 
     const tenants = await admin().listUserTenants({ path: { pool: "teams", userId: users[0]!.id } });
-    expect(tenants.body.tenants).toMatchObject([{ slug: "crew", roles: ["owner"] }]);
+    expect(tenants.tenants).toMatchObject([{ slug: "crew", roles: ["owner"] }]);
 
     await admin().removeTenantMember({ path: { pool: "teams", tenant: "crew", userId: users[0]!.id } });
-    expect((await admin().listUserTenants({ path: { pool: "teams", userId: users[0]!.id } })).body.tenants).toEqual([]);
+    expect((await admin().listUserTenants({ path: { pool: "teams", userId: users[0]!.id } })).tenants).toEqual([]);
     const notMember = await call("DELETE", `/pools/teams/tenants/crew/members/${users[0]!.id}`, acme.headers);
     expect(notMember.status).toBe(404);
     const unknownUser = await call("POST", "/pools/teams/tenants/crew/members", acme.headers, { userId: "00000000-0000-4000-8000-000000000000", roles: [] });
@@ -299,11 +299,11 @@ describe("identity admin: what tokens carry", () => {
     const catalog = { roles: { editor: { permissions: ["docs:read", "docs:write"] }, viewer: { permissions: ["docs:read"] } } };
     await admin().createPool({ body: { name: "tokens" } });
     await admin().updatePool({ path: { pool: "tokens" }, body: { roleCatalogJson: JSON.stringify(catalog) } });
-    const { body: user } = await admin().createUser({ path: { pool: "tokens" }, body: { email: "t@example.com", password: "correct horse battery", appRoles: ["viewer"] } });
+    const user = await admin().createUser({ path: { pool: "tokens" }, body: { email: "t@example.com", password: "correct horse battery", appRoles: ["viewer"] } });
     const issuer = acme.client.identityIssuer({ org: acme.name, pool: "tokens" });
     const grant = async () => {
-      const { body } = await issuer.token({ body: { grant_type: "password", email: "t@example.com", password: "correct horse battery" } });
-      return decodeJwt(body.access_token);
+      const tokens = await issuer.token({ body: { grant_type: "password", email: "t@example.com", password: "correct horse battery" } });
+      return decodeJwt(tokens.access_token);
     };
     expect((await grant()).permissions).toEqual(["docs:read"]);
 

@@ -55,8 +55,8 @@ async function createPool(name: string, documents: { settings?: object; policies
 }
 
 async function createUser(pool: TestPool, email = `u-${randomBytes(4).toString("hex")}@example.com`): Promise<{ id: string; email: string }> {
-  const { body } = await acme.client.identityAdmin.createUser({ path: { pool: pool.name }, body: { email, password: PASSWORD } });
-  return { id: body.id, email };
+  const user = await acme.client.identityAdmin.createUser({ path: { pool: pool.name }, body: { email, password: PASSWORD } });
+  return { id: user.id, email };
 }
 
 async function post(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {

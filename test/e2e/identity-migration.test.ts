@@ -44,7 +44,7 @@ describe.skipIf(!serverUrl)("identity: user-store migration through the binary",
     const issuer = `${identityUrl()}/${acme.name}/moving`;
     const emails = Array.from({ length: 6 }, (_, i) => `mover${i}@example.com`);
     const userIds: string[] = [];
-    for (const email of emails) userIds.push((await identityAdmin.createUser({ path: { pool: "moving" }, body: { email, password: PASSWORD, emailVerified: true } })).body.id);
+    for (const email of emails) userIds.push((await identityAdmin.createUser({ path: { pool: "moving" }, body: { email, password: PASSWORD, emailVerified: true } })).id);
     await identityAdmin.createTenant({ path: { pool: "moving" }, body: { slug: "crew" } });
     await identityAdmin.setTenantMember({ path: { pool: "moving", tenant: "crew" }, body: { userId: userIds[0]!, roles: ["pilot"] } });
     const session = await token(issuer, { grant_type: "password", email: emails[0]!, password: PASSWORD });
@@ -64,7 +64,7 @@ describe.skipIf(!serverUrl)("identity: user-store migration through the binary",
     let locked: { admin: number; retryAfter: string | null; issuer: number } | undefined;
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const pool = (await identityAdmin.getPool({ path: { pool: "moving" } })).body;
+      const pool = await identityAdmin.getPool({ path: { pool: "moving" } });
       const phase = pool.migration?.phase;
       if (phase && phases.at(-1) !== phase) phases.push(phase);
       if (phase === "locked_delta" && !locked) {
@@ -92,11 +92,11 @@ describe.skipIf(!serverUrl)("identity: user-store migration through the binary",
     expect(refreshed.status).toBe(200);
     expect(decodeJwt(refreshed.json.access_token!).tenants).toMatchObject({ crew: { roles: ["pilot"] } });
     const listed = await identityAdmin.listUsers({ path: { pool: "moving" }, query: {} });
-    expect(listed.body.users.map((user) => user.email)).toEqual(emails);
+    expect(listed.users.map((user) => user.email)).toEqual(emails);
     // Memberships stay in the platform database; their users are now found in the pool's own.
     await identityAdmin.setTenantMember({ path: { pool: "moving", tenant: "crew" }, body: { userId: userIds[1]!, roles: ["crew"] } });
     const members = await identityAdmin.listTenantMembers({ path: { pool: "moving", tenant: "crew" }, query: {} });
-    expect(members.body.members.map((member) => [member.email, member.roles])).toEqual([
+    expect(members.members.map((member) => [member.email, member.roles])).toEqual([
       [emails[0], ["pilot"]],
       [emails[1], ["crew"]],
     ]);
@@ -106,7 +106,7 @@ describe.skipIf(!serverUrl)("identity: user-store migration through the binary",
     // Re-pointing copies nothing: back on the managed store, whose copy was purged, the pool is empty.
     const back = await call("POST", "/pools/moving/user-store", acme.headers, { userStore: "" });
     expect(back.body).toMatchObject({ state: "active", userStore: { kind: "USER_STORE_KIND_MANAGED" } });
-    expect((await identityAdmin.listUsers({ path: { pool: "moving" }, query: {} })).body.users).toEqual([]);
+    expect((await identityAdmin.listUsers({ path: { pool: "moving" }, query: {} })).users).toEqual([]);
   });
 
   it("aborts a running migration back to the source", async () => {
@@ -124,7 +124,7 @@ describe.skipIf(!serverUrl)("identity: user-store migration through the binary",
     }
     const issuer = `${identityUrl()}/${acme.name}/staying`;
     const deadline = Date.now() + 30_000;
-    while ((await identityAdmin.getPool({ path: { pool: "staying" } })).body.migration) {
+    while ((await identityAdmin.getPool({ path: { pool: "staying" } })).migration) {
       expect(Date.now()).toBeLessThan(deadline);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }

@@ -21,12 +21,36 @@ export interface RestClientOptions<ServerVariables extends object = Readonly<Rec
   readonly headers?: HeadersInit;
   /** Retries of idempotent calls (GET, PUT, DELETE) on 429 and 503; `false` turns them off. */
   readonly retry?: Partial<RetryPolicy> | false;
+  /**
+   * What a method resolves to. `"result"` (the default, what the generated interfaces describe):
+   * `{status, body, headers}`. `"body"` (what the SDK uses, typed by RestBodyClient): the body of
+   * the success, as an RPC resolves to its response message; for a success documented without a
+   * body (a redirect) its documented headers (`{location}`), else undefined.
+   */
+  readonly answer?: "result" | "body";
 }
 
 export interface RestCallOptions {
   readonly signal?: AbortSignal;
   readonly headers?: HeadersInit;
+  /**
+   * Called with the status and headers of the answer, success or error, before the method
+   * resolves or throws (as connect's `onHeader` is on the RPC planes).
+   */
+  readonly onHeader?: (headers: Headers, status: number) => void;
 }
+
+/** What a `"body"` client's method resolves to for a success result type `R` of the generated interface. */
+export type RestAnswerBody<R> = R extends { readonly body: infer Body } ? Body : R extends { readonly headers: infer Headers } ? Headers : undefined;
+
+/**
+ * A generated REST client's interface as it answers with `answer: "body"`: the same methods and
+ * parameters, each resolving to its success's body (see RestAnswerBody) and throwing RestCallError
+ * for any other answer.
+ */
+export type RestBodyClient<Client> = {
+  readonly [Method in keyof Client]: Client[Method] extends (...args: infer Args) => Promise<infer Result> ? (...args: Args) => Promise<RestAnswerBody<Result>> : Client[Method];
+};
 
 /** A call's input, as the generated request types describe it. */
 interface RestRequest {
@@ -43,8 +67,9 @@ const idempotentMethods = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"]);
 /**
  * Builds the client behind every generated `create<Plane>Client`: one method per operation that
  * expands the path, writes the query, headers and body (JSON where the operation accepts it, else
- * its first media type), and answers `{status, body, headers}` for a success or a redirect, or
- * throws RestCallError for an error status. Driven only by the generated route table.
+ * its first media type), and answers `{status, body, headers}` for a success or a documented
+ * redirect (or only the body, with `answer: "body"`), or throws RestCallError for any other
+ * status. Driven only by the generated route table.
  */
 export function createRestClient<Client>(plane: RestPlane, options: RestClientOptions<object>): Client {
   const variables = (options.serverVariables ?? {}) as Readonly<Record<string, unknown>>;
@@ -103,12 +128,22 @@ async function callOnce(operation: RestOperation, prefix: string, options: RestC
     throw ConnectError.from(error, Code.Unavailable);
   }
   const responseBody = await readResponseBody(response);
-  if (response.status >= 400) throw new RestCallError(operation.operationId, response.status, responseBody, response.headers);
-  const spec = operation.responses.find((r) => r.status === response.status) ?? operation.responses.find((r) => r.status === "default");
+  callOptions?.onHeader?.(response.headers, response.status);
+  // Errors, and a redirect the operation does not document (one fetch could not follow). A
+  // browser answers a documented redirect opaquely (status 0, no readable Location): not thrown.
+  const documented = operation.responses.find((r) => r.status === response.status);
+  if (response.status >= 400 || (response.status >= 300 && documented === undefined)) {
+    throw new RestCallError(operation.operationId, response.status, responseBody, response.headers);
+  }
+  const spec = documented ?? operation.responses.find((r) => r.status === "default");
   const headers: Record<string, string | number> = {};
   for (const { name, numeric } of spec?.headers ?? []) {
     const value = response.headers.get(name);
     if (value !== null) headers[name] = numeric && value.trim() !== "" && Number.isFinite(Number(value)) ? Number(value) : value;
+  }
+  if (options.answer === "body") {
+    if (spec === undefined || spec.contentTypes.length > 0) return responseBody;
+    return spec.headers.length > 0 ? headers : undefined;
   }
   return {
     status: response.status,
