@@ -30,7 +30,8 @@ export interface SseEvent {
  * `event` and `data` fields (data lines joined by newlines), comments, CRLF, LF or CR line ends
  * (an LF right after a CR, even in the next chunk, belongs to the same line end), and an event cut
  * off by the end of the stream is not dispatched. Each chunk is scanned once, so an event of many
- * megabytes arriving in small chunks costs time in proportion to its size.
+ * megabytes arriving in small chunks costs time in proportion to its size. Not `eventsource-parser`:
+ * its releases for Node 20 (3.x) lose events whose CR line ends fall on a chunk boundary.
  */
 export async function* parseSse(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();

@@ -4,6 +4,8 @@ import type { ByteRange } from "./blob-store.js";
  * What a `Range` header asks of a representation of `size` bytes (RFC 9110 §14): nothing to honour
  * (absent, malformed, another unit, or several ranges: the whole content is sent, as the RFC lets a
  * server do), one satisfiable range (206), or a range that starts past the end (416).
+ * Not `range-parser`: it answers 416 to a suffix longer than the content, which RFC 9110 §14.1.3
+ * serves whole, and to an inverted range, which §14.1.1 makes invalid and so ignored.
  */
 export type RangeRequest = { readonly kind: "whole" } | { readonly kind: "unsatisfiable" } | ({ readonly kind: "range" } & ByteRange);
 

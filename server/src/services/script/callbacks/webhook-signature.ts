@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto";
+import { Webhook } from "standardwebhooks";
 
 /** What a Standard Webhooks delivery is signed over. */
 export interface SignedDelivery {
@@ -15,8 +15,8 @@ export interface SignedDelivery {
  * receiver holding either key accepts the delivery during a rotation.
  */
 export function webhookSignature(delivery: SignedDelivery, keys: readonly Uint8Array[]): string {
-  const content = `${delivery.id}.${delivery.timestamp}.${delivery.body}`;
-  return keys.map((key) => `v1,${createHmac("sha256", key).update(content).digest("base64")}`).join(" ");
+  const sentAt = new Date(delivery.timestamp * 1000);
+  return keys.map((key) => new Webhook(key, { format: "raw" }).sign(delivery.id, sentAt, delivery.body)).join(" ");
 }
 
 /** The three headers of a signed delivery. */
