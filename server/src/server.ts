@@ -5,6 +5,8 @@ import { createServiceRouter } from "@platform/codegen/runtime/server";
 import { registerSecretService } from "../../gen/platform/compute/v1/secret_service_server.js";
 import { registerIamService } from "../../gen/platform/iam/v1/iam_service_server.js";
 import { registerScriptService } from "../../gen/platform/script/v1/script_service_server.js";
+import { IdentityAdminRoutes } from "../../gen/openapi/identity-admin/routes.js";
+import { IdentityIssuerRoutes } from "../../gen/openapi/identity-issuer/routes.js";
 import { createAuthInterceptor } from "./auth/auth-interceptor.js";
 import { ensureOperator } from "./auth/operator.js";
 import { createBlobDownloadHandler } from "./blob/blob-download-handler.js";
@@ -12,6 +14,8 @@ import { createBlobUrlSigner, DOWNLOAD_LINK_KEY_PURPOSE } from "./blob/blob-url-
 import { createFilesystemBlobStore } from "./blob/filesystem-blob-store.js";
 import type { ServerConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
+import { createListenerReferences } from "./docs/listener-references.js";
+import { servedRoutesOfBindings } from "./docs/served-routes.js";
 import { migrateDatabase } from "./db/migrate.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
 import { createIdentityAdminPlane } from "./services/identity/admin/identity-admin-plane.js";
@@ -144,14 +148,24 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       { services: identity, pools: createPoolStore(db), identityUrl: () => identityUrl || `http://${config.host}:${config.ports.identity}` },
       { logger, readMaxBytes: config.maxBodyBytes, pageTokens },
     );
-    // Signed downloads are plain HTTP with the link as credential: served before the RPC router and its auth.
-    // The identity admin plane (/v1/identity) answers its own routes and hands every other request on.
-    const handler = createBlobDownloadHandler({
-      store: blobs,
-      signer: downloadLinks,
-      next: identityAdmin.nodeHandler(api.nodeHandler()),
-      onError: (error) => logger.error("download failed", { error }),
+    // Each listener documents what it routes: assembled once, here, from the contract documents.
+    const references = await createListenerReferences({
+      apiRoutes: { rpc: servedRoutesOfBindings(api.bindings), identityAdmin: IdentityAdminRoutes },
+      issuerRoutes: IdentityIssuerRoutes,
+      publicApiUrl: config.publicApiUrl,
+      publicIdentityUrl: config.publicIdentityUrl,
     });
+    // The API reference (/openapi.json, /docs) and signed downloads need no credential: both are
+    // served before the RPC router and its auth. The identity admin plane (/v1/identity) answers
+    // its own routes and hands every other request on.
+    const handler = references.api(
+      createBlobDownloadHandler({
+        store: blobs,
+        signer: downloadLinks,
+        next: identityAdmin.nodeHandler(api.nodeHandler()),
+        onError: (error) => logger.error("download failed", { error }),
+      }),
+    );
     listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler }));
     apiUrl = listeners[0]!.url;
     // Every pool's issuer, and the identity mail delivery, which runs as long as this listener does.
@@ -165,6 +179,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       isReady: () => ready,
       lockedForMigration: (record) => (poolLockedForMigration(record) ? { retryAfterSeconds: MIGRATION_RETRY_AFTER_SECONDS } : undefined),
       trustedProxies: config.trustedProxies,
+      front: references.identity,
     });
     listeners.push(identityListener);
     identityUrl = identityListener.identityUrl;
