@@ -14,7 +14,7 @@ import { createBlobUrlSigner, DOWNLOAD_LINK_KEY_PURPOSE } from "./blob/blob-url-
 import { createFilesystemBlobStore } from "./blob/filesystem-blob-store.js";
 import type { ServerConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
-import { createListenerReferences } from "./docs/listener-references.js";
+import { createListenerReferences, loadReferenceSources } from "./docs/listener-references.js";
 import { servedRoutesOfBindings } from "./docs/served-routes.js";
 import { migrateDatabase } from "./db/migrate.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
@@ -72,6 +72,9 @@ export const serverRecordFile = (dataDir: string) => join(dataDir, "server.json"
 export async function startServer(config: ServerConfig, logger: Logger): Promise<RunningServer> {
   const startedAt = Date.now();
   const version = await serverVersion();
+  // The listeners' API references are made from these: read while the database opens.
+  const referenceSources = loadReferenceSources();
+  referenceSources.catch(() => undefined); // awaited below; a failure before then must not go unhandled
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const listeners: PlaneListener[] = [];
   const shutdown = new AbortController();
@@ -149,7 +152,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       { logger, readMaxBytes: config.maxBodyBytes, pageTokens },
     );
     // Each listener documents what it routes: assembled once, here, from the contract documents.
-    const references = await createListenerReferences({
+    const references = await createListenerReferences(await referenceSources, {
       apiRoutes: { rpc: servedRoutesOfBindings(api.bindings), identityAdmin: IdentityAdminRoutes },
       issuerRoutes: IdentityIssuerRoutes,
       publicApiUrl: config.publicApiUrl,

@@ -34,12 +34,22 @@ export interface DocsOptions {
   readonly document: OpenApiDocument;
   /** The page's title. */
   readonly title: string;
-  /** The renderer's files, read once per process and shared by every listener. */
-  readonly assets: readonly RendererAsset[];
+  /** The renderer's files, prepared once per process and shared by every listener. */
+  readonly assets: PreparedAssets;
 }
 
+/** The page's files, by name under `/docs/`, ready to serve. */
+export type PreparedAssets = ReadonlyMap<string, Prepared>;
+
+/** Compresses and tags the renderer's files, once for every listener of the process. */
+export async function prepareAssets(assets: readonly RendererAsset[]): Promise<PreparedAssets> {
+  return new Map(await Promise.all(assets.map(async (asset) => [asset.name, await prepare(asset.contentType, asset.body, COMMON_HEADERS)] as const)));
+}
+
+const COMMON_HEADERS = { "x-content-type-options": "nosniff" };
+
 /** One prepared answer: its bytes (plain and gzipped) and their validators, computed once. */
-interface Prepared {
+export interface Prepared {
   readonly contentType: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly plain: { body: Buffer; etag: string };
@@ -54,20 +64,16 @@ interface Prepared {
  * is seen at once, and an unchanged one costs a 304. Paths outside these go to `next`.
  */
 export async function createDocsMiddleware(options: DocsOptions): Promise<(next: NodeRequestHandler) => NodeRequestHandler> {
-  const common = { "x-content-type-options": "nosniff" };
-  const entries: [string, Promise<Prepared>][] = [
-    [DOCUMENT_PATH, prepare("application/json", Buffer.from(JSON.stringify(options.document)), common)],
-    [
-      REFERENCE_PATH,
-      prepare("text/html; charset=utf-8", Buffer.from(referencePageHtml({ title: options.title, assetBase: "docs/", documentUrl: "openapi.json" })), {
-        ...common,
-        "content-security-policy": REFERENCE_PAGE_CSP,
-        "referrer-policy": "no-referrer",
-      }),
-    ],
-    ...options.assets.map((asset): [string, Promise<Prepared>] => [`${REFERENCE_PATH}/${asset.name}`, prepare(asset.contentType, asset.body, common)]),
-  ];
-  const routes = new Map(await Promise.all(entries.map(async ([path, prepared]) => [path, await prepared] as const)));
+  const page = referencePageHtml({ title: options.title, assetBase: "docs/", documentUrl: "openapi.json" });
+  const [document, html] = await Promise.all([
+    prepare("application/json", Buffer.from(JSON.stringify(options.document)), COMMON_HEADERS),
+    prepare("text/html; charset=utf-8", Buffer.from(page), { ...COMMON_HEADERS, "content-security-policy": REFERENCE_PAGE_CSP, "referrer-policy": "no-referrer" }),
+  ]);
+  const routes = new Map<string, Prepared>([
+    [DOCUMENT_PATH, document],
+    [REFERENCE_PATH, html],
+    ...[...options.assets].map(([name, asset]): [string, Prepared] => [`${REFERENCE_PATH}/${name}`, asset]),
+  ]);
 
   return (next) => (request, response) => {
     const path = (request.url ?? "/").split("?", 1)[0]!;

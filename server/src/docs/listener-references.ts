@@ -1,10 +1,26 @@
 import type { RestPlane } from "@platform/codegen/runtime";
 import type { NodeRequestHandler } from "../transport/plane-handler.js";
-import { createDocsMiddleware } from "./docs-handler.js";
-import { apiListenerDocument, identityListenerDocument, loadContractDocuments, type ApiListenerRoutes } from "./listener-documents.js";
+import { createDocsMiddleware, prepareAssets, type PreparedAssets } from "./docs-handler.js";
+import { apiListenerDocument, identityListenerDocument, loadContractDocuments, type ApiListenerRoutes, type ContractDocuments } from "./listener-documents.js";
 import { loadRendererAssets } from "./renderer-assets.js";
 
 export type DocsMiddleware = (next: NodeRequestHandler) => NodeRequestHandler;
+
+/** What every listener's reference is made of: the contract documents and the renderer's files. */
+export interface ReferenceSources {
+  readonly contract: ContractDocuments;
+  readonly assets: PreparedAssets;
+}
+
+/**
+ * Reads and parses the contract documents and prepares the renderer's files, once per process.
+ * Started early (it takes a few hundred milliseconds, mostly parsing YAML), it runs while the
+ * database opens.
+ */
+export async function loadReferenceSources(): Promise<ReferenceSources> {
+  const [contract, assets] = await Promise.all([loadContractDocuments(), loadRendererAssets().then(prepareAssets)]);
+  return { contract, assets };
+}
 
 export interface ListenerReferencesOptions {
   /** What the api listener serves, from its router and route tables. */
@@ -19,11 +35,10 @@ export interface ListenerReferencesOptions {
 
 /**
  * Each listener's `/openapi.json` and `/docs`, assembled once at start from the contract documents
- * and what the listener really routes, and held ready to serve. The renderer's files are read once
- * for both.
+ * and what the listener really routes, and held ready to serve.
  */
-export async function createListenerReferences(options: ListenerReferencesOptions): Promise<{ api: DocsMiddleware; identity: DocsMiddleware }> {
-  const [contract, assets] = await Promise.all([loadContractDocuments(), loadRendererAssets()]);
+export async function createListenerReferences(sources: ReferenceSources, options: ListenerReferencesOptions): Promise<{ api: DocsMiddleware; identity: DocsMiddleware }> {
+  const { contract, assets } = sources;
   const [api, identity] = await Promise.all([
     createDocsMiddleware({ title: "Platform API: api listener", assets, document: apiListenerDocument(contract, options.apiRoutes, withoutTrailingSlash(options.publicApiUrl)) }),
     createDocsMiddleware({ title: "Platform API: identity listener", assets, document: identityListenerDocument(contract, options.issuerRoutes, withoutTrailingSlash(options.publicIdentityUrl)) }),

@@ -55,9 +55,9 @@ export function pruneUnusedComponents(document: OpenApiDocument): OpenApiDocumen
   const components = document.components ?? {};
   const kept: Record<string, Record<string, unknown>> = {};
   const keep = (kind: string, name: string): void => {
-    const value = components[kind]?.[decodePointer(name)];
-    if (value === undefined || kept[kind]?.[decodePointer(name)] !== undefined) return;
-    (kept[kind] ??= {})[decodePointer(name)] = value;
+    const value = components[kind]?.[name];
+    if (value === undefined || kept[kind]?.[name] !== undefined) return;
+    (kept[kind] ??= {})[name] = value;
     visit(value);
   };
   const keepSchemes = (requirements: unknown): void => {
@@ -67,7 +67,7 @@ export function pruneUnusedComponents(document: OpenApiDocument): OpenApiDocumen
   const visit = (value: unknown): void => {
     if (typeof value === "string") {
       const ref = COMPONENT_REF.exec(value);
-      if (ref) keep(ref[1]!, ref[2]!);
+      if (ref) keep(decodePointer(ref[1]!), decodePointer(ref[2]!));
     } else if (Array.isArray(value)) {
       for (const item of value) visit(item);
     } else if (value !== null && typeof value === "object") {
@@ -85,7 +85,7 @@ export function pruneUnusedComponents(document: OpenApiDocument): OpenApiDocumen
     const names = Object.keys(kept[kind] ?? {});
     if (names.length > 0) ordered[kind] = Object.fromEntries(Object.keys(components[kind]!).filter((n) => names.includes(n)).map((n) => [n, kept[kind]![n]]));
   }
-  const { components: _dropped, ...rest } = document;
+  const { components: _components, ...rest } = document;
   return Object.keys(ordered).length > 0 ? { ...rest, components: ordered } : rest;
 }
 
