@@ -66,6 +66,7 @@ describe.each(listeners)("the $name listener's reference", (listener) => {
   it("answers a revalidation with 304, gzips on request and refuses other methods with 405", async () => {
     const first = await fetch(`${listener.url()}/openapi.json`, { headers: { "accept-encoding": "identity" } });
     const etag = first.headers.get("etag");
+    const firstText = await first.text();
     expect(etag).toMatch(/^"[\w-]+"$/);
     const again = await fetch(`${listener.url()}/openapi.json`, { headers: { "if-none-match": etag!, "accept-encoding": "identity" } });
     expect(again.status).toBe(304);
@@ -73,7 +74,12 @@ describe.each(listeners)("the $name listener's reference", (listener) => {
     const zipped = await fetch(`${listener.url()}/openapi.json`);
     expect(zipped.headers.get("content-encoding")).toBe("gzip");
     expect(zipped.headers.get("etag")).not.toBe(etag);
-    expect(((await zipped.json()) as OpenApi).paths).toEqual(((await first.json()) as OpenApi).paths);
+    expect(((await zipped.json()) as OpenApi).paths).toEqual((JSON.parse(firstText) as OpenApi).paths);
+    const head = await fetch(`${listener.url()}/openapi.json`, { method: "HEAD", headers: { "accept-encoding": "identity" } });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("etag")).toBe(etag);
+    expect(Number(head.headers.get("content-length"))).toBe(Buffer.byteLength(firstText));
+    expect(await head.text()).toBe("");
     const post = await fetch(`${listener.url()}/openapi.json`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
     expect(post.status).toBe(405);
     expect(post.headers.get("allow")).toBe("GET, HEAD");
