@@ -1,6 +1,9 @@
 /**
  * The reference page: Swagger UI (from the `swagger-ui-dist` package, served by us) rendering one
- * listener's OpenAPI document. Nothing on the page comes from another host: the renderer's styles
+ * listener's OpenAPI document. Chosen because its package is the prebuilt browser files and
+ * nothing else (one install-time dependency, whose analytics the root package.json turns off),
+ * and it installs on Node 20; `@scalar/api-reference` asks for Node 22, which `engine-strict`
+ * refuses, and brings a large dependency tree for the same page. Nothing on the page comes from another host: the renderer's styles
  * carry no web fonts (its icons are data: URLs), and the online validator badge, which would
  * send the document's URL to another host, is turned off.
  */
