@@ -15,19 +15,31 @@ export const REFERENCE_PATH = "/docs";
 /**
  * What the reference page may do: run our scripts and the renderer's, apply its styles (it sets
  * style attributes, hence 'unsafe-inline' for styles only), show its data: icons, and fetch the
- * document and the calls a reader tries out, all from this origin. Nothing else, and no framing.
+ * document and the calls a reader tries out from this origin, or from the document's server when
+ * it names another (`--public-api-url`). Nothing else, and no framing.
  */
-export const REFERENCE_PAGE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join("; ");
+export function referencePageCsp(document: OpenApiDocument): string {
+  const servers = new Set<string>();
+  for (const server of document.servers ?? []) {
+    try {
+      const url = new URL(server.url);
+      if ((url.protocol === "http:" || url.protocol === "https:") && !url.host.includes("{")) servers.add(url.origin);
+    } catch {
+      // A relative URL (this origin), or one whose variables the reader fills in.
+    }
+  }
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    ["connect-src 'self'", ...servers].join(" "),
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
 
 export interface DocsOptions {
   /** The listener's document, as assembled at start. */
@@ -67,7 +79,7 @@ export async function createDocsMiddleware(options: DocsOptions): Promise<(next:
   const page = referencePageHtml({ title: options.title, assetBase: "docs/", documentUrl: "openapi.json" });
   const [document, html] = await Promise.all([
     prepare("application/json", Buffer.from(JSON.stringify(options.document)), COMMON_HEADERS),
-    prepare("text/html; charset=utf-8", Buffer.from(page), { ...COMMON_HEADERS, "content-security-policy": REFERENCE_PAGE_CSP, "referrer-policy": "no-referrer" }),
+    prepare("text/html; charset=utf-8", Buffer.from(page), { ...COMMON_HEADERS, "content-security-policy": referencePageCsp(options.document), "referrer-policy": "no-referrer" }),
   ]);
   const routes = new Map<string, Prepared>([
     [DOCUMENT_PATH, document],

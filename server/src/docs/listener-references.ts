@@ -35,7 +35,10 @@ export interface ListenerReferencesOptions {
 
 /**
  * Each listener's `/openapi.json` and `/docs`, assembled once at start from the contract documents
- * and what the listener really routes, and held ready to serve.
+ * and what the listener really routes, and held ready to serve. At start rather than at generate
+ * time: what a listener serves is known for sure only from its router's bindings, and a document
+ * derived from gen/ and committed beside it would be one more output to keep from drifting. The
+ * assembly itself takes tens of milliseconds.
  */
 export async function createListenerReferences(sources: ReferenceSources, options: ListenerReferencesOptions): Promise<{ api: DocsMiddleware; identity: DocsMiddleware }> {
   const { contract, assets } = sources;
