@@ -96,6 +96,9 @@ describe.each(listeners)("the $name listener's reference", (listener) => {
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).not.toMatch(/https?:|\*|unsafe-eval/);
     expect(response.headers.get("etag")).toBeTruthy();
+    const slash = await fetch(`${listener.url()}/docs/`, { redirect: "manual" });
+    expect(slash.status).toBe(301);
+    expect(new URL(slash.headers.get("location")!, `${listener.url()}/docs/`).href).toBe(`${listener.url()}/docs`);
   });
 
   it("renders its operations in Chromium with every request going to the server under test", async () => {
@@ -125,6 +128,23 @@ describe.each(listeners)("the $name listener's reference", (listener) => {
     expect(requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith("data:"))).toEqual([]);
     // A CSP refusal is reported on the console: the page must work within its policy.
     expect(problems).toEqual([]);
+  });
+});
+
+describe("the api listener's reference page", () => {
+  it("tries a call out against the listener it is served from", async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${apiUrl()}/docs#/ScriptService/ScriptService_HealthCheck`);
+      const operation = page.locator("#operations-ScriptService-ScriptService_HealthCheck");
+      await operation.locator(".try-out__btn").click({ timeout: 20_000 });
+      const answer = page.waitForResponse((response) => response.url() === `${apiUrl()}/v1/script/health`);
+      await operation.locator("button.execute").click();
+      expect((await answer).status()).toBe(200);
+      await expect.poll(() => operation.locator(".live-responses-table tbody").innerText()).toMatch(/200[\s\S]*"status": "ok"/);
+    } finally {
+      await page.close();
+    }
   });
 });
 

@@ -90,7 +90,11 @@ export async function createDocsMiddleware(options: DocsOptions): Promise<(next:
   return (next) => (request, response) => {
     const path = (request.url ?? "/").split("?", 1)[0]!;
     const prepared = routes.get(path);
-    if (!prepared) return next(request, response);
+    if (!prepared) {
+      // `/docs/` is how many readers type it; the page's relative links want `/docs`.
+      if (path === `${REFERENCE_PATH}/` && (request.method === "GET" || request.method === "HEAD")) return redirect(response, "../docs");
+      return next(request, response);
+    }
     serve(request, response, prepared);
   };
 }
@@ -122,6 +126,13 @@ function serve(request: NodeRequest, response: NodeResponse, prepared: Prepared)
   response.setHeader("content-length", String(representation.body.length));
   if (method === "HEAD") response.end();
   else response.end(representation.body);
+}
+
+function redirect(response: NodeResponse, location: string): void {
+  response.statusCode = 301;
+  response.setHeader("location", location);
+  response.setHeader("content-length", "0");
+  response.end();
 }
 
 async function prepare(contentType: string, body: Buffer, headers: Record<string, string>): Promise<Prepared> {
