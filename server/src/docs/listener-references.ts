@@ -1,6 +1,6 @@
 import type { RestPlane } from "@platform/codegen/runtime";
 import type { NodeRequestHandler } from "../transport/plane-handler.js";
-import { createDocsMiddleware, prepareAssets, type PreparedAssets } from "./docs-handler.js";
+import { createDocsMiddleware, prepareAssets, type PreparedAssets } from "./docs-middleware.js";
 import { apiListenerDocument, identityListenerDocument, loadContractDocuments, type ApiListenerRoutes, type ContractDocuments } from "./listener-documents.js";
 import { loadRendererAssets } from "./renderer-assets.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { acceptsGzip, referencePageCsp } from "./docs-handler.js";
+import { acceptsGzip, referencePageCsp } from "./docs-middleware.js";
 import type { OpenApiDocument } from "./openapi-document.js";
 
 const withServers = (...urls: string[]): OpenApiDocument => ({ openapi: "3.1.0", info: { title: "t", version: "v1" }, paths: {}, servers: urls.map((url) => ({ url })) });
