@@ -4,7 +4,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["**/node_modules/**", "gen/**", "codegen/test/golden/**", "bench/out/**", "sdk/dist/**"] },
+  { ignores: ["**/node_modules/**", "gen/**", "codegen/test/golden/**", "bench/out/**", "sdk/dist/**", "docs-site/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

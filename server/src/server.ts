@@ -2,6 +2,8 @@ import { setMaxListeners } from "node:events";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createServiceRouter } from "@platform/codegen/runtime/server";
+import { IdentityAdminRoutes } from "../../gen/openapi/identity-admin/routes.js";
+import { IdentityIssuerRoutes } from "../../gen/openapi/identity-issuer/routes.js";
 import { registerSecretService } from "../../gen/platform/compute/v1/secret_service_server.js";
 import { registerIamService } from "../../gen/platform/iam/v1/iam_service_server.js";
 import { registerScriptService } from "../../gen/platform/script/v1/script_service_server.js";
@@ -15,6 +17,8 @@ import { registerGrpcProtocolServices } from "./grpc/grpc-protocol-services.js";
 import type { ServerConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import { migrateDatabase } from "./db/migrate.js";
+import { createListenerReferences, loadReferenceSources } from "./docs/listener-references.js";
+import { servedRoutesOfBindings } from "./docs/served-routes.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
 import { createIdentityAdminPlane } from "./services/identity/admin/identity-admin-plane.js";
 import { listenIdentityPlane } from "./services/identity/issuer/identity-listener.js";
@@ -70,6 +74,9 @@ export const serverRecordFile = (dataDir: string) => join(dataDir, "server.json"
 export async function startServer(config: ServerConfig, logger: Logger): Promise<RunningServer> {
   const startedAt = Date.now();
   const version = await serverVersion();
+  // The listeners' API references are made from these: read while the database opens.
+  const referenceSources = loadReferenceSources();
+  referenceSources.catch(() => undefined); // awaited below; a failure before then must not go unhandled
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const listeners: PlaneListener[] = [];
   const shutdown = new AbortController();
@@ -150,14 +157,24 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       { services: identity, pools: createPoolStore(db), identityUrl: () => identityUrl || `http://${config.host}:${config.ports.identity}` },
       { logger, readMaxBytes: config.maxBodyBytes, pageTokens },
     );
-    // Signed downloads are plain HTTP with the link as credential: served before the RPC router and its auth.
-    // The identity admin plane (/v1/identity) answers its own routes and hands every other request on.
-    const handler = createBlobDownloadHandler({
-      store: blobs,
-      signer: downloadLinks,
-      next: identityAdmin.nodeHandler(api.nodeHandler()),
-      onError: (error) => logger.error("download failed", { error }),
+    // Each listener documents what it routes: assembled once, here, from the contract documents.
+    const references = await createListenerReferences(await referenceSources, {
+      apiRoutes: { rpc: servedRoutesOfBindings(api.bindings), identityAdmin: IdentityAdminRoutes },
+      issuerRoutes: IdentityIssuerRoutes,
+      publicApiUrl: config.publicApiUrl,
+      publicIdentityUrl: config.publicIdentityUrl,
     });
+    // The API reference (/openapi.json, /docs) and signed downloads need no credential: both are
+    // served before the RPC router and its auth. The identity admin plane (/v1/identity) answers
+    // its own routes and hands every other request on.
+    const handler = references.api(
+      createBlobDownloadHandler({
+        store: blobs,
+        signer: downloadLinks,
+        next: identityAdmin.nodeHandler(api.nodeHandler()),
+        onError: (error) => logger.error("download failed", { error }),
+      }),
+    );
     listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler }));
     apiUrl = listeners[0]!.url;
     // Every pool's issuer, and the identity mail delivery, which runs as long as this listener does.
@@ -171,6 +188,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       isReady: () => ready,
       lockedForMigration: (record) => (poolLockedForMigration(record) ? { retryAfterSeconds: MIGRATION_RETRY_AFTER_SECONDS } : undefined),
       trustedProxies: config.trustedProxies,
+      front: references.identity,
     });
     listeners.push(identityListener);
     identityUrl = identityListener.identityUrl;

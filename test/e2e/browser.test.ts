@@ -1,22 +1,18 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "./chromium.js";
 import { repoRoot } from "./platform-server.js";
 import { apiUrl, createOrganization, type TestOrganization } from "./shared-server.js";
 
 // The SDK bundled for the browser and run in headless Chromium, from a page whose origin the
 // shared server allows (`--cors-origin http://app.example`) and from one it does not.
-const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 let browser: Browser;
 let bundle: string;
 let acme: TestOrganization;
 
 beforeAll(async () => {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(`no Chromium at ${chromiumPath}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`);
-  }
   const result = await build({
     entryPoints: [join(repoRoot, "sdk/src/index.ts")],
     bundle: true,
@@ -26,13 +22,7 @@ beforeAll(async () => {
     logLevel: "silent",
   });
   bundle = result.outputFiles[0]!.text;
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    // The page's origin is a public name the test serves itself while the server listens on
-    // loopback; Chromium's Local Network Access would ask the user before such a page reaches a
-    // local address, which nobody can answer headless. CORS is still fully enforced.
-    args: ["--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
   acme = await createOrganization("browser");
 });
 afterAll(async () => {

@@ -4,6 +4,7 @@ import { startMailDelivery } from "../mail-outbox.js";
 import type { IdentityServices } from "../pool-context.js";
 import { listenPlane, type PlaneListener } from "../../../transport/listen-plane.js";
 import type { Logger } from "../../../transport/logger.js";
+import type { NodeRequestHandler } from "../../../transport/plane-handler.js";
 import type { IssuerDeps } from "./issuer-context.js";
 import { createIssuerFront } from "./issuer-cors.js";
 import { createIssuerHandler } from "./issuer-handler.js";
@@ -24,6 +25,11 @@ export interface IdentityListenerOptions {
   readonly trustedProxies?: BlockList | undefined;
   /** How often the outbox is checked for mail to deliver. */
   readonly mailIntervalMs?: number;
+  /**
+   * What answers ahead of the issuer on this port (the API reference), handing every other request
+   * to the issuer. Its paths must stay outside the issuer's `/{org}/{pool}/…`.
+   */
+  readonly front?: (issuer: NodeRequestHandler) => NodeRequestHandler;
 }
 
 export interface IdentityListener extends PlaneListener {
@@ -51,10 +57,11 @@ export async function listenIdentityPlane(options: IdentityListenerOptions): Pro
     readMaxBytes: options.maxBodyBytes,
     onUnexpectedError: (error, where) => logger.error("issuer operation failed", { ...where, error }),
   });
-  const front = createIssuerFront(deps, issuer.nodeHandler(), {
+  const issuerFront = createIssuerFront(deps, issuer.nodeHandler(), {
     trustedProxies: options.trustedProxies,
     onError: (error) => logger.error("issuer CORS check failed", { error }),
   });
+  const front = options.front ? options.front(issuerFront) : issuerFront;
   const listener = await listenPlane({
     name: "identity",
     host: options.host,
