@@ -312,9 +312,7 @@ export interface TenantClaim {
 
 /** Values of the variables of the base path `/{org}/{pool}`. */
 export interface IdentityIssuerServerVariables {
-  /** The organization's name. */
   org: string;
-  /** The pool's name (immutable, chosen when the pool is created). */
   pool: string;
 }
 
