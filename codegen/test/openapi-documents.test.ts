@@ -19,6 +19,11 @@ describe.each(names)("%s", (name) => {
     expect(result.valid).toBe(true);
   });
 
+  it("describes our API only, without remarks on where a choice came from", async () => {
+    const text = JSON.stringify(await load(name));
+    expect(text.match(/.{0,60}(?:specification|not shown|grpc-gateway|following [A-Z]).{0,60}/gi) ?? []).toEqual([]);
+  });
+
   it("resolves every $ref inside the document", async () => {
     const doc = await load(name);
     const text = JSON.stringify(doc);

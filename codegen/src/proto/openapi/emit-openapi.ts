@@ -1,5 +1,6 @@
 import { OpenApiBuilder, type OpenAPIObject, type PathItemObject } from "openapi3-ts/oas31";
-import { commentOf, type ServiceModel } from "../binding-model.js";
+import type { ServiceModel } from "../binding-model.js";
+import { publicComment } from "./public-comment.js";
 import type { OptionReader } from "../options.js";
 import { addErrorComponents, addSecuritySchemes } from "./shared-components.js";
 import { buildOperation } from "./operations.js";
@@ -56,7 +57,7 @@ function buildDocument(title: string, description: string, models: readonly Serv
   const paths = new Map<string, PathItemObject>();
   const pathListeners = new Map<string, Listener>();
   for (const model of models) {
-    const serviceDoc = commentOf(model.service);
+    const serviceDoc = publicComment(model.service);
     builder.addTag({ name: model.service.name, description: serviceDoc === "" ? model.service.typeName : serviceDoc });
     for (const method of model.methods) {
       method.routes.forEach((route, index) => {

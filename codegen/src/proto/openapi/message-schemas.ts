@@ -1,6 +1,6 @@
 import { ScalarType, type DescEnum, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import type { ReferenceObject, SchemaObject } from "openapi3-ts/oas31";
-import { commentOf } from "../binding-model.js";
+import { publicComment } from "./public-comment.js";
 import { FieldBehavior, type OptionReader } from "../options.js";
 
 /**
@@ -105,7 +105,7 @@ export function createSchemaCollector(options: OptionReader, uses: MessageUses):
 
   const fieldSchema = (field: DescField, direction: Direction): SchemaObject | ReferenceObject => {
     const annotated: SchemaObject = { ...fieldType(field, direction) };
-    const description = commentOf(field);
+    const description = publicComment(field);
     if (description !== "") annotated.description = description;
     const behaviors = options.fieldBehaviors(field);
     if (behaviors.includes(FieldBehavior.OUTPUT_ONLY)) annotated.readOnly = true;
@@ -125,7 +125,7 @@ export function createSchemaCollector(options: OptionReader, uses: MessageUses):
       if (isRequired(field, direction)) required.push(field.jsonName);
     }
     const schema: SchemaObject = { type: "object" };
-    const description = commentOf(message);
+    const description = publicComment(message);
     if (description !== "") schema.description = description;
     schema.properties = properties;
     if (required.length > 0) schema.required = required;
@@ -162,9 +162,9 @@ export function createSchemaCollector(options: OptionReader, uses: MessageUses):
 }
 
 function enumSchema(desc: DescEnum): SchemaObject {
-  const lines = [commentOf(desc)];
+  const lines = [publicComment(desc)];
   for (const value of desc.values) {
-    const doc = commentOf(value);
+    const doc = publicComment(value);
     lines.push(`- \`${value.name}\`${doc === "" ? "" : `: ${doc.replace(/\n/g, " ")}`}`);
   }
   lines.push("", "Written as the value's name; the number is accepted on input.");

@@ -2,7 +2,8 @@ import type { DescField, DescMessage } from "@bufbuild/protobuf";
 import type { OperationObject, ParameterObject, ReferenceObject, SchemaObject } from "openapi3-ts/oas31";
 import type { HttpRoute } from "../../../runtime/http-route.js";
 import { toOpenApiPath } from "../../../runtime/path-template/index.js";
-import { commentOf, resolveFieldPath, type MethodModel, type ServiceModel } from "../binding-model.js";
+import { resolveFieldPath, type MethodModel, type ServiceModel } from "../binding-model.js";
+import { publicComment } from "./public-comment.js";
 import { FieldBehavior, type OptionReader } from "../options.js";
 import { scalarSchema, wellKnownSchema, type SchemaCollector } from "./message-schemas.js";
 import { streamContent, streamDescription } from "./stream-content.js";
@@ -30,7 +31,7 @@ export function buildOperation(
   const parameters: ParameterObject[] = pathParams.map((p) => {
     const field = resolveFieldPath(desc.input, p.fieldPath);
     const base = field ? schemas.fieldSchema(field, "request") : { type: "string" as const };
-    const description = [field ? commentOf(field) : "", p.pattern ? `Fills \`${p.fieldPath}\`, whose value is the path text matching \`${p.pattern}\`.` : ""].filter(Boolean).join(" ");
+    const description = [field ? publicComment(field) : "", p.pattern ? `Fills \`${p.fieldPath}\`, whose value is the path text matching \`${p.pattern}\`.` : ""].filter(Boolean).join(" ");
     return { name: p.name, in: "path", required: true, schema: stripDocs(base), ...(description ? { description } : {}) };
   });
   for (const name of route.queryFields) {
@@ -39,7 +40,7 @@ export function buildOperation(
   }
 
   const framing = route.streamFraming;
-  const doc = [commentOf(desc), framing ? streamDescription(framing, desc.output.name) : ""].filter((text) => text !== "").join("\n\n");
+  const doc = [publicComment(desc), framing ? streamDescription(framing, desc.output.name) : ""].filter((text) => text !== "").join("\n\n");
   const operation: OperationObject = {
     operationId: `${service.service.name}_${desc.name}${routeIndex > 0 ? `_${routeIndex}` : ""}`,
     tags: [service.service.name],
@@ -85,7 +86,7 @@ function requestBodySchema(input: DescMessage, route: HttpRoute, schemas: Schema
 /** Query parameters for one request field: scalars directly, messages by dotted sub-fields, maps as `field[key]`. */
 function queryParameters(field: DescField, prefix: string, depth: number, schemas: SchemaCollector, options: OptionReader): ParameterObject[] {
   const name = `${prefix}${field.jsonName}`;
-  const description = commentOf(field);
+  const description = publicComment(field);
   const required = options.fieldBehaviors(field).includes(FieldBehavior.REQUIRED);
   const param = (schema: SchemaObject | ReferenceObject, extra: Partial<ParameterObject> = {}): ParameterObject => ({
     name,
