@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -71,5 +71,12 @@ describe("redocly lint (recommended)", async () => {
 describe("swagger-parser", () => {
   it.each(documents)("validates %s", async (document) => {
     await expect(SwaggerParser.validate(join(root, document))).resolves.toMatchObject({ openapi: expect.stringMatching(/^3\.1\./) });
+  });
+});
+
+describe("public descriptions", () => {
+  it.each(documents)("of %s describe our API only, without remarks on where a choice came from", async (document) => {
+    const text = await readFile(join(root, document), "utf8");
+    expect(text.match(/.{0,60}(?:specification|not shown|grpc-gateway|following [A-Z]).{0,60}/gi) ?? []).toEqual([]);
   });
 });
