@@ -2,6 +2,7 @@ import { ScalarType, type DescEnum, type DescField, type DescMessage } from "@bu
 import type { ReferenceObject, SchemaObject } from "openapi3-ts/oas31";
 import { publicComment } from "./public-comment.js";
 import { FieldBehavior, type OptionReader } from "../options.js";
+import { GenerationError } from "../../generation-error.js";
 
 /**
  * Turns messages and enums into JSON Schemas that follow proto3 JSON exactly as the server writes
@@ -64,8 +65,14 @@ const IMPLICIT_PRESENCE = 2;
 export function createSchemaCollector(options: OptionReader, uses: MessageUses): SchemaCollector {
   const components = new Map<string, SchemaObject>();
 
-  const componentName = (desc: DescMessage | DescEnum, direction: Direction): string =>
-    desc.kind === "message" && direction === "request" && uses.response.has(desc.typeName) ? `${desc.typeName}Input` : desc.typeName;
+  const componentName = (desc: DescMessage | DescEnum, direction: Direction): string => {
+    if (desc.kind !== "message" || direction !== "request" || !uses.response.has(desc.typeName)) return desc.typeName;
+    const name = `${desc.typeName}Input`;
+    if (uses.request.has(name) || uses.response.has(name)) {
+      throw new GenerationError(`${desc.typeName} is read in requests and responses, and its request schema's name ${name} is taken by a message`);
+    }
+    return name;
+  };
 
   const typeSchema = (desc: DescMessage | DescEnum, direction: Direction): SchemaObject | ReferenceObject => {
     const wkt = desc.kind === "message" ? wellKnownSchema(desc) : desc.typeName === "google.protobuf.NullValue" ? { type: "null" as const } : undefined;
