@@ -5,6 +5,7 @@ import { compileProtos, runPlugin } from "./compile-proto.js";
 const header = `syntax = "proto3";
 package rules.v1;
 import "google/api/annotations.proto";
+import "google/api/field_behavior.proto";
 import "platform/api/v1/annotations.proto";
 message Req { string name = 1; repeated string tags = 2; int32 page_size = 3; string page_token = 4; Inner inner = 5; }
 message Inner { string id = 1; }
@@ -88,6 +89,13 @@ const cases: [string, string, string][] = [
     }`,
     "ambiguous HTTP routes:\n  GET /v1/things/{name} (rules.v1.S.A) and GET /v1/things/{page_token} (rules.v1.S.B)",
   ],
+  [
+    "a request schema name taken by a message",
+    `message Wrap { Res res = 1; ResInput other = 2; }
+    message ResInput { string id = 1; }
+    service S { rpc P(Wrap) returns (Res) { option (google.api.http) = {post: "/v1/p" body: "*"}; } }`,
+    "rules.v1.Res is read in requests and responses, and its request schema's name rules.v1.ResInput is taken by a message",
+  ],
 ];
 
 describe("the generator refuses", () => {
@@ -128,5 +136,31 @@ service Health { rpc Check(HealthCheckRequest) returns (HealthCheckResponse); }`
     const openapi = [...files].filter(([name]) => name.endsWith(".json") || name.endsWith(".yaml")).map(([, content]) => content);
     expect(openapi.length).toBeGreaterThan(0);
     for (const document of openapi) expect(document).not.toContain("grpc.health");
+  });
+});
+
+describe("the OpenAPI documents", () => {
+  const document = (files: Map<string, string>, name: string): unknown => JSON.parse(files.get(name)!);
+
+  it("name the listener of each path, and require in responses what the server always writes", async () => {
+    const files = await generate(`message Both { string id = 1; optional string note = 2; Inner inner = 3; repeated string tags = 4; }
+    message Put { Both both = 1 [(google.api.field_behavior) = REQUIRED]; }
+    service Api { rpc P(Put) returns (Both) { option (google.api.http) = {post: "/v1/both" body: "*"}; } }
+    service Data {
+      option (platform.api.v1.listener) = LISTENER_DATA;
+      rpc G(Req) returns (Res) { option (google.api.http) = {get: "/{name}/res"}; }
+    }`);
+    const doc = document(files, "openapi/rules.v1.openapi.json") as {
+      servers: { url: string }[];
+      paths: Record<string, { servers: { url: string }[] }>;
+      components: { schemas: Record<string, { required?: string[] }> };
+    };
+    expect(doc.servers.map((s) => s.url)).toEqual(["{api_url}", "{data_api_url}"]);
+    expect(doc.paths["/v1/both"]!.servers.map((s) => s.url)).toEqual(["{api_url}"]);
+    expect(doc.paths["/{name}/res"]!.servers.map((s) => s.url)).toEqual(["{data_api_url}"]);
+    // Written even at their defaults: the implicit-presence scalar and the repeated field; not the optional or the message.
+    expect(doc.components.schemas["rules.v1.Both"]!.required).toEqual(["id", "tags"]);
+    expect(doc.components.schemas["rules.v1.BothInput"]!.required).toBeUndefined();
+    expect(doc.components.schemas["rules.v1.Put"]!.required).toEqual(["both"]);
   });
 });

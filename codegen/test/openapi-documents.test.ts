@@ -19,6 +19,11 @@ describe.each(names)("%s", (name) => {
     expect(result.valid).toBe(true);
   });
 
+  it("describes our API only, without remarks on where a choice came from", async () => {
+    const text = JSON.stringify(await load(name));
+    expect(text.match(/.{0,60}(?:specification|not shown|grpc-gateway|following [A-Z]).{0,60}/gi) ?? []).toEqual([]);
+  });
+
   it("resolves every $ref inside the document", async () => {
     const doc = await load(name);
     const text = JSON.stringify(doc);
@@ -32,7 +37,9 @@ describe.each(names)("%s", (name) => {
 describe("the merged document", async () => {
   const doc = await load("platform.openapi.json");
   const operations = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
-    Object.entries(item as Record<string, OperationObject>).map(([method, op]) => ({ path, method, op })),
+    Object.entries(item as Record<string, OperationObject>)
+      .filter(([method]) => method !== "servers")
+      .map(([method, op]) => ({ path, method, op })),
   );
   const find = (id: string) => operations.find((o) => o.op.operationId === id)!;
 
@@ -52,10 +59,47 @@ describe("the merged document", async () => {
     expect(find("VectorDbService_GetCluster")).toMatchObject({ path: "/v1/vectordb/{or}/clusters/{cluster_id}", method: "get" });
   });
 
-  it("documents server streams with their framing", () => {
-    expect(Object.keys(find("ScriptService_WatchThread").op.responses!["200"].content)).toEqual(["text/event-stream"]);
-    expect(Object.keys(find("ActionsService_RunAction").op.responses!["200"].content)).toEqual(["application/x-ndjson"]);
-    expect(Object.keys(find("ActionsService_WatchActionRun").op.responses!["200"].content)).toEqual(["application/x-ndjson"]);
+  it("documents server streams frame by frame, the declared framing first", () => {
+    expect(Object.keys(find("ScriptService_WatchThread").op.responses!["200"].content)).toEqual(["text/event-stream", "application/x-ndjson"]);
+    expect(Object.keys(find("ActionsService_RunAction").op.responses!["200"].content)).toEqual(["application/x-ndjson", "text/event-stream"]);
+    const run = find("ActionsService_RunAction").op;
+    const content = run.responses!["200"].content as Record<string, Record<string, unknown>>;
+    expect(content["application/x-ndjson"]).toEqual({
+      schema: { $ref: "#/components/schemas/platform.data.actions.v1.ActionEvent" },
+      "x-stream-framing": "ndjson",
+      "x-stream-error-schema": { type: "object", properties: { error: { $ref: "#/components/schemas/platform.Error" } }, required: ["error"] },
+    });
+    expect(content["text/event-stream"]).toMatchObject({ "x-stream-framing": "sse", "x-stream-error-schema": { $ref: "#/components/schemas/platform.Error" } });
+    expect(run.description).toContain('one last line, `{"error": <platform.Error>}`');
+    expect(find("ScriptService_WatchThread").op.description).toContain("`event: error`");
+  });
+
+  it("says which listener serves each path", () => {
+    expect(doc.servers!.map((s) => s.url)).toEqual(["{api_url}", "{data_api_url}"]);
+    const servers = (path: string) => (doc.paths![path] as { servers?: { url: string; variables?: Record<string, { default: string }> }[] }).servers;
+    expect(servers("/v1/script/threads")).toEqual([expect.objectContaining({ url: "{api_url}", variables: { api_url: { default: "http://127.0.0.1:8080" } } })]);
+    expect(servers("/actions/run")).toEqual([expect.objectContaining({ url: "{data_api_url}", variables: { data_api_url: { default: "http://127.0.0.1:8081" } } })]);
+    expect(servers("/{bucket}/pipelines")?.[0]?.url).toBe("{data_api_url}");
+    expect(servers("/admin/templates")?.[0]?.url).toBe("{data_api_url}");
+    for (const [path, item] of Object.entries(doc.paths!)) {
+      const want = /^\/(actions|admin|\{bucket\})\//.test(path) ? "{data_api_url}" : "{api_url}";
+      expect((item as { servers: { url: string }[] }).servers.map((s) => s.url), path).toEqual([want]);
+    }
+  });
+
+  it("requires in responses the fields the server always writes, and in requests only REQUIRED ones", () => {
+    const thread = doc.components!.schemas!["platform.script.v1.Thread"] as SchemaObject;
+    // Implicit-presence scalars and enums, repeated and map fields: written even at their defaults.
+    expect(thread.required).toEqual(expect.arrayContaining(["threadId", "status", "createdAtMs"]));
+    for (const name of thread.required ?? []) {
+      const prop = thread.properties![name] as SchemaObject;
+      expect(prop.$ref === undefined || prop.$ref.includes("Status"), `${name} is a message field`).toBe(true);
+    }
+    // A message read both ways: the response's component requires its always-written fields, the request's one does not.
+    const registry = doc.components!.schemas!["platform.compute.v1.RegistrySecret"] as SchemaObject;
+    const registryInput = doc.components!.schemas!["platform.compute.v1.RegistrySecretInput"] as SchemaObject;
+    expect(registry.required).toEqual(["username", "password", "serverAddress"]);
+    expect(registryInput.required).toEqual(["username", "password"]);
   });
 
   it("documents the security the specification asks for", () => {
@@ -86,10 +130,12 @@ describe("the merged document", async () => {
 
   it("describes a oneof as at most one member", () => {
     const secret = doc.components!.schemas!["platform.compute.v1.SecretValue"] as SchemaObject;
+    const git = { $ref: "#/components/schemas/platform.compute.v1.GitSecret" };
+    const registry = { $ref: "#/components/schemas/platform.compute.v1.RegistrySecret" };
     expect(secret.oneOf).toEqual([
-      { required: ["gitSecret"] },
-      { required: ["registrySecret"] },
-      { not: { anyOf: [{ required: ["gitSecret"] }, { required: ["registrySecret"] }] } },
+      { properties: { gitSecret: git, registrySecret: false }, required: ["gitSecret"] },
+      { properties: { gitSecret: false, registrySecret: registry }, required: ["registrySecret"] },
+      { properties: { gitSecret: false, registrySecret: false } },
     ]);
   });
 });

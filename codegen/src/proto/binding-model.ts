@@ -3,7 +3,7 @@ import { MethodOptions_IdempotencyLevel as IdempotencyLevel } from "@bufbuild/pr
 import { getComments } from "@bufbuild/protoplugin";
 import type { HttpRoute, StreamFraming } from "../../runtime/http-route.js";
 import { parsePathTemplate } from "../../runtime/path-template/index.js";
-import type { OptionReader } from "./options.js";
+import type { Listener, OptionReader } from "./options.js";
 import { GenerationError } from "../generation-error.js";
 
 /**
@@ -14,6 +14,8 @@ import { GenerationError } from "../generation-error.js";
 export interface ServiceModel {
   readonly service: DescService;
   readonly organizationHeader: boolean;
+  /** The listener whose HTTP routes serve the service. */
+  readonly listener: Listener;
   readonly methods: readonly MethodModel[];
 }
 
@@ -42,6 +44,7 @@ export function buildServiceModel(service: DescService, options: OptionReader): 
   return {
     service,
     organizationHeader: options.organizationHeader(service),
+    listener: options.listener(service),
     methods: service.methods.map((method) => buildMethodModel(method, options)),
   };
 }

@@ -38,7 +38,14 @@ export interface OptionReader {
   streamFraming(method: DescMethod): "sse" | "ndjson" | undefined;
   isPublic(method: DescMethod): boolean;
   organizationHeader(service: DescService): boolean;
+  listener(service: DescService): Listener;
 }
+
+/** The server listener whose HTTP routes serve a service. */
+export type Listener = "api" | "data";
+
+/** platform.api.v1.Listener values. */
+const ListenerValue = { DATA: 1 } as const;
 
 /** Builds an option reader over every file of a code generator request. */
 export function createOptionReader(allFiles: readonly DescFile[]): OptionReader {
@@ -52,6 +59,7 @@ export function createOptionReader(allFiles: readonly DescFile[]): OptionReader 
   const streamFraming = find("platform.api.v1.stream_framing");
   const methodAuth = find("platform.api.v1.method_auth");
   const serviceAuth = find("platform.api.v1.service_auth");
+  const listener = find("platform.api.v1.listener");
 
   // getOption is typed for generated extensions; these come from descriptors, so the value
   // shapes are asserted here, at the one boundary.
@@ -70,5 +78,6 @@ export function createOptionReader(allFiles: readonly DescFile[]): OptionReader 
     isPublic: (method) => read<{ public: boolean }>(method, methodAuth)?.public ?? false,
     organizationHeader: (service) =>
       read<{ organizationHeader: boolean }>(service, serviceAuth)?.organizationHeader ?? false,
+    listener: (service) => (read<number>(service, listener) === ListenerValue.DATA ? "data" : "api"),
   };
 }

@@ -92,8 +92,7 @@ export interface IdentityAdminClient {
    * Create a pool
    *
    * Creates a pool with an Ed25519 signing key, empty documents, the managed user store and a
-   * `local` connection, enabled (not shown in the specification; so a new pool can sign users in
-   * at once, as an Auth0 tenant's database connection can). `name` is the issuer path segment and
+   * `local` connection, enabled, so a new pool can sign users in at once. `name` is the issuer path segment and
    * never changes.
    *
    * `POST /pools`
@@ -113,7 +112,7 @@ export interface IdentityAdminClient {
    * Deletes the pool, its keys, connections, users, tenants and sessions; its issuer stops
    * answering. The user store's bucket data is kept unless `wipeBucketData` is true. The body
    * is optional. A pool with a running migration is refused (`failed_precondition`; abort it
-   * first; not shown in the specification).
+   * first).
    *
    * `DELETE /pools/{pool}`
    */
@@ -167,8 +166,7 @@ export interface IdentityAdminClient {
    *
    * Switches the pool to another user store without copying anything: users in the old store
    * are no longer seen. Use POST user-store/migrate to move the data. Refused while a migration
-   * runs (`failed_precondition`). Leaves `migration_failed` for `active` (not shown in the
-   * specification).
+   * runs (`failed_precondition`). Leaves `migration_failed` for `active`.
    *
    * `POST /pools/{pool}/user-store`
    */
@@ -181,7 +179,7 @@ export interface IdentityAdminClient {
    * (a mismatch rolls back automatically and ends in `failed`), `cutover`, `purging` (skipped
    * when `keepSource`), `done`. The pool's state is `migrating` meanwhile; follow it with
    * GET /pools/{pool}. Refused while another migration runs, and when `target` is the current
-   * store (`failed_precondition` and `invalid_argument`; not shown in the specification).
+   * store (`failed_precondition` and `invalid_argument`).
    *
    * `POST /pools/{pool}/user-store/migrate`
    */
@@ -191,8 +189,7 @@ export interface IdentityAdminClient {
    *
    * Stops the running migration in any phase before `cutover` and rolls back: the pool stays on
    * its source store, the partial copy is discarded, `migration` disappears and the state is
-   * `active` again (an abort is the operator's choice, not a failure; not shown in the
-   * specification). No migration running, or one already past `cutover`, is
+   * `active` again (an abort is the operator's choice, not a failure). No migration running, or one already past `cutover`, is
    * `failed_precondition`. Accepted during `locked_delta`.
    *
    * `POST /pools/{pool}/user-store/migrate/abort`
@@ -202,8 +199,8 @@ export interface IdentityAdminClient {
    * List users
    *
    * Keyset pagination: pass the previous page's `nextCursor` as `cursor`, with the same
-   * filters. Users are ordered by e-mail address, then id (not shown in the specification;
-   * chosen so the e-mail prefix filter reads one index range).
+   * filters. Users are ordered by e-mail address, then id (so the e-mail prefix filter
+   * reads one index range).
    *
    * `GET /pools/{pool}/users`
    */
@@ -213,8 +210,7 @@ export interface IdentityAdminClient {
    *
    * Creates a user in the `local` connection. Without `password` the user gets an invite
    * e-mail with a link to set one. An address already registered (case-insensitively) is
-   * `already_exists`; so is the address of a soft-deleted user (not shown in the
-   * specification; deleting with `hard` frees it).
+   * `already_exists`; so is the address of a soft-deleted user (deleting with `hard` frees it).
    *
    * `POST /pools/{pool}/users`
    */
@@ -222,9 +218,8 @@ export interface IdentityAdminClient {
   /**
    * Get a user
    *
-   * The user, soft-deleted ones included (with `deletedAt`). Not shown in the specification;
-   * an id names one record, so a soft-deleted user stays readable by id, as Stripe keeps a
-   * deleted object readable.
+   * The user, soft-deleted ones included (with `deletedAt`): an id names one record, so a
+   * soft-deleted user stays readable by id.
    *
    * `GET /pools/{pool}/users/{userId}`
    */
@@ -243,7 +238,7 @@ export interface IdentityAdminClient {
    * Update a user's e-mail address or its verified flag
    *
    * Partial update. A new `email` without `emailVerified` in the same call resets the flag to
-   * false (not shown in the specification; as Auth0 does, since the new address is unproven).
+   * false, since the new address is unproven.
    *
    * `PATCH /pools/{pool}/users/{userId}`
    */
@@ -271,7 +266,7 @@ export interface IdentityAdminClient {
    *
    * Replaces the whole role set; `[]` removes every role. New tokens carry the permissions the
    * roles resolve to through the pool's role catalog; a role the catalog does not define is kept
-   * and grants no permission (not shown in the specification).
+   * and grants no permission.
    *
    * `POST /pools/{pool}/users/{userId}/roles`
    */
@@ -280,8 +275,7 @@ export interface IdentityAdminClient {
    * Ban or unban a user
    *
    * `banned: true` blocks sign-in and refresh and keeps the record; `false` lifts the ban.
-   * Banning also revokes the user's sessions (not shown in the specification; otherwise a
-   * refresh token would outlive the ban).
+   * Banning also revokes the user's sessions, so that no refresh token outlives the ban.
    *
    * `POST /pools/{pool}/users/{userId}/ban`
    */
@@ -297,7 +291,7 @@ export interface IdentityAdminClient {
   /**
    * List tenants
    *
-   * Every tenant of the pool, ordered by slug (not paginated, as in the specification).
+   * Every tenant of the pool, ordered by slug (not paginated).
    *
    * `GET /pools/{pool}/tenants`
    */
@@ -313,8 +307,7 @@ export interface IdentityAdminClient {
   /**
    * Delete a tenant
    *
-   * Deletes the tenant and its memberships. Sessions pinned to it are revoked (not shown in the
-   * specification); other tokens lose it from their `tenants` claim on the next refresh.
+   * Deletes the tenant and its memberships. Sessions pinned to it are revoked; other tokens lose it from their `tenants` claim on the next refresh.
    *
    * `DELETE /pools/{pool}/tenants/{tenant}`
    */
@@ -350,8 +343,7 @@ export interface IdentityAdminClient {
   /**
    * Remove a member from a tenant
    *
-   * Ends the membership. Sessions pinned to this tenant for this user are revoked (not shown in
-   * the specification). A user who is not a member is `not_found`.
+   * Ends the membership. Sessions pinned to this tenant for this user are revoked. A user who is not a member is `not_found`.
    *
    * `DELETE /pools/{pool}/tenants/{tenant}/members/{userId}`
    */

@@ -4,10 +4,7 @@
 
 import type { HttpErrorStatus } from "@platform/codegen/runtime";
 
-/**
- * The platform's Connect error JSON. Not shown in the specification for this plane; `details`
- * is never sent here, so only `code` and `message` are listed.
- */
+/** The platform's Connect error JSON. `details` is never sent here, so only `code` and `message` are listed. */
 export interface Error {
   code: "canceled" | "unknown" | "invalid_argument" | "deadline_exceeded" | "not_found" | "already_exists" | "permission_denied" | "resource_exhausted" | "failed_precondition" | "aborted" | "out_of_range" | "unimplemented" | "internal" | "unavailable" | "data_loss" | "unauthenticated";
   /** What went wrong, for a developer; names the offending field when there is one. */
@@ -22,13 +19,10 @@ export interface Health {
   service: "identity";
 }
 
-/**
- * The issuer path segment. Its form is not shown in the specification; 1 to 63 characters of
- * `[a-z0-9-]`, the tenant slug's rule.
- */
+/** The issuer path segment: 1 to 63 characters of `[a-z0-9-]`, the tenant slug's rule. */
 export type PoolName = string;
 
-/** A name for people; `""` means none. The 200-character cap is not shown in the specification. */
+/** A name for people; `""` means none; at most 200 characters. */
 export type DisplayName = string;
 
 /** 1 to 63 characters of `[a-z0-9-]`; immutable. */
@@ -37,19 +31,16 @@ export type TenantSlug = string;
 /** An e-mail address, compared case-insensitively (254 characters at most, RFC 5321). */
 export type Email = string;
 
-/**
- * A password; the pool's policy sets the minimum length. The 128-character maximum is not
- * shown in the specification and follows Auth0.
- */
+/** A password; the pool's policy sets the minimum length. At most 128 characters. */
 export type Password = string;
 
 /**
- * An app role (`admin`, `billing:read`). The form is not shown in the specification; 1 to 64
+ * An app role (`admin`, `billing:read`): 1 to 64
  * characters, a letter or digit first, then letters, digits and `_ . : -`.
  */
 export type RoleName = string;
 
-/** A set of roles (no repeats; at most 100, a cap not shown in the specification). */
+/** A set of roles (no repeats; at most 100). */
 export type RoleSet = RoleName[];
 
 /** A user id, the `sub` of the user's tokens. */
@@ -60,7 +51,7 @@ export type Timestamp = string;
 
 /**
  * `active`; `migrating` while a migration runs; `migration_failed` after a migration ended in
- * `failed` (the pool keeps serving from its source store). Not shown in the specification:
+ * `failed` (the pool keeps serving from its source store).
  * `migration_failed` moves to `migrating` when a new migration starts and to `active` when the
  * store is re-pointed; a migration that is aborted or reaches `done` leaves `active`.
  */
@@ -77,7 +68,7 @@ export type MigrationPhase = "warm_copy" | "locked_delta" | "verifying" | "cutov
 /**
  * `USER_STORE_KIND_MANAGED`: the platform's own bucket (the empty address);
  * `USER_STORE_KIND_K3`: a `k3+sa://` bucket; `USER_STORE_KIND_POSTGRES`: a `postgres://`
- * database. The names other than the K3 one are not shown in the specification.
+ * database.
  */
 export type UserStoreKind = "USER_STORE_KIND_MANAGED" | "USER_STORE_KIND_K3" | "USER_STORE_KIND_POSTGRES";
 
@@ -99,8 +90,7 @@ export interface UserStore {
 export type UserStoreAddress = string;
 
 /**
- * A running user-store migration. Beyond `phase`, `usersTotal` and `usersCopied` the fields
- * are not shown in the specification. Present while the migration runs and after it ends in
+ * A running user-store migration. Present while the migration runs and after it ends in
  * `failed`; gone after `done` and after an abort.
  */
 export interface Migration {
@@ -156,15 +146,15 @@ export interface PoolPolicies {
 export interface PasswordPolicy {
   /**
    * Minimum password length, shown as `password_min_length` on the issuer's GET /branding.
-   * Not shown in the specification; at least 8, NIST SP 800-63B's floor for chosen passwords.
+   * At least 8, NIST SP 800-63B's floor for chosen passwords.
    */
   min_length?: number;
 }
 
 /**
  * Budgets of the credential endpoints, each a number of requests per window; over budget the
- * issuer answers 429 with `Retry-After`. Not shown in the specification; the keys follow the
- * issuer's endpoints and the defaults follow Supabase's and Auth0's. Password checks are
+ * issuer answers 429 with `Retry-After`. The keys name the
+ * issuer's endpoints. Password checks are
  * counted three ways (`login`, `login_ip`, `login_email`), and recovery requests likewise
  * (`recover`, `recover_ip`, `recover_email`), so that nobody can lock an account's owner out,
  * as Auth0's brute-force protection blocks a client for one account rather than the account.
@@ -272,10 +262,7 @@ export interface UpdatePoolRequest {
   roleCatalogJson?: JsonDocument;
 }
 
-/**
- * A JSON object written as a string; `{}` clears the document. The 64 KiB cap is not shown in
- * the specification.
- */
+/** A JSON object written as a string; `{}` clears the document. At most 64 KiB. */
 export type JsonDocument = string;
 
 export interface DeletePoolRequest {
@@ -303,14 +290,11 @@ export interface ListPoolsResponse {
 
 /**
  * `local` (e-mail and password) is implemented; other kinds (`google`, `github`, `oidc`, ...)
- * are stored only. The form is not shown in the specification.
+ * are stored only.
  */
 export type ConnectionKind = string;
 
-/**
- * A sign-in connection. Beyond `kind`, `configJson` and `enabled` the fields are not shown in
- * the specification.
- */
+/** A sign-in connection. */
 export interface Connection {
   kind: ConnectionKind;
   /** The connection's configuration, a JSON object as a string. */
@@ -349,7 +333,7 @@ export interface AppUser {
   appRoles: string[];
   banned: boolean;
   createdAt: Timestamp;
-  /** Set on a soft-deleted user (not shown in the specification). */
+  /** Set on a soft-deleted user. */
   deletedAt?: Timestamp;
 }
 
@@ -395,7 +379,7 @@ export interface Tenant {
   displayName: DisplayName;
   /** The tenant's metadata, a JSON object as a string; `{}` when unset. */
   metadataJson: string;
-  /** Not shown in the specification. */
+  /** When the tenant was created. */
   createdAt: Timestamp;
 }
 
@@ -627,10 +611,7 @@ export interface RotatePoolKeysCall {
 
 /** Every response rotatePoolKeys (POST /pools/{pool}/rotate-keys) documents. */
 export type RotatePoolKeysResult =
-  /**
-   * The new key's public JWK. Not shown in the specification; returned so a caller can
-   * check the JWKS picked it up.
-   */
+  /** The new key's public JWK, so a caller can check the JWKS picked it up. */
   | { status: 200; body: RotateKeysResponse }
   /** `unauthenticated`: missing, unknown, expired or revoked credential. */
   | { status: 401; body: Error }
@@ -875,10 +856,7 @@ export interface ListUsersPathParams {
 export interface ListUsersQueryParams {
   /** Only users whose e-mail address starts with this, compared case-insensitively. */
   emailFilter?: string;
-  /**
-   * Page size, at most 500. The default is not shown in the specification; 50, as the
-   * platform's other lists.
-   */
+  /** Page size, at most 500; 50 by default, as in the platform's other lists. */
   limit?: number;
   /** The previous page's `nextCursor`; absent for the first page. */
   cursor?: string;
@@ -1422,10 +1400,7 @@ export interface ListTenantMembersPathParams {
 
 /** Query parameters of listTenantMembers (GET /pools/{pool}/tenants/{tenant}/members). */
 export interface ListTenantMembersQueryParams {
-  /**
-   * Page size, at most 500. The default is not shown in the specification; 50, as the
-   * platform's other lists.
-   */
+  /** Page size, at most 500; 50 by default, as in the platform's other lists. */
   limit?: number;
   /** The previous page's `nextCursor`; absent for the first page. */
   cursor?: string;

@@ -178,8 +178,7 @@ export interface IdentityIssuerHandler {
    * Branding for custom login pages
    *
    * What a custom login UI needs before anyone signs in: the pool's display name, its branding
-   * document and the password rules it enforces. The schema is not shown in the specification;
-   * the colour and logo fields follow Auth0's universal-login branding, in snake_case like the
+   * document and the password rules it enforces. The branding fields are in snake_case like the
    * rest of this plane.
    *
    * `GET /branding`
@@ -193,7 +192,7 @@ export interface IdentityIssuerHandler {
    * `settings.redirect_uris`: a missing, malformed or unlisted URI gets an error page and never a
    * redirect. Every other error redirects back to `redirect_uri` with RFC 6749 section 4.1.2.1
    * parameters (`error`, `error_description`, `state`) and the RFC 9207 `iss` parameter.
-   * Client ids are not registered (not shown in the specification): any non-empty string names
+   * Client ids are not registered: any non-empty string names
    * the client; it becomes the ID token audience and the code exchange must present it again.
    *
    * `GET /authorize`; an invalid request reaches the handler too
@@ -214,9 +213,9 @@ export interface IdentityIssuerHandler {
    *   whole family, except within a short grace window, so that a client's double submit does
    *   not sign the user out. A `client_id` other than the one the session was issued to is
    *   refused with `invalid_grant`.
-   * Errors use RFC 6749 section 5.2 codes. Not shown in the specification: a bad password, an
+   * Errors use RFC 6749 section 5.2 codes: a bad password, an
    * unknown, expired or replayed code or refresh token and a verifier mismatch answer 401
-   * `invalid_grant` (the specification's status for bad credentials, as Keycloak does);
+   * `invalid_grant`;
    * a banned user, an unverified e-mail where verification is required, a disabled connection and
    * a tenant the user does not belong to answer 403 `access_denied`; 429 answers
    * `too_many_requests` and 503 `temporarily_unavailable`.
@@ -241,7 +240,7 @@ export interface IdentityIssuerHandler {
    * Sends a single-use reset link (valid 30 minutes) to the address if it belongs to a user who
    * is not banned. Always answers 200 for a well-formed request, registered address or not, so
    * the answer reveals nothing about who is registered; 429 is counted the same way for every
-   * address. Not shown in the specification: the request is queued and answered before anyone
+   * address. The request is queued and answered before anyone
    * is looked up, so it also takes the same time either way; the mail delivery loop looks the
    * owner up and sends the link moments later.
    * The hosted login page's "forgot password" form posts here too.
@@ -273,8 +272,8 @@ export interface IdentityIssuerHandler {
    * Hosted page to confirm an e-mail address
    *
    * The page a verification link opens: a branded confirm button posting `token` to
-   * POST /verify. Not shown in the specification; the link does not verify on GET because mail
-   * scanners open links before the user does.
+   * POST /verify. The link does not verify on GET because mail scanners open links before the
+   * user does.
    *
    * `GET /verify`; an invalid request reaches the handler too
    */
@@ -293,7 +292,7 @@ export interface IdentityIssuerHandler {
    *
    * Revokes the session family of the refresh token: it and every refresh token rotated from the
    * same sign-in stop working. Access tokens already issued stay valid until they expire (at most
-   * 900 seconds). Not shown in the specification: an unknown, expired or already revoked token
+   * 900 seconds). An unknown, expired or already revoked token
    * also answers 200, as RFC 7009 token revocation does, so logout is idempotent.
    *
    * `POST /logout`
@@ -302,8 +301,7 @@ export interface IdentityIssuerHandler {
   /**
    * The signed-in user
    *
-   * The verified claims of the presented access token and the current user record. Not shown in
-   * the specification: `claims` is the token's payload as verified, `user` the record as stored
+   * The verified claims of the presented access token and the current user record: `claims` is the token's payload as verified, `user` the record as stored
    * now (so a change since the token was minted shows in `user` only). A banned user answers
    * 403, a deleted one 404.
    *
@@ -317,7 +315,7 @@ export interface IdentityIssuerHandler {
    * the claims about the user as they are now, `sub` always, and `email` and `email_verified`.
    * The access token is sent as `Authorization: Bearer <token>` (RFC 6750 section 2.1); POST
    * also takes it as the form member `access_token` (section 2.2), never both. Any access token
-   * of this pool is accepted (access tokens carry no scope; not shown in the specification). A
+   * of this pool is accepted (access tokens carry no scope). A
    * missing token answers 401 with `WWW-Authenticate: Bearer`; a malformed, expired or foreign
    * one, or one whose user was deleted or banned since, answers 401 with
    * `WWW-Authenticate: Bearer error="invalid_token", error_description="..."` (RFC 6750
@@ -349,9 +347,8 @@ export interface IdentityIssuerHandler {
   /**
    * Sign in on the hosted login page
    *
-   * The hosted login form. Not shown in the specification; the code flow needs a step that
-   * checks the credentials and mints the code, and this is it (Keycloak, Auth0 and Ory each have
-   * one). On success it redirects to the transaction's `redirect_uri` with `code`, `state` and
+   * The hosted login form: the step of the code flow that checks the credentials and mints the
+   * code. On success it redirects to the transaction's `redirect_uri` with `code`, `state` and
    * `iss`, and the transaction ends. Bad credentials re-render the page with a message and the
    * transaction stays open; an expired transaction redirects back with
    * `error=access_denied&error_description=login_session_expired`.

@@ -55,10 +55,7 @@ export type Empty = Record<string, unknown>;
 /** A complete HTML document. */
 export type HtmlPage = string;
 
-/**
- * The public client's id. Not registered: any non-empty string up to 255 characters (the
- * length is not shown in the specification).
- */
+/** The public client's id. Not registered: any non-empty string up to 255 characters. */
 export type ClientId = string;
 
 /** 43 to 128 unreserved characters (RFC 7636 section 4.1). */
@@ -71,8 +68,8 @@ export type TenantSlug = string;
 export type Email = string;
 
 /**
- * A password. The pool's policy sets the minimum length (GET /branding); the 128-character
- * maximum is not shown in the specification and follows Auth0.
+ * A password. The pool's policy sets the minimum length (GET /branding); at most 128
+ * characters.
  */
 export type Password = string;
 
@@ -129,7 +126,7 @@ export interface Branding {
   page_background_color?: string;
   /** The minimum password length the pool enforces now. */
   password_min_length: number;
-  /** Whether POST /signup is open (not shown in the specification). */
+  /** Whether POST /signup is open. */
   signup_enabled: boolean;
 }
 
@@ -151,7 +148,7 @@ export interface AuthorizationCodeGrant {
 
 /**
  * The resource owner password credentials grant (RFC 6749 section 4.3). The user is named by
- * `email` (the specification's member) or `username` (RFC 6749's, which standard clients
+ * `email` or `username` (RFC 6749's, which standard clients
  * such as Authlib send); at least one is required, which the token endpoint checks itself
  * (answering `invalid_request` naming `body.email`).
  */
@@ -165,9 +162,7 @@ export interface PasswordGrant {
    */
   username?: Email;
   /**
-   * Space-separated scopes. `openid` adds an ID token to the answer (not shown in the
-   * specification, which gives ID tokens to the code flow only; as Keycloak does for this
-   * grant). Its `aud` is the `client_id` when the request names one, as the code flow's is;
+   * Space-separated scopes. `openid` adds an ID token to the answer. Its `aud` is the `client_id` when the request names one, as the code flow's is;
    * with none it is the pool's audience `pool:<name>`, and the ID token is told apart from
    * an access token by its `typ` header (`JWT`, not `at+jwt`, RFC 9068 section 4). It has
    * no `nonce` (there is no authorization request to carry one). Other scopes are ignored.
@@ -176,7 +171,7 @@ export interface PasswordGrant {
   password: Password;
   tenant?: TenantSlug;
   /**
-   * The client asking (optional; not shown in the specification). The session is issued to
+   * The client asking (optional). The session is issued to
    * it: its access tokens carry it as `client_id`, and a refresh that names another client
    * is refused.
    */
@@ -187,7 +182,7 @@ export interface RefreshTokenGrant {
   grant_type: "refresh_token";
   refresh_token: string;
   /**
-   * Optional (the specification's refresh body has none). When present it must be the
+   * Optional. When present it must be the
    * client the session was issued to (the code flow's client_id, or the one the password
    * grant named, or none) or the refresh answers 401 `invalid_grant` and leaves the token
    * as it was (RFC 6749 section 6, RFC 9700 section 4.14).
@@ -218,10 +213,7 @@ export interface SignupRequest {
   password: Password;
 }
 
-/**
- * Not shown in the specification; shaped like Supabase's sign-up answer: the user, and a
- * session unless the pool requires a verified e-mail first.
- */
+/** The user, and a session unless the pool requires a verified e-mail first. */
 export interface SignupResponse {
   user: User;
   session?: TokenResponse;
@@ -272,10 +264,7 @@ export interface User {
   created_at: string;
 }
 
-/**
- * The payload of an access token. Not shown in the specification beyond `aud`, `permissions`
- * and `tenants`; the rest are the registered JWT claims and OpenID Connect's e-mail claims.
- */
+/** The payload of an access token: `aud`, `permissions` and `tenants`, the registered JWT claims and OpenID Connect's e-mail claims. */
 export interface AccessTokenClaims {
   iss: string;
   /** The user id. */
@@ -312,9 +301,7 @@ export interface TenantClaim {
 
 /** Values of the variables of the base path `/{org}/{pool}`. */
 export interface IdentityIssuerServerVariables {
-  /** The organization's name. */
   org: string;
-  /** The pool's name (immutable, chosen when the pool is created). */
   pool: string;
 }
 
@@ -325,10 +312,7 @@ export type GetOpenidConfigurationCall = Record<string, never>;
 export type GetOpenidConfigurationResult =
   /** The discovery document. */
   | { status: 200; body: OpenidConfiguration; headers?: {
-      /**
-       * `max-age=300`. The specification gives it for the JWKS; the discovery document uses the same
-       * (not shown in the specification).
-       */
+      /** `max-age=300`, for the JWKS and the discovery document alike. */
       "cache-control"?: "max-age=300";
     } }
   /** Unknown organization, pool or user. */
@@ -346,10 +330,7 @@ export type GetJwksCall = Record<string, never>;
 export type GetJwksResult =
   /** The JSON Web Key Set. */
   | { status: 200; body: Jwks; headers?: {
-      /**
-       * `max-age=300`. The specification gives it for the JWKS; the discovery document uses the same
-       * (not shown in the specification).
-       */
+      /** `max-age=300`, for the JWKS and the discovery document alike. */
       "cache-control"?: "max-age=300";
     } }
   /** Unknown organization, pool or user. */
@@ -367,10 +348,7 @@ export type GetBrandingCall = Record<string, never>;
 export type GetBrandingResult =
   /** The branding of the pool. */
   | { status: 200; body: Branding; headers?: {
-      /**
-       * `max-age=60`. Not shown in the specification; short, because the document carries
-       * the live password policy.
-       */
+      /** `max-age=60`: short, because the document carries the live password policy. */
       "cache-control"?: "max-age=60";
     } }
   /** Unknown organization, pool or user. */
@@ -396,8 +374,7 @@ export interface AuthorizeQueryParams {
   code_challenge_method: "S256";
   /**
    * Space-separated scopes. `openid` also mints an ID token whose `aud` is the client_id and
-   * which echoes `nonce`. Other scopes are ignored (not shown in the specification; Auth0
-   * ignores unknown scopes likewise).
+   * which echoes `nonce`. Other scopes are ignored.
    */
   scope?: string;
   /** Echoed in the ID token's `nonce` claim. */
@@ -631,14 +608,11 @@ export type ShowResetPageResult =
   | { status: 200; body: HtmlPage; headers?: {
       /** `no-store`: the body holds credentials or is specific to one request. */
       "cache-control"?: "no-store";
-      /**
-       * Includes `frame-ancestors 'none'` so no other site can frame a page that takes credentials.
-       * Not shown in the specification.
-       */
+      /** Includes `frame-ancestors 'none'` so no other site can frame a page that takes credentials. */
       "content-security-policy"?: string;
       /**
        * `no-referrer`: the page's URL carries a transaction id or an e-mailed token, which must not
-       * leak to the logo or font hosts of the branding. Not shown in the specification.
+       * leak to the logo or font hosts of the branding.
        */
       "referrer-policy"?: "no-referrer";
     } }
@@ -735,14 +709,11 @@ export type ShowVerifyPageResult =
   | { status: 200; body: HtmlPage; headers?: {
       /** `no-store`: the body holds credentials or is specific to one request. */
       "cache-control"?: "no-store";
-      /**
-       * Includes `frame-ancestors 'none'` so no other site can frame a page that takes credentials.
-       * Not shown in the specification.
-       */
+      /** Includes `frame-ancestors 'none'` so no other site can frame a page that takes credentials. */
       "content-security-policy"?: string;
       /**
        * `no-referrer`: the page's URL carries a transaction id or an e-mailed token, which must not
-       * leak to the logo or font hosts of the branding. Not shown in the specification.
+       * leak to the logo or font hosts of the branding.
        */
       "referrer-policy"?: "no-referrer";
     } }
@@ -962,11 +933,7 @@ export type PostUserInfoSuccess = Extract<PostUserInfoResult, { status: 200 }>;
 
 /** Query parameters of showLoginPage (GET /login). */
 export interface ShowLoginPageQueryParams {
-  /**
-   * The login transaction GET /authorize started (an opaque, unguessable id; valid 30 minutes).
-   * Not shown in the specification; named like Ory's `login_challenge`, which it plays the role
-   * of.
-   */
+  /** The login transaction GET /authorize started (an opaque, unguessable id; valid 30 minutes). */
   transaction: string;
 }
 
@@ -981,14 +948,11 @@ export type ShowLoginPageResult =
   | { status: 200; body: HtmlPage; headers?: {
       /** `no-store`: the body holds credentials or is specific to one request. */
       "cache-control"?: "no-store";
-      /**
-       * Includes `frame-ancestors 'none'` so no other site can frame a page that takes credentials.
-       * Not shown in the specification.
-       */
+      /** Includes `frame-ancestors 'none'` so no other site can frame a page that takes credentials. */
       "content-security-policy"?: string;
       /**
        * `no-referrer`: the page's URL carries a transaction id or an e-mailed token, which must not
-       * leak to the logo or font hosts of the branding. Not shown in the specification.
+       * leak to the logo or font hosts of the branding.
        */
       "referrer-policy"?: "no-referrer";
     } }
@@ -1050,10 +1014,7 @@ export type SubmitLoginResult =
   | { status: 401; body: HtmlPage; headers?: {
       /** `no-store`: the body holds credentials or is specific to one request. */
       "cache-control"?: "no-store";
-      /**
-       * Includes `frame-ancestors 'none'` so no other site can frame a page that takes credentials.
-       * Not shown in the specification.
-       */
+      /** Includes `frame-ancestors 'none'` so no other site can frame a page that takes credentials. */
       "content-security-policy"?: string;
     } }
   /**
@@ -1063,10 +1024,7 @@ export type SubmitLoginResult =
   | { status: 403; body: HtmlPage; headers?: {
       /** `no-store`: the body holds credentials or is specific to one request. */
       "cache-control"?: "no-store";
-      /**
-       * Includes `frame-ancestors 'none'` so no other site can frame a page that takes credentials.
-       * Not shown in the specification.
-       */
+      /** Includes `frame-ancestors 'none'` so no other site can frame a page that takes credentials. */
       "content-security-policy"?: string;
     } }
   /** An error page for an unknown organization or pool. */

@@ -2,12 +2,11 @@ import type { DescField, DescMessage } from "@bufbuild/protobuf";
 import type { OperationObject, ParameterObject, ReferenceObject, SchemaObject } from "openapi3-ts/oas31";
 import type { HttpRoute } from "../../../runtime/http-route.js";
 import { toOpenApiPath } from "../../../runtime/path-template/index.js";
-import { commentOf, resolveFieldPath, type MethodModel, type ServiceModel } from "../binding-model.js";
+import { resolveFieldPath, type MethodModel, type ServiceModel } from "../binding-model.js";
+import { publicComment } from "./public-comment.js";
 import { FieldBehavior, type OptionReader } from "../options.js";
 import { scalarSchema, wellKnownSchema, type SchemaCollector } from "./message-schemas.js";
-
-/** Media types of server streams on HTTP routes. */
-export const streamMediaTypes = { sse: "text/event-stream", ndjson: "application/x-ndjson" } as const;
+import { streamContent, streamDescription } from "./stream-content.js";
 
 /** Nesting depth of message fields expanded into dotted query parameters (recursive messages stop here). */
 const MAX_QUERY_DEPTH = 3;
@@ -31,8 +30,8 @@ export function buildOperation(
   const { path, parameters: pathParams } = toOpenApiPath(route.template);
   const parameters: ParameterObject[] = pathParams.map((p) => {
     const field = resolveFieldPath(desc.input, p.fieldPath);
-    const base = field ? schemas.fieldSchema(field) : { type: "string" as const };
-    const description = [field ? commentOf(field) : "", p.pattern ? `Fills \`${p.fieldPath}\`, whose value is the path text matching \`${p.pattern}\`.` : ""].filter(Boolean).join(" ");
+    const base = field ? schemas.fieldSchema(field, "request") : { type: "string" as const };
+    const description = [field ? publicComment(field) : "", p.pattern ? `Fills \`${p.fieldPath}\`, whose value is the path text matching \`${p.pattern}\`.` : ""].filter(Boolean).join(" ");
     return { name: p.name, in: "path", required: true, schema: stripDocs(base), ...(description ? { description } : {}) };
   });
   for (const name of route.queryFields) {
@@ -40,7 +39,8 @@ export function buildOperation(
     if (field) parameters.push(...queryParameters(field, "", 1, schemas, options));
   }
 
-  const doc = commentOf(desc);
+  const framing = route.streamFraming;
+  const doc = [publicComment(desc), framing ? streamDescription(framing, desc.output.name) : ""].filter((text) => text !== "").join("\n\n");
   const operation: OperationObject = {
     operationId: `${service.service.name}_${desc.name}${routeIndex > 0 ? `_${routeIndex}` : ""}`,
     tags: [service.service.name],
@@ -55,13 +55,12 @@ export function buildOperation(
   }
 
   const responseField = route.responseBody === "" ? undefined : desc.output.fields.find((f) => f.name === route.responseBody);
-  const responseSchema = responseField ? schemas.fieldSchema(responseField) : schemas.typeSchema(desc.output);
-  const framing = route.streamFraming;
+  const responseSchema = responseField ? schemas.fieldSchema(responseField, "response") : schemas.typeSchema(desc.output, "response");
   operation.responses = {
     "200": framing
       ? {
-          description: `A stream: each ${framing === "sse" ? "event's data" : "line"} is one ${desc.output.name} in JSON; a failure ends the stream with an error ${framing === "sse" ? "event" : "line"}.`,
-          content: { [streamMediaTypes[framing]]: { schema: responseSchema } },
+          description: `A stream of ${desc.output.name} frames; the schema is that of one frame.`,
+          content: streamContent(framing, responseSchema),
         }
       : { description: `The ${desc.output.name}.`, content: { "application/json": { schema: responseSchema } } },
     ...errorResponses(method),
@@ -77,17 +76,17 @@ function requestBodySchema(input: DescMessage, route: HttpRoute, schemas: Schema
   if (route.body === "") return undefined;
   if (route.body !== "*") {
     const field = input.fields.find((f) => f.name === route.body);
-    return field ? schemas.fieldSchema(field) : undefined;
+    return field ? schemas.fieldSchema(field, "request") : undefined;
   }
   // Path variables win over the body, so they are left out of the body's schema.
   const pathFields = new Set(route.template.variables.map((v) => v.fieldPath).filter((p) => !p.includes(".")));
-  return pathFields.size === 0 ? schemas.typeSchema(input) : schemas.messageSchemaWithout(input, pathFields);
+  return pathFields.size === 0 ? schemas.typeSchema(input, "request") : schemas.requestSchemaWithout(input, pathFields);
 }
 
 /** Query parameters for one request field: scalars directly, messages by dotted sub-fields, maps as `field[key]`. */
 function queryParameters(field: DescField, prefix: string, depth: number, schemas: SchemaCollector, options: OptionReader): ParameterObject[] {
   const name = `${prefix}${field.jsonName}`;
-  const description = commentOf(field);
+  const description = publicComment(field);
   const required = options.fieldBehaviors(field).includes(FieldBehavior.REQUIRED);
   const param = (schema: SchemaObject | ReferenceObject, extra: Partial<ParameterObject> = {}): ParameterObject => ({
     name,
@@ -101,13 +100,13 @@ function queryParameters(field: DescField, prefix: string, depth: number, schema
     case "scalar":
       return [param(scalarSchema(field.scalar))];
     case "enum":
-      return [param(schemas.typeSchema(field.enum))];
+      return [param(schemas.typeSchema(field.enum, "request"))];
     case "list":
       if (field.listKind === "message") return []; // repeated messages cannot be written in a query string
-      return [param(schemas.fieldSchema(field), { style: "form", explode: true })];
+      return [param(schemas.fieldSchema(field, "request"), { style: "form", explode: true })];
     case "map":
       if (field.mapKind === "message") return [];
-      return [param(schemas.fieldSchema(field), { style: "deepObject", explode: true })];
+      return [param(schemas.fieldSchema(field, "request"), { style: "deepObject", explode: true })];
     case "message": {
       const wkt = wellKnownSchema(field.message);
       if (wkt) return wkt.type === "object" || wkt.type === "array" || wkt.type === undefined ? [] : [param(wkt)];

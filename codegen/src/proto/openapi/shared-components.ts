@@ -59,12 +59,14 @@ export function addErrorComponents(builder: OpenApiBuilder): void {
   builder.addResponse("Error", error("Any other failure, with the HTTP status of its code."));
 }
 
-export function addSecuritySchemes(builder: OpenApiBuilder): void {
+/** The security schemes; the organization header only where some operation asks for it. */
+export function addSecuritySchemes(builder: OpenApiBuilder, organizationHeader: boolean): void {
   builder.addSecurityScheme("bearerAuth", {
     type: "http",
     scheme: "bearer",
     description: "An API key (`dk_...`) or access token: `Authorization: Bearer <token>`.",
   });
+  if (!organizationHeader) return;
   builder.addSecurityScheme("organizationName", {
     type: "apiKey",
     in: "header",

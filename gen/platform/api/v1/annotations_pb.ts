@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/api/v1/annotations.proto.
  */
 export const file_platform_api_v1_annotations: GenFile = /*@__PURE__*/
-  fileDesc("CiFwbGF0Zm9ybS9hcGkvdjEvYW5ub3RhdGlvbnMucHJvdG8SD3BsYXRmb3JtLmFwaS52MSIcCgpNZXRob2RBdXRoEg4KBnB1YmxpYxgBIAEoCCIqCgtTZXJ2aWNlQXV0aBIbChNvcmdhbml6YXRpb25faGVhZGVyGAEgASgIKmIKDVN0cmVhbUZyYW1pbmcSHgoaU1RSRUFNX0ZSQU1JTkdfVU5TUEVDSUZJRUQQABIWChJTVFJFQU1fRlJBTUlOR19TU0UQARIZChVTVFJFQU1fRlJBTUlOR19OREpTT04QAjpnCg5zdHJlYW1fZnJhbWluZxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNGGAyABKA4yHi5wbGF0Zm9ybS5hcGkudjEuU3RyZWFtRnJhbWluZ1INc3RyZWFtRnJhbWluZzpeCgttZXRob2RfYXV0aBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNKGAyABKAsyGy5wbGF0Zm9ybS5hcGkudjEuTWV0aG9kQXV0aFIKbWV0aG9kQXV0aDpiCgxzZXJ2aWNlX2F1dGgSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY04YDIAEoCzIcLnBsYXRmb3JtLmFwaS52MS5TZXJ2aWNlQXV0aFILc2VydmljZUF1dGhiBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("CiFwbGF0Zm9ybS9hcGkvdjEvYW5ub3RhdGlvbnMucHJvdG8SD3BsYXRmb3JtLmFwaS52MSIcCgpNZXRob2RBdXRoEg4KBnB1YmxpYxgBIAEoCCIqCgtTZXJ2aWNlQXV0aBIbChNvcmdhbml6YXRpb25faGVhZGVyGAEgASgIKmIKDVN0cmVhbUZyYW1pbmcSHgoaU1RSRUFNX0ZSQU1JTkdfVU5TUEVDSUZJRUQQABIWChJTVFJFQU1fRlJBTUlOR19TU0UQARIZChVTVFJFQU1fRlJBTUlOR19OREpTT04QAio3CghMaXN0ZW5lchIYChRMSVNURU5FUl9VTlNQRUNJRklFRBAAEhEKDUxJU1RFTkVSX0RBVEEQATpnCg5zdHJlYW1fZnJhbWluZxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNGGAyABKA4yHi5wbGF0Zm9ybS5hcGkudjEuU3RyZWFtRnJhbWluZ1INc3RyZWFtRnJhbWluZzpeCgttZXRob2RfYXV0aBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNKGAyABKAsyGy5wbGF0Zm9ybS5hcGkudjEuTWV0aG9kQXV0aFIKbWV0aG9kQXV0aDpiCgxzZXJ2aWNlX2F1dGgSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY04YDIAEoCzIcLnBsYXRmb3JtLmFwaS52MS5TZXJ2aWNlQXV0aFILc2VydmljZUF1dGg6WAoIbGlzdGVuZXISHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY1IYDIAEoDjIZLnBsYXRmb3JtLmFwaS52MS5MaXN0ZW5lclIIbGlzdGVuZXJiBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * How callers of a method authenticate.
@@ -99,6 +99,35 @@ export const StreamFramingSchema: GenEnum<StreamFraming> = /*@__PURE__*/
   enumDesc(file_platform_api_v1_annotations, 0);
 
 /**
+ * The listener of the server whose HTTP routes serve a service. Connect, gRPC and gRPC-web reach a
+ * service on the same listener as its HTTP routes.
+ *
+ * @generated from enum platform.api.v1.Listener
+ */
+export enum Listener {
+  /**
+   * The api listener (`{api_url}`, port 8080 by default): the default for every service.
+   *
+   * @generated from enum value: LISTENER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The data listener (`{data_api_url}`, port 8081 by default): actions and the data platform,
+   * whose HTTP routes live under `/actions`, `/{bucket}` and `/admin`.
+   *
+   * @generated from enum value: LISTENER_DATA = 1;
+   */
+  DATA = 1,
+}
+
+/**
+ * Describes the enum platform.api.v1.Listener.
+ */
+export const ListenerSchema: GenEnum<Listener> = /*@__PURE__*/
+  enumDesc(file_platform_api_v1_annotations, 1);
+
+/**
  * Framing of this server stream on its HTTP route. Required on every server-streaming
  * method that has a google.api.http binding.
  *
@@ -122,4 +151,12 @@ export const method_auth: GenExtension<MethodOptions, MethodAuth> = /*@__PURE__*
  */
 export const service_auth: GenExtension<ServiceOptions, ServiceAuth> = /*@__PURE__*/
   extDesc(file_platform_api_v1_annotations, 2);
+
+/**
+ * The listener that serves this service; absent means the api listener.
+ *
+ * @generated from extension: platform.api.v1.Listener listener = 50004;
+ */
+export const listener: GenExtension<ServiceOptions, Listener> = /*@__PURE__*/
+  extDesc(file_platform_api_v1_annotations, 3);
 
