@@ -10,6 +10,7 @@ const document: OpenApiDocument = {
   tags: [{ name: "Served" }, { name: "Other" }],
   paths: {
     "/v1/things/{thing_id}": {
+      servers: [{ url: "{api_url}" }],
       parameters: [ref("parameters", "Trace")],
       get: { operationId: "getThing", tags: ["Served"], security: [{ bearer: [] }], responses: { "200": { content: { "application/json": { schema: ref("schemas", "Thing") } } } } },
       delete: { operationId: "deleteThing", tags: ["Served"], responses: { "200": ref("responses", "Gone") } },

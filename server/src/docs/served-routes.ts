@@ -22,7 +22,8 @@ export function servedRoutesOfRestPlane(plane: RestPlane): ServedRoute[] {
  * The document restricted to what the listener answers: an operation stays only when its method
  * and path are in `served`, a path only with one of its operations, and only the components and
  * tags those operations use. Variable names do not take part in the match (`{name}` and
- * `{name=**}` are one segment pattern to the router either way).
+ * `{name=**}` are one segment pattern to the router either way). A path's own `servers` go: the
+ * contract's name every listener, the restricted document is one listener's and names it once.
  */
 export function restrictToServedRoutes(document: OpenApiDocument, served: readonly ServedRoute[]): OpenApiDocument {
   const routes = new Set(served.map((route) => routeKey(route.method, route.path)));
@@ -30,7 +31,7 @@ export function restrictToServedRoutes(document: OpenApiDocument, served: readon
   for (const [path, item] of Object.entries(document.paths)) {
     const operations = operationsOf(item).filter(([method]) => routes.has(routeKey(method, path)));
     if (operations.length === 0) continue;
-    const shared = Object.entries(item).filter(([key]) => !isHttpMethod(key));
+    const shared = Object.entries(item).filter(([key]) => !isHttpMethod(key) && key !== "servers");
     paths[path] = Object.fromEntries([...shared, ...operations]);
   }
   return pruneUnusedTags(pruneUnusedComponents({ ...document, paths }));
