@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { createFilesystemBlobStore } from "../server/src/blob/filesystem-blob-store.js";
 import { openDatabase } from "../server/src/db/database.js";
 import { migrateDatabase } from "../server/src/db/migrate.js";
-import { organizations } from "../server/src/db/schema.js";
+import { organizations } from "../server/src/auth/auth-schema.js";
 import { compileContract } from "../server/src/services/script/dsl/contract.js";
 import { parseScript } from "../server/src/services/script/dsl/parse-script.js";
 import { createThreadWorker } from "../server/src/services/script/engine/thread-worker.js";
@@ -21,7 +21,7 @@ import { createArtifactStore } from "../server/src/services/script/threads/artif
 import { createThreadSignals } from "../server/src/services/script/threads/thread-signals.js";
 import { createThreadStore, TERMINAL } from "../server/src/services/script/threads/thread-store.js";
 import { createToolRegistry } from "../server/src/services/script/tools/tool-registry.js";
-import { createSecretBox, SECRET_KEY_BYTES } from "../server/src/services/secrets/secret-box.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../server/src/crypto/secret-box.js";
 
 const threadCount = Number(process.argv[2] ?? 300);
 const handle = await openDatabase({ dataDir: "memory://", databaseUrl: process.env.DATABASE_URL, maxConnections: 10 });

@@ -17,14 +17,15 @@ import { ensureOperator } from "../server/src/auth/operator.js";
 import { openDatabase } from "../server/src/db/database.js";
 import { migrateDatabase } from "../server/src/db/migrate.js";
 import { and, eq } from "drizzle-orm";
-import { envVars, organizations } from "../server/src/db/schema.js";
+import { organizations } from "../server/src/auth/auth-schema.js";
+import { envVars } from "../server/src/services/script/script-schema.js";
 import { createIamStore } from "../server/src/services/iam/iam-store.js";
-import { createSecretBox, SECRET_KEY_BYTES } from "../server/src/services/secrets/secret-box.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../server/src/crypto/secret-box.js";
 import { createEnvStore } from "../server/src/services/script/env-store.js";
 import { createScriptService } from "../server/src/services/script/script-handlers.js";
 import { createToolRegistry } from "../server/src/services/script/tools/tool-registry.js";
 import { listenPlane } from "../server/src/transport/listen-plane.js";
-import { createLogger } from "../server/src/transport/logger.js";
+import { createLogger } from "../server/src/log/logger.js";
 
 const dataDir = await mkdtemp(join(tmpdir(), "bench-"));
 const database = await openDatabase({ dataDir: "memory://", databaseUrl: process.env.DATABASE_URL });

@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { randomBytes } from "node:crypto";
 import { Pool } from "undici";
-import { createSecretBox, SECRET_KEY_BYTES } from "../server/src/services/secrets/secret-box.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../server/src/crypto/secret-box.js";
 import { openEnvValue, sealEnvValue } from "../server/src/services/script/env-sealing.js";
 import { formatNs, measure } from "./measure.js";
 

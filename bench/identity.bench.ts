@@ -5,7 +5,7 @@
 // when TEST_DATABASE_URL is set.
 // Run: npx tsx bench/identity.bench.ts [seconds-per-measure=3]
 import { randomBytes } from "node:crypto";
-import { createSecretBox, SECRET_KEY_BYTES } from "../server/src/services/secrets/secret-box.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../server/src/crypto/secret-box.js";
 import { hashPassword, verifyPassword } from "../server/src/services/identity/password-hashing.js";
 import { createPoolKeys } from "../server/src/services/identity/pool-keys.js";
 import { createPoolStore, poolRefOf } from "../server/src/services/identity/pool-store.js";

@@ -3,6 +3,6 @@ import { defineConfig } from "drizzle-kit";
 // `npm run db:generate -w server` writes a new SQL migration after a schema change.
 export default defineConfig({
   dialect: "postgresql",
-  schema: ["./src/db/schema.ts", "./src/services/identity/identity-schema.ts"],
+  schema: ["./src/auth/auth-schema.ts", "./src/services/*/*-schema.ts"],
   out: "./migrations",
 });

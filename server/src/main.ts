@@ -2,7 +2,7 @@ import { runAdminCommand } from "./admin/run-admin-command.js";
 import { ConfigError, parseServeConfig, settings } from "./config.js";
 import { DataDirInUseError } from "./db/data-dir-lock.js";
 import { startServer } from "./server.js";
-import { createLogger } from "./transport/logger.js";
+import { createLogger } from "./log/logger.js";
 
 const usage = `usage:
   platform-server serve [flags]        run every plane of the platform

@@ -21,7 +21,7 @@ import { createListenerReferences, loadReferenceSources } from "./docs/listener-
 import { servedRoutesOfBindings } from "./docs/served-routes.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
 import { createIdentityAdminPlane } from "./services/identity/admin/identity-admin-plane.js";
-import { listenIdentityPlane } from "./services/identity/issuer/identity-listener.js";
+import { createIssuerPlane, type IssuerPlane } from "./services/identity/issuer/issuer-plane.js";
 import { createIdentityServices } from "./services/identity/pool-context.js";
 import { createPoolStore } from "./services/identity/pool-store.js";
 import { createSmtpMailSender, type MailSender } from "./services/identity/smtp-mail-sender.js";
@@ -46,11 +46,11 @@ import { createNativeToolSource } from "./services/script/tools/native-tools.js"
 import { createToolRegistry } from "./services/script/tools/tool-registry.js";
 import { createGuardedDispatcher } from "./net/private-network.js";
 import { createPageTokenSigner, PAGE_TOKEN_KEY_PURPOSE } from "./pagination/page-token-signer.js";
-import { createSecretBox } from "./services/secrets/secret-box.js";
-import { loadSecretKey } from "./services/secrets/secret-key.js";
+import { createSecretBox } from "./crypto/secret-box.js";
+import { loadSecretKey } from "./crypto/secret-key.js";
 import { createSecretService } from "./services/secrets/secret-handlers.js";
 import { listenPlane, type PlaneListener } from "./transport/listen-plane.js";
-import type { Logger } from "./transport/logger.js";
+import type { Logger } from "./log/logger.js";
 
 /** A started server: where each plane listens, and how to stop it. */
 export interface RunningServer {
@@ -87,6 +87,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   const celWorkers = createCelWorkerPool();
   let worker: ThreadWorker | undefined;
   let deliverer: CallbackDeliverer | undefined;
+  let issuer: IssuerPlane | undefined;
   let signals: ThreadSignals | undefined;
   let userStores: UserStoreDirectory | undefined;
   let userStoreMigrations: MigrationWorker | undefined;
@@ -177,21 +178,29 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     );
     listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler }));
     apiUrl = listeners[0]!.url;
-    // Every pool's issuer, and the identity mail delivery, which runs as long as this listener does.
-    const identityListener = await listenIdentityPlane({
+    // Every pool's issuer, on a listener of its own that applies each pool's CORS itself.
+    issuer = createIssuerPlane({
       services: identity,
-      host: config.host,
-      port: config.ports.identity,
       publicUrl: config.publicIdentityUrl,
       maxBodyBytes: config.maxBodyBytes,
       logger,
-      isReady: () => ready,
       lockedForMigration: (record) => (poolLockedForMigration(record) ? { retryAfterSeconds: MIGRATION_RETRY_AFTER_SECONDS } : undefined),
       trustedProxies: config.trustedProxies,
-      front: references.identity,
+    });
+    const identityListener = await listenPlane({
+      name: "identity",
+      host: config.host,
+      port: config.ports.identity,
+      handler: references.identity(issuer.handler),
+      corsOrigins: [],
+      handlerCors: true,
+      maxBodyBytes: config.maxBodyBytes,
+      logger,
+      isReady: () => ready,
     });
     listeners.push(identityListener);
-    identityUrl = identityListener.identityUrl;
+    issuer.listeningAt(identityListener.url);
+    identityUrl = issuer.identityUrl();
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
     await userStoreMigrations?.stop();
@@ -204,6 +213,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   }
   worker?.start();
   deliverer?.start();
+  const mailDelivery = issuer?.startMailDelivery();
 
   const urls = Object.fromEntries(listeners.map((l, i) => [["api", "identity"][i]!, l.url]));
   const record: ServerRecord = { pid: process.pid, api: urls.api! };
@@ -226,6 +236,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await userStores?.close();
       await celWorkers.close();
       await deliverer?.stop();
+      await mailDelivery?.stop();
       await signals?.close();
       mailSender?.close();
       await rm(serverRecordFile(config.dataDir), { force: true });

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { organizations } from "../src/db/schema.js";
+import { organizations } from "../src/auth/auth-schema.js";
 import { openTestDatabase, type TestDatabase } from "./test-database.js";
 
 let database: TestDatabase;

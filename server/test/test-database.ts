@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { openDatabase, type Database, type DatabaseHandle } from "../src/db/database.js";
 import { migrateDatabase } from "../src/db/migrate.js";
-import { organizations } from "../src/db/schema.js";
+import { organizations } from "../src/auth/auth-schema.js";
 
 /**
  * A migrated, empty database for one test file: the embedded PGlite in memory, or, when

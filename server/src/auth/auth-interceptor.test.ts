@@ -14,7 +14,7 @@ import { ScriptService } from "../../../gen/platform/script/v1/script_service_pb
 import { registerScriptService, ScriptServiceAccess, type ScriptServiceImplementation } from "../../../gen/platform/script/v1/script_service_server.js";
 import { ScriptServiceHttpRoutes } from "../../../gen/platform/script/v1/script_service_http.js";
 import { openTestDatabase, type TestDatabase } from "../../test/test-database.js";
-import { apiKeys } from "../db/schema.js";
+import { apiKeys } from "./auth-schema.js";
 import { createIamService } from "../services/iam/iam-handlers.js";
 import { createIamStore, type IamStore } from "../services/iam/iam-store.js";
 import { createAuthInterceptor, lastUsedResolutionMs } from "./auth-interceptor.js";

@@ -9,14 +9,12 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { lockDataDir } from "./data-dir-lock.js";
-import { identitySchema } from "../services/identity/identity-schema.js";
-import { schema as platformSchema } from "./schema.js";
 
-/** Every table drizzle knows: the platform's and those of services that keep their own schema file. */
-const schema = { ...platformSchema, ...identitySchema };
-
-/** The drizzle database every store uses, whichever engine is behind it. */
-export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
+/**
+ * The drizzle database every store uses, whichever engine is behind it. Stores query the tables
+ * their own schema files declare (`<service>-schema.ts`), so this layer knows none of them.
+ */
+export type Database = PgDatabase<PgQueryResultHKT>;
 
 export interface DatabaseHandle {
   readonly db: Database;
@@ -66,7 +64,7 @@ async function openEmbedded(dataDir: string): Promise<DatabaseHandle> {
     await unlock();
     throw error;
   }
-  const drizzleDb = drizzlePglite({ client, schema });
+  const drizzleDb = drizzlePglite({ client });
   return {
     db: drizzleDb as unknown as Database,
     kind: "embedded",
@@ -83,7 +81,7 @@ async function openEmbedded(dataDir: string): Promise<DatabaseHandle> {
 
 async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
   const client = postgres(url, { max, onnotice: () => {} });
-  const drizzleDb = drizzlePostgres({ client, schema });
+  const drizzleDb = drizzlePostgres({ client });
   await client`select 1`;
   return {
     db: drizzleDb as unknown as Database,

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { promisify } from "node:util";
 import { gzip as gzipCallback } from "node:zlib";
-import type { NodeRequest, NodeRequestHandler, NodeResponse } from "../transport/plane-handler.js";
+import type { NodeRequest, NodeHandlerFn, NodeResponse } from "@platform/codegen/runtime/server";
 import type { OpenApiDocument } from "./openapi-document.js";
 import { referencePageHtml } from "./reference-page.js";
 import type { RendererAsset } from "./renderer-assets.js";
@@ -75,7 +75,7 @@ export interface Prepared {
  * Answers are `no-cache` with a strong ETag: clients revalidate, so an upgraded server's document
  * is seen at once, and an unchanged one costs a 304. Paths outside these go to `next`.
  */
-export async function createDocsMiddleware(options: DocsOptions): Promise<(next: NodeRequestHandler) => NodeRequestHandler> {
+export async function createDocsMiddleware(options: DocsOptions): Promise<(next: NodeHandlerFn) => NodeHandlerFn> {
   const page = referencePageHtml({ title: options.title, assetBase: "docs/", documentUrl: "openapi.json" });
   const [document, html] = await Promise.all([
     prepare("application/json", Buffer.from(JSON.stringify(options.document)), COMMON_HEADERS),

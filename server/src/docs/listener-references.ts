@@ -1,10 +1,10 @@
 import type { RestPlane } from "@platform/codegen/runtime";
-import type { NodeRequestHandler } from "../transport/plane-handler.js";
+import type { NodeHandlerFn } from "@platform/codegen/runtime/server";
 import { createDocsMiddleware, prepareAssets, type PreparedAssets } from "./docs-middleware.js";
 import { apiListenerDocument, identityListenerDocument, loadContractDocuments, type ApiListenerRoutes, type ContractDocuments } from "./listener-documents.js";
 import { loadRendererAssets } from "./renderer-assets.js";
 
-export type DocsMiddleware = (next: NodeRequestHandler) => NodeRequestHandler;
+export type DocsMiddleware = (next: NodeHandlerFn) => NodeHandlerFn;
 
 /** What every listener's reference is made of: the contract documents and the renderer's files. */
 export interface ReferenceSources {

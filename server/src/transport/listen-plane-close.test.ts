@@ -4,7 +4,7 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { Agent, request } from "undici";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { listenPlane } from "./listen-plane.js";
-import { createLogger } from "./logger.js";
+import { createLogger } from "../log/logger.js";
 import { client, gates, port, signal, startPlane } from "./plane-fixture.js";
 import type * as PrefaceDispatch from "./preface-dispatch.js";
 

@@ -2,7 +2,7 @@ import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as net from "node:net";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../log/logger.js";
 import { createPlaneHandler, type NodeRequest, type NodeRequestHandler, type NodeResponse } from "./plane-handler.js";
 import { createPrefaceDispatcher } from "./preface-dispatch.js";
 

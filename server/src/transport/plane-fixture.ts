@@ -8,7 +8,7 @@ import { ScriptService } from "../../../gen/platform/script/v1/script_service_pb
 import { registerScriptService, type ScriptServiceImplementation } from "../../../gen/platform/script/v1/script_service_server.js";
 import { ThreadSchema, ThreadStatus } from "../../../gen/platform/script/v1/thread_pb.js";
 import { listenPlane, type PlaneListener } from "./listen-plane.js";
-import { createLogger } from "./logger.js";
+import { createLogger } from "../log/logger.js";
 
 // What the listen-plane tests share: a small ScriptService served through the real router on a
 // real port, with handles to hold a call or a stream open.

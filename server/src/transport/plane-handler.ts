@@ -1,15 +1,12 @@
-import type * as http from "node:http";
-import type * as http2 from "node:http2";
-import { internalErrorMessage } from "@platform/codegen/runtime/server";
+import { internalErrorMessage, type NodeHandlerFn, type NodeRequest, type NodeResponse } from "@platform/codegen/runtime/server";
 import { createCorsPolicy } from "./cors-policy.js";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../log/logger.js";
 import { requestIdFor } from "./request-id.js";
 import { protocolOf } from "./request-protocol.js";
 
-export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
-export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+export type { NodeRequest, NodeResponse };
 /** A node:http / node:http2 request listener, such as the service router's `nodeHandler()`. */
-export type NodeRequestHandler = (request: NodeRequest, response: NodeResponse) => void;
+export type NodeRequestHandler = NodeHandlerFn;
 
 /** What /readyz answers: `starting` until the server says it is ready, `stopping` once it closes. */
 export type Readiness = "starting" | "ready" | "stopping";

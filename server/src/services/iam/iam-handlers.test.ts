@@ -8,7 +8,7 @@ import { createIamServiceClient, type IamServiceClient } from "../../../../gen/p
 import { IamService } from "../../../../gen/platform/iam/v1/iam_service_pb.js";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
 import { principalKey, type Principal } from "../../auth/principal.js";
-import { apiKeys } from "../../db/schema.js";
+import { apiKeys } from "../../auth/auth-schema.js";
 import { createIamService } from "./iam-handlers.js";
 import { failure } from "../../../test/connect-failure.js";
 

@@ -3,7 +3,8 @@ import { and, asc, desc, eq, gt, inArray, like, lt, ne, or, type SQL } from "dri
 import { issueSecret } from "../../auth/api-key-secret.js";
 import { roleFamily } from "../../auth/roles.js";
 import type { Database } from "../../db/database.js";
-import { apiKeys, organizations, permissions } from "../../db/schema.js";
+import { apiKeys, organizations } from "../../auth/auth-schema.js";
+import { permissions } from "./iam-schema.js";
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { createLocalJWKSet, decodeJwt, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Logger } from "../../transport/logger.js";
+import type { Logger } from "../../log/logger.js";
 import { eq } from "drizzle-orm";
 import { composeRecovery, createUser, recover, resetPassword, signup, verifyEmail } from "./account-flows.js";
 import { identityMailOutbox } from "./identity-schema.js";

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type AnyPgColumn, boolean, customType, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, unique, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { bytea, epochMs, nowMs } from "../../db/column-types.js";
-import { organizations } from "../../db/schema.js";
+import { organizations } from "../../auth/auth-schema.js";
 
 /**
  * The tables of the identity pools service. Every row carries `org_id` and `pool_id`, and every

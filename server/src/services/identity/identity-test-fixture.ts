@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
-import { createSecretBox, SECRET_KEY_BYTES, type SecretBox } from "../secrets/secret-box.js";
+import { createSecretBox, SECRET_KEY_BYTES, type SecretBox } from "../../crypto/secret-box.js";
 import { createPoolStore, poolRefOf, type PoolRecord, type PoolRef, type PoolStore } from "./pool-store.js";
 
 /** What the identity store tests share: a migrated database, a secret box, and fresh pools. */

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer, type AddressInfo, type Socket } from "node:net";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Logger } from "../../transport/logger.js";
+import type { Logger } from "../../log/logger.js";
 import { composeAccountMail } from "./account-mail.js";
 import { identityMailOutbox } from "./identity-schema.js";
 import { engineName, openIdentityTestFixture, type IdentityTestFixture } from "./identity-test-fixture.js";

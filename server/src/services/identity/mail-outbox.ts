@@ -1,8 +1,8 @@
 import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
 import { startPollLoop, type PollLoop } from "../../background/poll-loop.js";
 import type { Database } from "../../db/database.js";
-import type { Logger } from "../../transport/logger.js";
-import type { SecretBox } from "../secrets/secret-box.js";
+import type { Logger } from "../../log/logger.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
 import { identityMailOutbox, type EmailTokenPurpose } from "./identity-schema.js";
 import type { PoolRef } from "./pool-store.js";
 import type { MailSender } from "./smtp-mail-sender.js";

@@ -1,6 +1,6 @@
 import type { Database } from "../../db/database.js";
-import type { Logger } from "../../transport/logger.js";
-import type { SecretBox } from "../secrets/secret-box.js";
+import type { Logger } from "../../log/logger.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
 import { createAuthorizationCodes, type AuthorizationCodes } from "./authorization-codes.js";
 import { connectionActive, createConnectionStore, type ConnectionStore } from "./connection-store.js";
 import { createEmailTokens, type EmailTokens } from "./email-tokens.js";

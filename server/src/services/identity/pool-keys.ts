@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { and, asc, eq, sql } from "drizzle-orm";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK, type JWTPayload, type JWTVerifyOptions, type JWTVerifyResult } from "jose";
 import type { Database } from "../../db/database.js";
-import type { SecretBox } from "../secrets/secret-box.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
 import { identityPoolKeys, identityPools, type PublicOkpJwk } from "./identity-schema.js";
 import type { PoolRef } from "./pool-store.js";
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSecretBox, SECRET_KEY_BYTES } from "../secrets/secret-box.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../../crypto/secret-box.js";
 import { identityRefreshTokens, identityUsers } from "./identity-schema.js";
 import { engineName, openIdentityTestFixture, type IdentityTestFixture } from "./identity-test-fixture.js";
 import { createRefreshFamilies, REFRESH_REUSE_GRACE_MS, REFRESH_TOKEN_TTL_MS, type RefreshFamilies } from "./refresh-families.js";

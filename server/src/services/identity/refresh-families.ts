@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from "node:crypto";
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import { prepareSql } from "../../db/prepared-statements.js";
-import type { SecretBox } from "../secrets/secret-box.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
 import { GrantError } from "./grant-error.js";
 import { identityRefreshFamilies, identityRefreshTokens } from "./identity-schema.js";
 import { hashOpaqueToken, newOpaqueToken } from "./opaque-token.js";

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Database } from "../../db/database.js";
-import type { SecretBox } from "../secrets/secret-box.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
 import { and, eq } from "drizzle-orm";
 import { identityUsers, type UserStoreDescription } from "./identity-schema.js";
 import type { PoolRef } from "./pool-store.js";

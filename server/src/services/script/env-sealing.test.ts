@@ -3,8 +3,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
-import { envVars, scriptEnvVars, threads } from "../../db/schema.js";
-import { createSecretBox, SECRET_KEY_BYTES } from "../secrets/secret-box.js";
+import { envVars, scriptEnvVars, threads } from "./script-schema.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../../crypto/secret-box.js";
 import { openThreadEnv, sealPlaintextEnvValues, sealThreadEnv } from "./env-sealing.js";
 import { createEnvStore, type EnvStore } from "./env-store.js";
 

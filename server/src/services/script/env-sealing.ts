@@ -1,8 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { and, eq, isNotNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
-import { envVars, scriptEnvVars, threads } from "../../db/schema.js";
-import type { SecretBox } from "../secrets/secret-box.js";
+import { envVars, scriptEnvVars, threads } from "./script-schema.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
 import { OpenedValueMemo } from "./opened-value-memo.js";
 
 /**

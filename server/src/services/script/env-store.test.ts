@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
-import { createSecretBox, SECRET_KEY_BYTES } from "../secrets/secret-box.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../../crypto/secret-box.js";
 import { createEnvStore, type EnvStore } from "./env-store.js";
 
 const engine = process.env.TEST_DATABASE_URL ? "postgres" : "embedded";

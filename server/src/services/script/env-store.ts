@@ -1,8 +1,8 @@
 import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Database } from "../../db/database.js";
-import { envVars, scriptEnvVars } from "../../db/schema.js";
-import type { SecretBox } from "../secrets/secret-box.js";
+import { envVars, scriptEnvVars } from "./script-schema.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
 import { openEnvValue, sealEnvValue } from "./env-sealing.js";
 
 /** One environment variable as the store hands it out. */

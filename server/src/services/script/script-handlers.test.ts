@@ -6,7 +6,7 @@ import { ScriptService } from "../../../../gen/platform/script/v1/script_service
 import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
 import { principalKey } from "../../auth/principal.js";
-import { createSecretBox, SECRET_KEY_BYTES } from "../secrets/secret-box.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../../crypto/secret-box.js";
 import { createNativeToolSource } from "./tools/native-tools.js";
 import { createToolRegistry } from "./tools/tool-registry.js";
 import { createScriptService } from "./script-handlers.js";

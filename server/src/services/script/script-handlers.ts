@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
 import { principalOf } from "../../auth/principal.js";
 import type { Database } from "../../db/database.js";
-import type { SecretBox } from "../secrets/secret-box.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
 import { createCallbackKeyMethods } from "./callbacks/callback-key-methods.js";
 import type { CallbackSigningKeys } from "./callbacks/callback-signing-keys.js";
 import { createEnvStore } from "./env-store.js";

@@ -6,7 +6,7 @@ import { ScriptSchema, ScriptVersionSchema, type Script, type ScriptVersion } fr
 import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
 import { principalOf } from "../../auth/principal.js";
 import type { Database } from "../../db/database.js";
-import type { SecretBox } from "../secrets/secret-box.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
 import { compileContract } from "./dsl/contract.js";
 import { parseScript } from "./dsl/parse-script.js";
 import { ScriptValidationError } from "./dsl/script-validation-error.js";

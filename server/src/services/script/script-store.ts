@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
-import { scripts, scriptVersions } from "../../db/schema.js";
+import { scripts, scriptVersions } from "./script-schema.js";
 
 export type ScriptRow = typeof scripts.$inferSelect;
 export type ScriptVersionRow = typeof scriptVersions.$inferSelect;

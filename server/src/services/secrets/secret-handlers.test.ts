@@ -16,9 +16,9 @@ import {
 } from "../../../../gen/platform/compute/v1/secret_service_pb.js";
 import type { SecretServiceImplementation } from "../../../../gen/platform/compute/v1/secret_service_server.js";
 import { principalKey } from "../../auth/principal.js";
-import { secrets } from "../../db/schema.js";
+import { secrets } from "./secrets-schema.js";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
-import { createSecretBox } from "./secret-box.js";
+import { createSecretBox } from "../../crypto/secret-box.js";
 import { createSecretService } from "./secret-handlers.js";
 
 let database: TestDatabase;

@@ -5,7 +5,7 @@ import { SecretValueSchema } from "../../../../gen/platform/compute/v1/secret_se
 import type { SecretServiceImplementation } from "../../../../gen/platform/compute/v1/secret_service_server.js";
 import { principalOf } from "../../auth/principal.js";
 import type { Database } from "../../db/database.js";
-import type { SecretBox } from "./secret-box.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
 import { createSecretStore, type SecretMetadataRow, type SecretType } from "./secret-store.js";
 
 export interface SecretServiceOptions {

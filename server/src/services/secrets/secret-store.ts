@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
-import { secrets } from "../../db/schema.js";
+import { secrets } from "./secrets-schema.js";
 
 export type SecretType = (typeof secrets.$inferSelect)["type"];
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createLogger } from "../../../transport/logger.js";
+import { createLogger } from "../../../log/logger.js";
 import { createIamStore } from "../../iam/iam-store.js";
 import { openIdentityTestFixture, type IdentityTestFixture } from "../identity-test-fixture.js";
 import { createIdentityServices, type IdentityServices } from "../pool-context.js";

@@ -1,7 +1,7 @@
 import { createIdentityAdminHandler, type IdentityAdminHandler } from "../../../../../gen/openapi/identity-admin/handler.js";
 import type { RestMiddleware, RestPlaneHandler } from "@platform/codegen/runtime/server";
 import type { PageTokenSigner } from "../../../pagination/page-token-signer.js";
-import type { Logger } from "../../../transport/logger.js";
+import type { Logger } from "../../../log/logger.js";
 import { createAdminAuthMiddleware } from "./admin-auth-middleware.js";
 import type { PoolCache } from "../pool-cache.js";
 import { principalKey } from "../../../auth/principal.js";

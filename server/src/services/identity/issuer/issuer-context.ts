@@ -2,7 +2,7 @@ import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
 import { and, eq, sql } from "drizzle-orm";
 import type { IdentityIssuerContext } from "../../../../../gen/openapi/identity-issuer/handler.js";
 import { perDatabase } from "../../../db/prepared-statements.js";
-import { organizations } from "../../../db/schema.js";
+import { organizations } from "../../../auth/auth-schema.js";
 import { identityPools } from "../identity-schema.js";
 import type { LoginTransactions } from "../login-transactions.js";
 import { poolContext, type IdentityServices, type PoolContext } from "../pool-context.js";

@@ -1,6 +1,6 @@
 import type { BlockList } from "node:net";
 import { clientAddressOf } from "../../../net/client-address.js";
-import type { NodeRequest, NodeRequestHandler, NodeResponse } from "../../../transport/plane-handler.js";
+import type { NodeRequest, NodeHandlerFn, NodeResponse } from "@platform/codegen/runtime/server";
 import { CLIENT_IP_HEADER, resolveIssuerPool, type IssuerDeps } from "./issuer-context.js";
 
 /** What the specification gives allowed browser calls to the issuer. */
@@ -21,9 +21,9 @@ export const ISSUER_PREFLIGHT_MAX_AGE_SECONDS = 600;
  */
 export function createIssuerFront(
   deps: IssuerDeps,
-  next: NodeRequestHandler,
+  next: NodeHandlerFn,
   options: { readonly trustedProxies?: BlockList | undefined; readonly onError: (error: unknown) => void },
-): NodeRequestHandler {
+): NodeHandlerFn {
   const { onError } = options;
   return (request, response) => {
     request.headers[CLIENT_IP_HEADER] = clientAddressOf(request.socket.remoteAddress, request.headers["x-forwarded-for"], options.trustedProxies);

@@ -1,48 +1,39 @@
 import type { BlockList } from "node:net";
+import type { NodeHandlerFn } from "@platform/codegen/runtime/server";
+import type { Logger } from "../../../log/logger.js";
 import { createLoginTransactions } from "../login-transactions.js";
 import { startMailDelivery } from "../mail-outbox.js";
 import type { IdentityServices } from "../pool-context.js";
-import { listenPlane, type PlaneListener } from "../../../transport/listen-plane.js";
-import type { Logger } from "../../../transport/logger.js";
-import type { NodeRequestHandler } from "../../../transport/plane-handler.js";
 import type { IssuerDeps } from "./issuer-context.js";
 import { createIssuerFront } from "./issuer-cors.js";
 import { createIssuerHandler } from "./issuer-handler.js";
 import { createRateLimiter } from "./rate-limiter.js";
 import { createRecoveryComposer } from "./recovery-composer.js";
 
-export interface IdentityListenerOptions {
+export interface IssuerPlaneOptions {
   readonly services: IdentityServices;
-  readonly host: string;
-  readonly port: number;
-  /** `{identity_url}` as clients reach it; absent means the listener's own address. */
+  /** `{identity_url}` as clients reach it; absent means the listener's own address, once it listens. */
   readonly publicUrl: string | undefined;
   readonly maxBodyBytes: number;
   readonly logger: Logger;
-  readonly isReady: () => boolean;
   readonly lockedForMigration: IssuerDeps["lockedForMigration"];
   /** Proxies whose X-Forwarded-For names the client the rate limits count. */
   readonly trustedProxies?: BlockList | undefined;
-  /** How often the outbox is checked for mail to deliver. */
-  readonly mailIntervalMs?: number;
-  /**
-   * What answers ahead of the issuer on this port (the API reference), handing every other request
-   * to the issuer. Its paths must stay outside the issuer's `/{org}/{pool}/…`.
-   */
-  readonly front?: (issuer: NodeRequestHandler) => NodeRequestHandler;
 }
 
-export interface IdentityListener extends PlaneListener {
+/** What the identity listener serves, and the mail delivery that goes with it. */
+export interface IssuerPlane {
+  /** Every pool's issuer under `/{org}/{pool}`, with its own per-pool CORS instead of the server-wide list. */
+  readonly handler: NodeHandlerFn;
+  /** Tells the plane where its listener listens: the base of every issuer without a public URL. */
+  listeningAt(url: string): void;
   /** The base of every pool's issuer. */
-  readonly identityUrl: string;
+  identityUrl(): string;
+  /** Delivers the identity mail (verification, recovery) every `intervalMs`, until stopped. */
+  startMailDelivery(intervalMs?: number): { stop(): Promise<void> };
 }
 
-/**
- * The identity listener: every pool's issuer under `/{org}/{pool}`, with its own per-pool CORS
- * instead of the server-wide list, and the identity mail delivery loop, which runs as long as the
- * listener does.
- */
-export async function listenIdentityPlane(options: IdentityListenerOptions): Promise<IdentityListener> {
+export function createIssuerPlane(options: IssuerPlaneOptions): IssuerPlane {
   const { services, logger } = options;
   let boundUrl = "";
   const identityUrl = () => (options.publicUrl ?? boundUrl).replace(/\/+$/, "");
@@ -57,35 +48,18 @@ export async function listenIdentityPlane(options: IdentityListenerOptions): Pro
     readMaxBytes: options.maxBodyBytes,
     onUnexpectedError: (error, where) => logger.error("issuer operation failed", { ...where, error }),
   });
-  const issuerFront = createIssuerFront(deps, issuer.nodeHandler(), {
-    trustedProxies: options.trustedProxies,
-    onError: (error) => logger.error("issuer CORS check failed", { error }),
-  });
-  const front = options.front ? options.front(issuerFront) : issuerFront;
-  const listener = await listenPlane({
-    name: "identity",
-    host: options.host,
-    port: options.port,
-    handler: front,
-    corsOrigins: [],
-    handlerCors: true,
-    maxBodyBytes: options.maxBodyBytes,
-    logger,
-    isReady: options.isReady,
-  });
-  boundUrl = listener.url;
-  const delivery = startMailDelivery(services.outbox, {
-    intervalMs: options.mailIntervalMs ?? 1000,
-    compose: createRecoveryComposer(deps),
-    onError: (error) => logger.warn("identity mail delivery round failed", { error }),
-  });
   return {
-    url: listener.url,
-    shutdownSignal: listener.shutdownSignal,
-    identityUrl: identityUrl(),
-    async close(graceMs) {
-      await listener.close(graceMs);
-      await delivery.stop();
-    },
+    handler: createIssuerFront(deps, issuer.nodeHandler(), {
+      trustedProxies: options.trustedProxies,
+      onError: (error) => logger.error("issuer CORS check failed", { error }),
+    }),
+    listeningAt: (url) => (boundUrl = url),
+    identityUrl,
+    startMailDelivery: (intervalMs = 1000) =>
+      startMailDelivery(services.outbox, {
+        intervalMs,
+        compose: createRecoveryComposer(deps),
+        onError: (error) => logger.warn("identity mail delivery round failed", { error }),
+      }),
   };
 }

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseTrustedProxies } from "../../../net/client-address.js";
-import { createLogger } from "../../../transport/logger.js";
+import { createLogger } from "../../../log/logger.js";
 import { hashPassword } from "../password-hashing.js";
 import { openIdentityTestFixture, type IdentityTestFixture } from "../identity-test-fixture.js";
 import { createLoginTransactions } from "../login-transactions.js";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { startPollLoop } from "../../../background/poll-loop.js";
 import type { Database } from "../../../db/database.js";
-import type { Logger } from "../../../transport/logger.js";
+import type { Logger } from "../../../log/logger.js";
 import type { UserStoreDirectory } from "../user-store-directory.js";
 import { migrationJobs, ROLLBACK_PHASES, type MigrationJob } from "./migration-jobs.js";
 import { runMigrationStep, type MigrationHooks } from "./migration-steps.js";

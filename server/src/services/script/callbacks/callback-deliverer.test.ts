@@ -1,6 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createSecretBox } from "../../secrets/secret-box.js";
+import { createSecretBox } from "../../../crypto/secret-box.js";
 import { call, contextFor, EngineDouble, insertThread, openThreadTestKit, type ThreadTestKit } from "../threads/thread-test-kit.js";
 import { threadEvent } from "../threads/thread-events.js";
 import { ScriptService } from "../../../../../gen/platform/script/v1/script_service_pb.js";

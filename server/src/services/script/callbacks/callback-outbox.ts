@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
 import { resultRows, type Database } from "../../../db/database.js";
-import { threadCallbacks } from "../../../db/schema.js";
+import { threadCallbacks } from "../script-schema.js";
 
 export type CallbackRow = typeof threadCallbacks.$inferSelect;
 

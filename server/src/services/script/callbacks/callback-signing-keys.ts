@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import type { Database } from "../../../db/database.js";
-import { callbackSigningKeys } from "../../../db/schema.js";
-import type { SecretBox } from "../../secrets/secret-box.js";
+import { callbackSigningKeys } from "../script-schema.js";
+import type { SecretBox } from "../../../crypto/secret-box.js";
 
 /** Standard Webhooks: a key is 24 to 64 random bytes, shown as `whsec_` + base64. */
 export const SIGNING_KEY_BYTES = 32;

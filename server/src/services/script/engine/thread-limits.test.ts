@@ -15,7 +15,7 @@ import { createThreadStore, TERMINAL, type ThreadRow, type ThreadStore } from ".
 import type { Tool } from "../tools/tool.js";
 import { createToolRegistry } from "../tools/tool-registry.js";
 import { createThreadWorker, type ThreadWorker } from "./thread-worker.js";
-import { createSecretBox, SECRET_KEY_BYTES } from "../../secrets/secret-box.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../../../crypto/secret-box.js";
 
 // A thread's budget through the worker: a memory limit of 1 MiB and 3 iteration slots, on the
 // embedded database or PostgreSQL.

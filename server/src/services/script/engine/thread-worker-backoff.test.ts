@@ -3,7 +3,7 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
-import { threadSteps } from "../../../db/schema.js";
+import { threadSteps } from "../script-schema.js";
 import { createScriptStore, type ScriptStore } from "../script-store.js";
 import { createThreadSignals, type ThreadSignals } from "../threads/thread-signals.js";
 import { insertScriptThread } from "../threads/thread-test-kit.js";
@@ -12,7 +12,7 @@ import { ToolError } from "../tools/tool-error.js";
 import type { Tool, ToolContext } from "../tools/tool.js";
 import { createToolRegistry } from "../tools/tool-registry.js";
 import { createThreadWorker, type ThreadWorker } from "./thread-worker.js";
-import { createSecretBox, SECRET_KEY_BYTES } from "../../secrets/secret-box.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../../../crypto/secret-box.js";
 
 // The worker with a single slot and a poll interval far longer than any test: a thread whose
 // call is backing off must leave the slot to others, and threads are claimed again on time only

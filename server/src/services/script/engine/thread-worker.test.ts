@@ -17,7 +17,7 @@ import { createNativeToolSource } from "../tools/native-tools.js";
 import type { Tool, ToolContext } from "../tools/tool.js";
 import { createToolRegistry } from "../tools/tool-registry.js";
 import { createThreadWorker, type ThreadWorker } from "./thread-worker.js";
-import { createSecretBox, SECRET_KEY_BYTES } from "../../secrets/secret-box.js";
+import { createSecretBox, SECRET_KEY_BYTES } from "../../../crypto/secret-box.js";
 
 // The engine end to end below the API: threads inserted as CreateThread does, run by the worker
 // on the embedded database or PostgreSQL, checked through the rows and events it writes.

@@ -4,7 +4,7 @@ import { parseScript } from "../dsl/parse-script.js";
 import type { JsonValue, ScriptDocument } from "../dsl/script-document.js";
 import { openThreadEnv } from "../env-sealing.js";
 import type { ScriptStore } from "../script-store.js";
-import type { SecretBox } from "../../secrets/secret-box.js";
+import type { SecretBox } from "../../../crypto/secret-box.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ArtifactStore } from "../threads/artifact-store.js";
 import { threadEvent, type ThreadEventRecord } from "../threads/thread-events.js";

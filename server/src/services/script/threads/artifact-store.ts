@@ -2,7 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import { BlobKeyError } from "../../../blob/blob-key.js";
 import type { BlobStore } from "../../../blob/blob-store.js";
 import type { Database } from "../../../db/database.js";
-import { threadArtifacts } from "../../../db/schema.js";
+import { threadArtifacts } from "../script-schema.js";
 import { invalidInput } from "../tools/tool-error.js";
 
 export type ArtifactRow = typeof threadArtifacts.$inferSelect;

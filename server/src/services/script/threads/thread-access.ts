@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { BlobUrlSigner } from "../../../blob/blob-url-signer.js";
 import type { Database } from "../../../db/database.js";
-import type { SecretBox } from "../../secrets/secret-box.js";
+import type { SecretBox } from "../../../crypto/secret-box.js";
 import type { ArtifactStore } from "./artifact-store.js";
 import { checkThreadId } from "./thread-requests.js";
 import type { ThreadSignals } from "./thread-signals.js";

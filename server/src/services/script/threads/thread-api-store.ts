@@ -1,6 +1,6 @@
 import { and, count, desc, eq, inArray, like, or } from "drizzle-orm";
 import type { Database } from "../../../db/database.js";
-import { threadEvents, threads, threadSteps } from "../../../db/schema.js";
+import { threadEvents, threads, threadSteps } from "../script-schema.js";
 import { comparePaths, type StepSummaryRow } from "./thread-messages.js";
 import { threadHeaderColumns, type EventRow, type StepRow, type ThreadHeader } from "./thread-store.js";
 

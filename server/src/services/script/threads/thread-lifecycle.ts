@@ -3,7 +3,7 @@ import type { ScriptServiceImplementation } from "../../../../../gen/platform/sc
 import { ThreadStatus } from "../../../../../gen/platform/script/v1/thread_pb.js";
 import { principalOf } from "../../../auth/principal.js";
 import type { Database } from "../../../db/database.js";
-import type { ThreadStatus as ThreadStatusText } from "../../../db/schema.js";
+import type { ThreadStatus as ThreadStatusText } from "../script-schema.js";
 import { enqueueThreadCallback } from "../callbacks/callback-outbox.js";
 import { threadNotFound, type ThreadMethodsContext } from "./thread-access.js";
 import { createThreadApiStore } from "./thread-api-store.js";

@@ -20,7 +20,7 @@ import {
   type Thread,
   type YieldedValue,
 } from "../../../../../gen/platform/script/v1/thread_pb.js";
-import type { StepStatus as StepStatusText, ThreadStatus as ThreadStatusText } from "../../../db/schema.js";
+import type { StepStatus as StepStatusText, ThreadStatus as ThreadStatusText } from "../script-schema.js";
 import { THREAD_EVENT_KINDS } from "./thread-events.js";
 import type { EventRow, StepRow, ThreadHeader } from "./thread-store.js";
 

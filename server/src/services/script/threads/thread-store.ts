@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, getTableColumns, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
 import { resultRows, type Database } from "../../../db/database.js";
 import { toStoredJson } from "../../../db/stored-json.js";
-import { threadEvents, threads, threadSteps, type ThreadStatus } from "../../../db/schema.js";
+import { threadEvents, threads, threadSteps, type ThreadStatus } from "../script-schema.js";
 import { enqueueThreadCallback } from "../callbacks/callback-outbox.js";
 import type { ThreadEventRecord } from "./thread-events.js";
 
