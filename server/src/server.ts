@@ -6,6 +6,8 @@ import { registerSecretService } from "../../gen/platform/compute/v1/secret_serv
 import { registerIamService } from "../../gen/platform/iam/v1/iam_service_server.js";
 import { registerScriptService } from "../../gen/platform/script/v1/script_service_server.js";
 import { createAuthInterceptor } from "./auth/auth-interceptor.js";
+import { createCredentialCache } from "./auth/credential-cache.js";
+import { followCredentialChanges } from "./auth/credential-changes.js";
 import { ensureOperator } from "./auth/operator.js";
 import { createBlobDownloadHandler } from "./blob/blob-download-handler.js";
 import { createBlobUrlSigner, DOWNLOAD_LINK_KEY_PURPOSE } from "./blob/blob-url-signer.js";
@@ -81,6 +83,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let signals: ThreadSignals | undefined;
   let userStores: UserStoreDirectory | undefined;
   let userStoreMigrations: MigrationWorker | undefined;
+  let stopFollowingCredentials: (() => Promise<void>) | undefined;
   /** The api listener's own URL, known once it listens: the base of download links without --public-api-url. */
   let apiUrl = "";
   /** `{identity_url}`: --public-identity-url, or the identity listener's own URL once it listens. */
@@ -104,9 +107,12 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const artifacts = createArtifactStore(db, blobs);
     const pageTokens = createPageTokenSigner(box.deriveKey(PAGE_TOKEN_KEY_PURPOSE));
 
+    // Verified API keys, dropped on every process when one is revoked, rotated or its grants change.
+    const credentials = createCredentialCache();
+    stopFollowingCredentials = await followCredentialChanges(database, credentials);
     // The auth interceptor reads the access rules of every service registered on the plane.
     const api = createServiceRouter({
-      interceptors: [pageTokens.interceptor, createAuthInterceptor({ db, bindings: () => api.bindings })],
+      interceptors: [pageTokens.interceptor, createAuthInterceptor({ db, bindings: () => api.bindings, credentials })],
       readMaxBytes: config.maxBodyBytes,
       shutdownSignal: shutdown.signal,
       onUnexpectedError: (error, where) => logger.error("call failed", { ...where, error }),
@@ -132,7 +138,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     deliverer = createCallbackDeliverer({ db, signals, keys: callbackKeys, post: createCallbackPoster(createGuardedDispatcher({ allowPrivateNetwork: config.allowPrivateNetwork })), log: (msg, fields) => logger.warn(msg, fields) });
     registerScriptService(api, createScriptService({ db, box, version, startedAt, tools, templates, threads, callbackKeys }));
     registerSecretService(api, createSecretService({ db, box }));
-    registerIamService(api, createIamService({ db }));
+    registerIamService(api, createIamService({ db, onCredentialChange: (change) => credentials.apply(change) }));
 
     // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.
     const common = { host: config.host, corsOrigins: config.corsOrigins, maxBodyBytes: config.maxBodyBytes, logger, isReady: () => ready, shutdownController: shutdown };
@@ -174,6 +180,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     await userStores?.close();
     await celWorkers.close();
     await signals?.close();
+    await stopFollowingCredentials?.();
     mailSender?.close();
     await database.close();
     throw error;
@@ -197,6 +204,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await celWorkers.close();
       await deliverer?.stop();
       await signals?.close();
+      await stopFollowingCredentials?.();
       mailSender?.close();
       await rm(serverRecordFile(config.dataDir), { force: true });
       await database.close();

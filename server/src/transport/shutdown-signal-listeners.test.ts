@@ -1,6 +1,6 @@
 import { getEventListeners, setMaxListeners } from "node:events";
-import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, createServiceImplSpec } from "@connectrpc/connect";
+import { create, type DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError, createServiceImplSpec, type ServiceImpl } from "@connectrpc/connect";
 import { createAsyncIterable, type UniversalServerRequest } from "@connectrpc/connect/protocol";
 import { createRestHandler } from "@platform/codegen/runtime/server";
 import { afterEach, describe, expect, it } from "vitest";
@@ -17,7 +17,7 @@ import { ThreadSchema, ThreadStatus } from "../../../gen/platform/script/v1/thre
 // never aborts, so only the end of the call can remove them.
 
 let release: () => void = () => {};
-let held = new Promise<void>((resolve) => (release = resolve));
+const held = new Promise<void>((resolve) => (release = resolve));
 afterEach(() => release());
 
 const implementation: Partial<ScriptServiceImplementation> = {
@@ -32,7 +32,7 @@ const implementation: Partial<ScriptServiceImplementation> = {
 };
 
 function handlerWith(shutdownSignal: AbortSignal) {
-  const spec = createServiceImplSpec(ScriptService, implementation);
+  const spec = createServiceImplSpec(ScriptService as DescService, implementation as Partial<ServiceImpl<DescService>>);
   const targets = ScriptServiceHttpRoutes.routes.map((route) => ({ route, spec: spec.methods[route.rpc]! }));
   return createRestHandler(targets, { shutdownSignal });
 }
