@@ -7,6 +7,7 @@
 // /uncached/KEY, the same with the key read on every call.
 // Prints the ports and a token on stdout, then serves until killed.
 import { randomBytes } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtemp } from "node:fs/promises";
@@ -46,6 +47,9 @@ await followCredentialChanges(database, credentials);
 /** The api plane as server.ts builds it; without `cached`, every call reads its key. */
 async function apiPlane(cached: boolean) {
   const shutdown = new AbortController();
+  // As server.ts does: every call in progress holds one listener on it (none once it ends), so 16
+  // connections are 16 listeners at once, past Node's warning threshold of 10.
+  setMaxListeners(0, shutdown.signal);
   const router = createServiceRouter({
     interceptors: [createAuthInterceptor({ db, bindings: () => router.bindings, ...(cached ? { credentials } : {}) })],
     shutdownSignal: shutdown.signal,

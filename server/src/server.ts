@@ -73,8 +73,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const listeners: PlaneListener[] = [];
   const shutdown = new AbortController();
-  // Every call in flight listens to it (connect links each call's signal to it): many at once is
-  // the normal load, not a leak, and must not print Node's MaxListeners warning.
+  // Every call in progress holds one abort listener on it (its context's link, removed when the
+  // call ends): many at once is the normal load, not a leak, and must not print Node's
+  // MaxListeners warning.
   setMaxListeners(0, shutdown.signal);
   // json.transform's worker threads: one pool per server, started on demand, ended at close.
   const celWorkers = createCelWorkerPool();

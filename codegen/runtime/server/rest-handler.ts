@@ -42,6 +42,12 @@ export interface RestHandlerOptions {
 const encoder = new TextEncoder();
 
 /**
+ * The reason a call's context is aborted with once the call has ended. One shared error: aborting
+ * without a reason would build a DOMException, stack trace included, on every call.
+ */
+const callEnded = new ConnectError("the call has ended", Code.Canceled);
+
+/**
  * The transcoding side of the transport: matches a request against every registered HTTP route,
  * builds the request message, calls the implementation directly (through the interceptors, with
  * no re-encoding or second dispatch) and writes JSON, SSE or NDJSON. Unknown paths are 404, known
@@ -115,7 +121,7 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
           const iterator = outputs[Symbol.asyncIterator]();
           const first = await iterator.next();
           const framing = negotiateFraming(route.streamFraming ?? "ndjson", request.header.get("accept"));
-          const rest = endingWith(iterator, () => context.abort());
+          const rest = endingWith(iterator, () => context.abort(callEnded));
           ended = false;
           return streamResponse({ route, output: spec.method.output, framing, first, rest, responseHeader: context.responseHeader, heartbeatMs, normalize });
         }
@@ -125,7 +131,7 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
         return jsonResponse(envelope.status, envelope.body, envelope.headers);
       }
     } finally {
-      if (ended) context.abort();
+      if (ended) context.abort(callEnded);
     }
   };
 }

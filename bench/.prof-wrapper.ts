@@ -1,2 +1,0 @@
-process.on("SIGTERM", () => process.exit(0));
-await import("./get-env-var-server.js");
