@@ -4,7 +4,8 @@
 // authenticated before the cache: the baseline); and on a third port a raw node:http JSON handler
 // doing the same work by hand (the same bearer-key authentication, through the same cache, and the
 // same store read) with no routing, transcoding or Connect protocol. The raw handler also serves
-// /uncached/KEY, the same with the key read on every call.
+// /uncached/KEY, the same with the key read on every call. A fourth port serves the plane with the interceptor as it was before the
+// cache (bench/auth-interceptor-before-cache.ts): today's baseline in the same run.
 // Prints the ports and a token on stdout, then serves until killed.
 import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
@@ -16,6 +17,7 @@ import { join } from "node:path";
 import { createServiceRouter } from "@platform/codegen/runtime/server";
 import { registerScriptService } from "../gen/platform/script/v1/script_service_server.js";
 import { authenticate, createAuthInterceptor } from "../server/src/auth/auth-interceptor.js";
+import { createAuthInterceptor as createAuthInterceptorBeforeCache } from "./auth-interceptor-before-cache.js";
 import { createCredentialCache } from "../server/src/auth/credential-cache.js";
 import { followCredentialChanges } from "../server/src/auth/credential-changes.js";
 import { ensureOperator } from "../server/src/auth/operator.js";
@@ -44,14 +46,22 @@ await env.setEnvVar(org!.id, "REGION", "eu-west");
 const credentials = createCredentialCache();
 await followCredentialChanges(database, credentials);
 
-/** The api plane as server.ts builds it; without `cached`, every call reads its key. */
-async function apiPlane(cached: boolean) {
+/**
+ * The api plane as server.ts builds it: "cached" authenticates through the credential cache,
+ * "per-call" reads the key on every call (prepared), "before" is the interceptor as it was
+ * before the cache (the key read on every call through drizzle's builder).
+ */
+async function apiPlane(auth: "cached" | "per-call" | "before") {
   const shutdown = new AbortController();
   // As server.ts does: every call in progress holds one listener on it (none once it ends), so 16
   // connections are 16 listeners at once, past Node's warning threshold of 10.
   setMaxListeners(0, shutdown.signal);
   const router = createServiceRouter({
-    interceptors: [createAuthInterceptor({ db, bindings: () => router.bindings, ...(cached ? { credentials } : {}) })],
+    interceptors: [
+      auth === "before"
+        ? createAuthInterceptorBeforeCache({ db, bindings: () => router.bindings })
+        : createAuthInterceptor({ db, bindings: () => router.bindings, ...(auth === "cached" ? { credentials } : {}) }),
+    ],
     shutdownSignal: shutdown.signal,
   });
   registerScriptService(router, createScriptService({ db, box, version: "bench", startedAt: Date.now(), tools: createToolRegistry([]) }));
@@ -67,8 +77,9 @@ async function apiPlane(cached: boolean) {
     shutdownController: shutdown,
   });
 }
-const plane = await apiPlane(true);
-const uncachedPlane = await apiPlane(false);
+const plane = await apiPlane("cached");
+const uncachedPlane = await apiPlane("per-call");
+const beforePlane = await apiPlane("before");
 
 const raw = http.createServer((req, res) => {
   // The server process's CPU time so far, for the bench to charge each round's requests with.
@@ -78,8 +89,7 @@ const raw = http.createServer((req, res) => {
   }
   const key = decodeURIComponent((req.url ?? "").split("/").pop() ?? "");
   const url = req.url ?? "";
-  const cache = url.startsWith("/env/") ? credentials : undefined;
-  authenticate(db, req.headers.authorization ?? null, cache)
+  authenticate(db, req.headers.authorization ?? null, url.startsWith("/env/") ? credentials : undefined)
     .then((principal) => env.getEnvVar(principal.orgId, key))
     .then(
     (value) => {
@@ -95,5 +105,5 @@ const raw = http.createServer((req, res) => {
 await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
 
 process.stdout.write(
-  JSON.stringify({ api: plane.url, uncachedApi: uncachedPlane.url, raw: `http://127.0.0.1:${(raw.address() as AddressInfo).port}`, token: issued.secret, organization: "bench" }) + "\n",
+  JSON.stringify({ api: plane.url, uncachedApi: uncachedPlane.url, beforeApi: beforePlane.url, raw: `http://127.0.0.1:${(raw.address() as AddressInfo).port}`, token: issued.secret, organization: "bench" }) + "\n",
 );

@@ -1,7 +1,8 @@
 // Throughput and latency of GetEnvVar, against one server process, in one run: native Connect
 // JSON and its transcoded HTTP route, authenticated through the credential cache as the server
-// does; the same HTTP route with the key read from the database on every call (the baseline: how
-// every call was authenticated before the cache); and a raw node:http JSON handler doing the same
+// does; the same HTTP route with the key read from the database on every call (a prepared
+// statement), and with the auth interceptor as it was before the cache (the baseline: the key read
+// on every call through drizzle's builder); and a raw node:http JSON handler doing the same
 // work by hand (same authentication, same store read; no routing, transcoding or Connect
 // protocol), with and without the cache. Rounds are interleaved so machine noise hits every
 // variant alike; the table reports each variant's median round, and the ratios their spread over
@@ -20,7 +21,7 @@ import { formatNs, measure } from "./measure.js";
 const [seconds = 4, rounds = 3, connections = 16] = process.argv.slice(2).map(Number);
 
 const server = spawn(process.execPath, ["--import", "tsx", new URL("./get-env-var-server.ts", import.meta.url).pathname], { stdio: ["ignore", "pipe", "inherit"] });
-const target = await new Promise<{ api: string; uncachedApi: string; raw: string; token: string; organization: string }>((resolve) =>
+const target = await new Promise<{ api: string; uncachedApi: string; beforeApi: string; raw: string; token: string; organization: string }>((resolve) =>
   createInterface({ input: server.stdout! }).once("line", (line) => resolve(JSON.parse(line))),
 );
 const auth = { authorization: `Bearer ${target.token}`, "x-organization-name": target.organization };
@@ -37,7 +38,8 @@ const variants: Variant[] = [
     request: { method: "POST", path: "/platform.script.v1.ScriptService/GetEnvVar", headers: { ...auth, "content-type": "application/json" }, body: '{"key":"REGION"}' },
   },
   { name: "HTTP route    GET /v1/script/env/REGION", origin: target.api, request: { method: "GET", path: "/v1/script/env/REGION", headers: auth } },
-  { name: "HTTP route, key read per call (baseline)", origin: target.uncachedApi, request: { method: "GET", path: "/v1/script/env/REGION", headers: auth } },
+  { name: "HTTP route, key read per call (prepared)", origin: target.uncachedApi, request: { method: "GET", path: "/v1/script/env/REGION", headers: auth } },
+  { name: "HTTP route, auth as before the cache (baseline)", origin: target.beforeApi, request: { method: "GET", path: "/v1/script/env/REGION", headers: auth } },
   { name: "raw node:http GET /env/REGION", origin: target.raw, request: { method: "GET", path: "/env/REGION", headers: auth } },
   { name: "raw node:http, key read per call", origin: target.raw, request: { method: "GET", path: "/uncached/REGION", headers: auth } },
 ];
@@ -95,9 +97,10 @@ function ratio(label: string, over: Variant, under: Variant): void {
   const ratios = a.map((r, i) => r.rps / b[i]!.rps).sort((x, y) => x - y);
   console.log(`${label.padEnd(48)} ${median(ratios).toFixed(2)}x  (rounds ${ratios[0]!.toFixed(2)}–${ratios.at(-1)!.toFixed(2)})`);
 }
-const [connect, rest, restUncached, raw, rawUncached] = variants as [Variant, Variant, Variant, Variant, Variant];
+const [connect, rest, restUncached, restBefore, raw, rawUncached] = variants as [Variant, Variant, Variant, Variant, Variant, Variant];
+ratio("HTTP route / HTTP route as before the cache", rest, restBefore);
+ratio("Connect / HTTP route as before the cache", connect, restBefore);
 ratio("HTTP route / HTTP route, key read per call", rest, restUncached);
-ratio("Connect / HTTP route, key read per call", connect, restUncached);
 ratio("HTTP route / raw handler (both cached)", rest, raw);
 ratio("Connect / raw handler (both cached)", connect, raw);
 ratio("raw handler / raw handler, key read per call", raw, rawUncached);
