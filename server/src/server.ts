@@ -139,7 +139,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     deliverer = createCallbackDeliverer({ db, signals, keys: callbackKeys, post: createCallbackPoster(createGuardedDispatcher({ allowPrivateNetwork: config.allowPrivateNetwork })), log: (msg, fields) => logger.warn(msg, fields) });
     registerScriptService(api, createScriptService({ db, box, version, startedAt, tools, templates, threads, callbackKeys }));
     registerSecretService(api, createSecretService({ db, box }));
-    registerIamService(api, createIamService({ db, onCredentialChange: (change) => credentials.apply(change) }));
+    registerIamService(api, createIamService({ db }));
 
     // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.
     const common = { host: config.host, corsOrigins: config.corsOrigins, maxBodyBytes: config.maxBodyBytes, logger, isReady: () => ready, shutdownController: shutdown };

@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import type { DatabaseHandle } from "../db/database.js";
+import type { Database, DatabaseHandle } from "../db/database.js";
 import type { CredentialCache, CredentialChange } from "./credential-cache.js";
 
 /** The channel every server process listens on for credential changes. */
@@ -30,15 +30,35 @@ export async function announceCredentialChange(executor: Executor, change: Crede
   await executor.execute(sql`select pg_notify(${credentialChannel}, ${encodeCredentialChange(change)})`);
 }
 
+/** The caches following each database in this process, for `credentialChangeCommitted`. */
+const followers = new WeakMap<Database, Set<CredentialCache>>();
+
+/**
+ * Applies a committed change to this process's caches on `db` at once. The NOTIFY reaches them
+ * too, but on PostgreSQL through the listening connection, a moment after the commit: called by
+ * the writer once its transaction has committed, this makes the writer's own next call (and the
+ * answer it is about to send) see the change already.
+ */
+export function credentialChangeCommitted(db: Database, change: CredentialChange): void {
+  for (const cache of followers.get(db) ?? []) cache.apply(change);
+}
+
 /**
  * Keeps `cache` in step with every process's changes: each notice drops what it names, and each
  * time LISTEN is (re)established everything is dropped, since notices sent while the listening
  * connection was down are lost. Returns the function that stops listening.
  */
-export function followCredentialChanges(handle: Pick<DatabaseHandle, "listen">, cache: CredentialCache): Promise<() => Promise<void>> {
-  return handle.listen(
+export async function followCredentialChanges(handle: Pick<DatabaseHandle, "db" | "listen">, cache: CredentialCache): Promise<() => Promise<void>> {
+  const unlisten = await handle.listen(
     credentialChannel,
     (payload) => cache.apply(decodeCredentialChange(payload)),
     () => cache.flush(),
   );
+  let caches = followers.get(handle.db);
+  if (!caches) followers.set(handle.db, (caches = new Set()));
+  caches.add(cache);
+  return async () => {
+    caches.delete(cache);
+    await unlisten();
+  };
 }

@@ -25,7 +25,7 @@ interface Process {
 async function processOn(handle: DatabaseHandle): Promise<Process> {
   const cache = createCredentialCache();
   const unlisten = await followCredentialChanges(handle, cache);
-  return { db: handle.db, cache, store: createIamStore(handle.db, { onCredentialChange: (change) => cache.apply(change) }), stop: unlisten };
+  return { db: handle.db, cache, store: createIamStore(handle.db), stop: unlisten };
 }
 
 let database: TestDatabase;

@@ -6,9 +6,9 @@ import type { IamServiceImplementation } from "../../../../gen/platform/iam/v1/i
 import { principalOf, type Principal } from "../../auth/principal.js";
 import { findRole, operatorRole, roleCatalog, roleFamily } from "../../auth/roles.js";
 import type { Database } from "../../db/database.js";
-import { createIamStore, type IamStoreOptions, type ApiKeyRow, type ApiKeyStateFilter, type IssuedKey, type OrganizationRow, type PageRequest, type PermissionRow } from "./iam-store.js";
+import { createIamStore, type ApiKeyRow, type ApiKeyStateFilter, type IssuedKey, type OrganizationRow, type PageRequest, type PermissionRow } from "./iam-store.js";
 
-export interface IamServiceOptions extends IamStoreOptions {
+export interface IamServiceOptions {
   readonly db: Database;
 }
 
@@ -18,8 +18,8 @@ export interface IamServiceOptions extends IamStoreOptions {
  * operator reaches other organizations. Which role each method needs is the auth interceptor's
  * business (roles.ts); these handlers enforce the tenancy and the contract's validation.
  */
-export function createIamService({ db, ...storeOptions }: IamServiceOptions): IamServiceImplementation {
-  const store = createIamStore(db, storeOptions);
+export function createIamService({ db }: IamServiceOptions): IamServiceImplementation {
+  const store = createIamStore(db);
 
   /** The organization named by a request, if the caller may see it. */
   async function visibleOrganization(context: HandlerContext, orgId: string): Promise<OrganizationRow> {

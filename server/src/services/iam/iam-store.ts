@@ -1,8 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { and, asc, desc, eq, gt, inArray, like, lt, ne, or, type SQL } from "drizzle-orm";
 import { issueSecret } from "../../auth/api-key-secret.js";
-import type { CredentialChange } from "../../auth/credential-cache.js";
-import { announceCredentialChange } from "../../auth/credential-changes.js";
+import { announceCredentialChange, credentialChangeCommitted } from "../../auth/credential-changes.js";
 import { roleFamily } from "../../auth/roles.js";
 import type { Database } from "../../db/database.js";
 import { apiKeys, organizations, permissions } from "../../db/schema.js";
@@ -40,22 +39,17 @@ export interface Page<T> {
 
 const notFound = (what: string) => new ConnectError(`${what} not found`, Code.NotFound);
 
-export interface IamStoreOptions {
-  /**
-   * Called once a change to a key's secret, state or grants is committed: this process's
-   * credential cache drops the key before the change is answered. Every process (this one too)
-   * also hears the change through the NOTIFY sent in the same transaction.
-   */
-  readonly onCredentialChange?: (change: CredentialChange) => void;
-}
-
 /**
  * The IAM tables. Every query on keys and grants is filtered by org_id; organizations flagged
  * `system` (the platform's own, holding the operator key) are invisible here. Inputs are trusted:
  * the handlers validate names, roles and ids before calling.
+ *
+ * A change to a key's secret, state or grants is announced in its transaction (every process
+ * hears it at commit) and, once committed, applied to this process's credential caches at once,
+ * so that the caller's next call already sees it.
  */
-export function createIamStore(db: Database, options: IamStoreOptions = {}) {
-  const changed = (keyId: string) => options.onCredentialChange?.({ keyId });
+export function createIamStore(db: Database) {
+  const changed = (keyId: string) => credentialChangeCommitted(db, { keyId });
 
   async function getApiKey(orgId: string, keyId: string): Promise<ApiKeyRow | undefined> {
     const [row] = await db
