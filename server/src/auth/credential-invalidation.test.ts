@@ -111,6 +111,28 @@ describe(`credential cache across processes (${process.env.TEST_DATABASE_URL ? "
     console.info(`revocation reached the other process's cache after ${took} ms`);
   });
 
+  it("drops a changed key from the writer's own caches before the change returns, notice or not", async () => {
+    // A cache following the database through a listener that never hears anything: only the
+    // writer's direct application can reach it.
+    const deaf = createCredentialCache();
+    const stop = await followCredentialChanges({ db: database.db, listen: async () => async () => {} }, deaf);
+    try {
+      const deafProcess = { db: database.db, cache: deaf, store: here.store, stop };
+      const { orgId, keyId, secret } = await newKey();
+      await authOn(deafProcess, secret);
+      await here.store.rotateApiKey(orgId, keyId);
+      expect((await refused(authOn(deafProcess, secret))).message).toContain("unknown API key");
+      const other = await newKey(["script.viewer"]);
+      await authOn(deafProcess, other.secret);
+      await here.store.grantPermissions(other.orgId, other.keyId, ["secrets.viewer"], "");
+      expect((await authOn(deafProcess, other.secret)).roles.has("secrets.viewer")).toBe(true);
+      await here.store.revokeApiKey(other.orgId, other.keyId);
+      expect((await refused(authOn(deafProcess, other.secret))).message).toContain("was revoked");
+    } finally {
+      await stop();
+    }
+  });
+
   it("refuses a rotated key's old secret on the other process within one second and accepts the new one", async () => {
     const { orgId, keyId, secret } = await newKey();
     await authOn(there, secret);
