@@ -8,6 +8,8 @@ import { registerSecretService } from "../../gen/platform/compute/v1/secret_serv
 import { registerIamService } from "../../gen/platform/iam/v1/iam_service_server.js";
 import { registerScriptService } from "../../gen/platform/script/v1/script_service_server.js";
 import { createAuthInterceptor } from "./auth/auth-interceptor.js";
+import { createCredentialCache } from "./auth/credential-cache.js";
+import { followCredentialChanges } from "./auth/credential-changes.js";
 import { ensureOperator } from "./auth/operator.js";
 import { createBlobDownloadHandler } from "./blob/blob-download-handler.js";
 import { createBlobUrlSigner, DOWNLOAD_LINK_KEY_PURPOSE } from "./blob/blob-url-signer.js";
@@ -80,8 +82,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const listeners: PlaneListener[] = [];
   const shutdown = new AbortController();
-  // Every call in flight listens to it (connect links each call's signal to it): many at once is
-  // the normal load, not a leak, and must not print Node's MaxListeners warning.
+  // Every call in progress holds one abort listener on it (its context's link, removed when the
+  // call ends): many at once is the normal load, not a leak, and must not print Node's
+  // MaxListeners warning.
   setMaxListeners(0, shutdown.signal);
   // json.transform's worker threads: one pool per server, started on demand, ended at close.
   const celWorkers = createCelWorkerPool();
@@ -91,6 +94,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let signals: ThreadSignals | undefined;
   let userStores: UserStoreDirectory | undefined;
   let userStoreMigrations: MigrationWorker | undefined;
+  let stopFollowingCredentials: (() => Promise<void>) | undefined;
   /** The api listener's own URL, known once it listens: the base of download links without --public-api-url. */
   let apiUrl = "";
   /** `{identity_url}`: --public-identity-url, or the identity listener's own URL once it listens. */
@@ -116,9 +120,12 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const artifacts = createArtifactStore(db, blobs);
     const pageTokens = createPageTokenSigner(box.deriveKey(PAGE_TOKEN_KEY_PURPOSE));
 
+    // Verified API keys, dropped on every process when one is revoked, rotated or its grants change.
+    const credentials = createCredentialCache();
+    stopFollowingCredentials = await followCredentialChanges(database, credentials);
     // The auth interceptor reads the access rules of every service registered on the plane.
     const api = createServiceRouter({
-      interceptors: [pageTokens.interceptor, createAuthInterceptor({ db, bindings: () => api.bindings })],
+      interceptors: [pageTokens.interceptor, createAuthInterceptor({ db, bindings: () => api.bindings, credentials })],
       readMaxBytes: config.maxBodyBytes,
       shutdownSignal: shutdown.signal,
       onUnexpectedError: (error, where) => logger.error("call failed", { ...where, error }),
@@ -207,6 +214,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     await userStores?.close();
     await celWorkers.close();
     await signals?.close();
+    await stopFollowingCredentials?.();
     mailSender?.close();
     await database.close();
     throw error;
@@ -238,6 +246,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await deliverer?.stop();
       await mailDelivery?.stop();
       await signals?.close();
+      await stopFollowingCredentials?.();
       mailSender?.close();
       await rm(serverRecordFile(config.dataDir), { force: true });
       await database.close();

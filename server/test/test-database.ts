@@ -14,6 +14,8 @@ export interface TestDatabase {
   /** The handle itself, for what goes beyond queries (LISTEN/NOTIFY). */
   readonly handle: DatabaseHandle;
   readonly kind: "embedded" | "postgres";
+  /** The PostgreSQL database's URL, for a second connection pool as another process has; undefined when embedded. */
+  readonly url: string | undefined;
   /** Creates an organization and returns its id: each test works in organizations of its own. */
   createOrganization(name?: string): Promise<string>;
   close(): Promise<void>;
@@ -41,6 +43,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     db: handle.db,
     handle,
     kind: handle.kind,
+    url: databaseUrl,
     async createOrganization(name = `org-${randomBytes(4).toString("hex")}`) {
       const [org] = await handle.db.insert(organizations).values({ name }).returning({ id: organizations.id });
       return org!.id;

@@ -42,6 +42,12 @@ export interface RestHandlerOptions {
 const encoder = new TextEncoder();
 
 /**
+ * The reason a call's context is aborted with once the call has ended. One shared error: aborting
+ * without a reason would build a DOMException, stack trace included, on every call.
+ */
+const callEnded = new ConnectError("the call has ended", Code.Canceled);
+
+/**
  * The transcoding side of the transport: matches a request against every registered HTTP route,
  * builds the request message, calls the implementation directly (through the interceptors, with
  * no re-encoding or second dispatch) and writes JSON, SSE or NDJSON. Unknown paths are 404, known
@@ -83,39 +89,64 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
       requestHeader: request.header,
       ...(options.contextValues ? { contextValues: options.contextValues(request) } : {}),
     });
-    let body: Uint8Array;
+    // The context's signal is linked to the request's and the shutdown signal by a listener on
+    // each; aborting it when the call ends removes them, as Connect's own handlers do, so the
+    // shared shutdown signal holds one listener per call in progress and none per call served.
+    // A stream's context ends with the stream.
+    let ended = true;
     try {
-      body = await readRequestBody(request, readMaxBytes);
-    } catch (error) {
-      const tooLarge = ConnectError.from(error).code === Code.ResourceExhausted;
-      if (!tooLarge) throw error;
-      return jsonResponse(413, routingErrorBody(Code.ResourceExhausted, `request body exceeds ${readMaxBytes} bytes`));
+      let body: Uint8Array;
+      try {
+        body = await readRequestBody(request, readMaxBytes);
+      } catch (error) {
+        const tooLarge = ConnectError.from(error).code === Code.ResourceExhausted;
+        if (!tooLarge) throw error;
+        return jsonResponse(413, routingErrorBody(Code.ResourceExhausted, `request body exceeds ${readMaxBytes} bytes`));
+      }
+      try {
+        if (body.byteLength > 0 && route.body !== "" && !isJsonMediaType(mediaTypeOf(request.header.get("content-type")))) {
+          return jsonResponse(415, routingErrorBody(Code.InvalidArgument, `unsupported content type "${request.header.get("content-type") ?? ""}": send application/json`));
+        }
+        const input = decodeRequest(spec.method.input, route, { captures: match.captures, query: url.searchParams, body });
+        if (spec.kind === "unary") {
+          const output = await invokeUnaryImplementation(spec, context, input, interceptors);
+          const header = new Headers(context.responseHeader);
+          context.responseTrailer.forEach((value, key) => header.append(key, value));
+          return jsonResponse(200, encodeResponse(spec.method.output, route, output), header);
+        }
+        if (spec.kind === "server_streaming") {
+          const outputs = transformInvokeImplementation(spec, context, interceptors)(createAsyncIterable([input]));
+          // Wait for the first message (or failure) so that an error before any output still gets
+          // its own HTTP status rather than a 200 with an error frame.
+          const iterator = outputs[Symbol.asyncIterator]();
+          const first = await iterator.next();
+          const framing = negotiateFraming(route.streamFraming ?? "ndjson", request.header.get("accept"));
+          const rest = endingWith(iterator, () => context.abort(callEnded));
+          ended = false;
+          return streamResponse({ route, output: spec.method.output, framing, first, rest, responseHeader: context.responseHeader, heartbeatMs, normalize });
+        }
+        throw new ConnectError(`${spec.kind} methods have no HTTP routes`, Code.Unimplemented);
+      } catch (error) {
+        const envelope = errorEnvelope(normalize(error));
+        return jsonResponse(envelope.status, envelope.body, envelope.headers);
+      }
+    } finally {
+      if (ended) context.abort(callEnded);
     }
-    try {
-      if (body.byteLength > 0 && route.body !== "" && !isJsonMediaType(mediaTypeOf(request.header.get("content-type")))) {
-        return jsonResponse(415, routingErrorBody(Code.InvalidArgument, `unsupported content type "${request.header.get("content-type") ?? ""}": send application/json`));
+  };
+}
+
+/** `iterator`, calling `end` once its consumer returns it (streamResponse always does, last). */
+function endingWith<T>(iterator: AsyncIterator<T>, end: () => void): AsyncIterator<T> {
+  return {
+    next: () => iterator.next(),
+    async return(value?: unknown) {
+      try {
+        return (await iterator.return?.(value)) ?? { done: true, value: undefined };
+      } finally {
+        end();
       }
-      const input = decodeRequest(spec.method.input, route, { captures: match.captures, query: url.searchParams, body });
-      if (spec.kind === "unary") {
-        const output = await invokeUnaryImplementation(spec, context, input, interceptors);
-        const header = new Headers(context.responseHeader);
-        context.responseTrailer.forEach((value, key) => header.append(key, value));
-        return jsonResponse(200, encodeResponse(spec.method.output, route, output), header);
-      }
-      if (spec.kind === "server_streaming") {
-        const outputs = transformInvokeImplementation(spec, context, interceptors)(createAsyncIterable([input]));
-        // Wait for the first message (or failure) so that an error before any output still gets
-        // its own HTTP status rather than a 200 with an error frame.
-        const iterator = outputs[Symbol.asyncIterator]();
-        const first = await iterator.next();
-        const framing = negotiateFraming(route.streamFraming ?? "ndjson", request.header.get("accept"));
-        return streamResponse({ route, output: spec.method.output, framing, first, rest: iterator, responseHeader: context.responseHeader, heartbeatMs, normalize });
-      }
-      throw new ConnectError(`${spec.kind} methods have no HTTP routes`, Code.Unimplemented);
-    } catch (error) {
-      const envelope = errorEnvelope(normalize(error));
-      return jsonResponse(envelope.status, envelope.body, envelope.headers);
-    }
+    },
   };
 }
 

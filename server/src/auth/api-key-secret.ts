@@ -29,6 +29,11 @@ export function hashApiKeySecret(secret: string): string {
   return createHash("sha256").update(secret, "utf8").digest("hex");
 }
 
+/** The same SHA-256, as bytes: the credential cache's key, compared in constant time. */
+export function apiKeySecretDigest(secret: string): Buffer {
+  return createHash("sha256").update(secret, "utf8").digest();
+}
+
 /** The first characters of a secret, enough to recognise a key in a listing, far too few to use it. */
 export function displayPrefix(secret: string): string {
   return secret.slice(0, displayPrefixLength);

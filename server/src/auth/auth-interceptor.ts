@@ -3,9 +3,10 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { ServiceAccess, ServiceBinding } from "@platform/codegen/runtime";
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { Database } from "../db/database.js";
-import { apiKeys, organizations } from "./auth-schema.js";
-import { permissions } from "../services/iam/iam-schema.js";
-import { hashApiKeySecret, isApiKeySecretShape } from "./api-key-secret.js";
+import { apiKeys, organizations, permissions } from "./auth-schema.js";
+import { perDatabase } from "../db/prepared-statements.js";
+import { apiKeySecretDigest, isApiKeySecretShape } from "./api-key-secret.js";
+import type { CredentialCache, VerifiedCredential } from "./credential-cache.js";
 import { principalKey, type Principal } from "./principal.js";
 import { requiredRole, type RequiredRole } from "./roles.js";
 
@@ -17,6 +18,12 @@ export interface AuthInterceptorOptions {
    * services are registered.
    */
   readonly bindings: readonly ServiceBinding[] | (() => readonly ServiceBinding[]);
+  /**
+   * Verified keys remembered across calls, kept in step with every process by
+   * `followCredentialChanges`. Without it every call reads its key from the database (the admin
+   * commands' short-lived in-process server).
+   */
+  readonly credentials?: CredentialCache;
 }
 
 /** `last_used_at` is written at most this often per key: a busy key does not write on every call. */
@@ -38,8 +45,10 @@ const organizationHeader = "x-organization-name";
  * 4. The key's organization-wide roles must include one that `requiredRole` accepts; else
  *    PERMISSION_DENIED naming the roles that would do.
  *
- * Nothing is cached: the key, its state and its grants are read on every call, so a revocation,
- * rotation or revoked grant takes effect on the next call.
+ * With a credential cache, a key the database accepted is not read again until a revocation,
+ * rotation or grant change of it is announced (on PostgreSQL, to every process through
+ * LISTEN/NOTIFY) or its entry ages out; its expiry is checked on every call. The process making the
+ * change drops the entry before answering, so its own next call already sees the change.
  */
 export function createAuthInterceptor(options: AuthInterceptorOptions): Interceptor {
   const readBindings = typeof options.bindings === "function" ? options.bindings : () => options.bindings as readonly ServiceBinding[];
@@ -68,7 +77,7 @@ export function createAuthInterceptor(options: AuthInterceptorOptions): Intercep
     if (!access) throw new ConnectError(`no access rule for ${request.service.typeName}`, Code.Internal);
     if (access.publicMethods.includes(request.method.localName)) return next(request);
 
-    const principal = await authenticate(options.db, request.header.get("authorization"));
+    const principal = await authenticate(options.db, request.header.get("authorization"), options.credentials);
     if (access.organizationHeader) checkOrganizationHeader(request.header.get(organizationHeader), principal, request.service.typeName);
     const required = requiredFor(request.service, request.method);
     if (!required.anyOf.some((role) => principal.roles.has(role))) {
@@ -90,21 +99,18 @@ function unauthenticated(message: string): ConnectError {
 }
 
 /**
- * The principal behind an `Authorization: Bearer <API key>` header, or UNAUTHENTICATED. Exported
- * for planes that are not Connect services (git, registry) and for benchmarks.
+ * The key, its organization and its organization-wide roles in one round trip, as a prepared
+ * statement: it runs on every call that misses the credential cache.
  */
-export async function authenticate(db: Database, authorization: string | null): Promise<Principal> {
-  if (!authorization) throw unauthenticated("missing credentials: send the header Authorization: Bearer <API key>");
-  const match = /^(\S+)\s+(\S+)\s*$/.exec(authorization.trim());
-  if (!match) throw unauthenticated("malformed Authorization header: expected Bearer <API key>");
-  const [, scheme, token] = match;
-  if (scheme!.toLowerCase() !== "bearer") throw unauthenticated(`unsupported authorization scheme "${scheme!.slice(0, 20)}": use Bearer <API key>`);
-  if (!isApiKeySecretShape(token!)) throw unauthenticated("malformed bearer token: expected an API key (dk_ followed by 43 characters)");
-
-  // One round trip per call: the key, its organization and its organization-wide roles.
-  const [row] = await db
+const credentialBySecretHash = perDatabase((db) =>
+  db
     .select({
-      key: apiKeys,
+      keyId: apiKeys.id,
+      orgId: apiKeys.orgId,
+      state: apiKeys.state,
+      secretPrefix: apiKeys.secretPrefix,
+      expiresAt: apiKeys.expiresAt,
+      lastUsedAt: apiKeys.lastUsedAt,
       orgName: organizations.name,
       roles: sql<string[]>`coalesce((select array_agg(${permissions.role}) from ${permissions}
         where ${permissions.orgId} = ${apiKeys.orgId} and ${permissions.principal} = ${apiKeys.id}::text
@@ -112,22 +118,64 @@ export async function authenticate(db: Database, authorization: string | null): 
     })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
-    .where(eq(apiKeys.secretHash, hashApiKeySecret(token!)));
-  // A rotated key's old secret no longer hashes to any row: it is unknown from then on.
-  if (!row) throw unauthenticated("unknown API key: it was never issued, or its secret was rotated");
-  const { key } = row;
-  const now = Date.now();
-  if (key.state === "revoked") throw unauthenticated(`API key ${key.secretPrefix}… (${key.id}) was revoked`);
-  if (key.expiresAt !== 0 && key.expiresAt <= now) throw unauthenticated(`API key ${key.secretPrefix}… (${key.id}) expired at ${new Date(key.expiresAt).toISOString()}`);
+    .where(eq(apiKeys.secretHash, sql.placeholder("secretHash")))
+    .prepare("auth_credential_by_secret_hash"),
+);
 
-  if (now - key.lastUsedAt >= lastUsedResolutionMs) {
-    // Conditional, so concurrent calls of one key write once per resolution window.
+/**
+ * The principal behind an `Authorization: Bearer <API key>` header, or UNAUTHENTICATED. Exported
+ * for planes that are not Connect services (git, registry) and for benchmarks.
+ *
+ * With `credentials`, a key the database accepted is remembered and later calls with it make no
+ * round trip until a change notice, a reconnect of the listener or the cache's TTL drops it
+ * (credential-changes.ts). Refusals are never remembered: an unknown, revoked or expired key is
+ * looked up again each time, so no caller can fill the cache with made-up secrets.
+ */
+export async function authenticate(db: Database, authorization: string | null, credentials?: CredentialCache): Promise<Principal> {
+  if (!authorization) throw unauthenticated("missing credentials: send the header Authorization: Bearer <API key>");
+  const match = /^(\S+)\s+(\S+)\s*$/.exec(authorization.trim());
+  if (!match) throw unauthenticated("malformed Authorization header: expected Bearer <API key>");
+  const [, scheme, token] = match;
+  if (scheme!.toLowerCase() !== "bearer") throw unauthenticated(`unsupported authorization scheme "${scheme!.slice(0, 20)}": use Bearer <API key>`);
+  if (!isApiKeySecretShape(token!)) throw unauthenticated("malformed bearer token: expected an API key (dk_ followed by 43 characters)");
+
+  const secretHash = apiKeySecretDigest(token!);
+  let credential = credentials?.get(secretHash);
+  if (!credential) {
+    // Taken before the read: a change that lands while it runs keeps the answer out of the cache.
+    const ticket = credentials?.ticket() ?? 0;
+    const [row] = await credentialBySecretHash(db).execute({ secretHash: secretHash.toString("hex") });
+    // A rotated key's old secret no longer hashes to any row: it is unknown from then on.
+    if (!row) throw unauthenticated("unknown API key: it was never issued, or its secret was rotated");
+    if (row.state === "revoked") throw unauthenticated(`API key ${row.secretPrefix}… (${row.keyId}) was revoked`);
+    credential = {
+      principal: { orgId: row.orgId, orgName: row.orgName, keyId: row.keyId, roles: new Set(row.roles) },
+      secretPrefix: row.secretPrefix,
+      expiresAt: row.expiresAt,
+      lastUsedAt: row.lastUsedAt,
+    };
+    if (!isExpired(credential, Date.now())) credentials?.put(secretHash, credential, ticket);
+  }
+  const now = Date.now();
+  const { principal } = credential;
+  if (isExpired(credential, now)) {
+    throw unauthenticated(`API key ${credential.secretPrefix}… (${principal.keyId}) expired at ${new Date(credential.expiresAt).toISOString()}`);
+  }
+
+  if (now - credential.lastUsedAt >= lastUsedResolutionMs) {
+    // Moved forward first, so the calls of one key in this process write once per resolution
+    // window; the condition does the same across processes.
+    credential.lastUsedAt = now;
     await db
       .update(apiKeys)
       .set({ lastUsedAt: now })
-      .where(and(eq(apiKeys.id, key.id), lte(apiKeys.lastUsedAt, now - lastUsedResolutionMs)));
+      .where(and(eq(apiKeys.id, principal.keyId), lte(apiKeys.lastUsedAt, now - lastUsedResolutionMs)));
   }
-  return { orgId: key.orgId, orgName: row.orgName, keyId: key.id, roles: new Set(row.roles) };
+  return principal;
+}
+
+function isExpired(credential: VerifiedCredential, now: number): boolean {
+  return credential.expiresAt !== 0 && credential.expiresAt <= now;
 }
 
 function checkOrganizationHeader(value: string | null, principal: Principal, service: string): void {

@@ -1,8 +1,9 @@
-import { boolean, index, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { boolean, index, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
 import { epochMs, nowMs } from "../db/column-types.js";
 
 /**
- * The organizations and their API keys, which every service's tables hang from: every row of tenant
+ * The organizations, their API keys and the roles granted to those keys, which every call's
+ * authentication reads and every service's tables hang from: every row of tenant
  * data carries `org_id`, and stores filter by it on every query, so another organization's row is
  * simply not found.
  */
@@ -37,4 +38,20 @@ export const apiKeys = pgTable(
     revokedAt: epochMs("revoked_at").notNull().default(0),
   },
   (t) => [index("api_keys_org_idx").on(t.orgId, t.createdAt)],
+);
+
+/** Roles granted to a principal (an API key id), organization-wide or on one resource. */
+export const permissions = pgTable(
+  "permissions",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    principal: text("principal").notNull(),
+    role: text("role").notNull(),
+    resource: text("resource").notNull().default(""),
+    createdAt: epochMs("created_at").notNull().default(nowMs),
+  },
+  (t) => [unique("permissions_grant_unique").on(t.orgId, t.principal, t.role, t.resource), index("permissions_principal_idx").on(t.principal)],
 );

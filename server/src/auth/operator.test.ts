@@ -4,8 +4,7 @@ import { join } from "node:path";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../test/test-database.js";
-import { apiKeys, organizations } from "./auth-schema.js";
-import { permissions } from "../services/iam/iam-schema.js";
+import { apiKeys, organizations, permissions } from "./auth-schema.js";
 import { hashApiKeySecret } from "./api-key-secret.js";
 import { ensureOperator, operatorKeyFile, readOperatorKey, systemOrganizationName } from "./operator.js";
 

@@ -3,8 +3,7 @@ import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path";
 import { and, eq, gt, or, sql } from "drizzle-orm";
 import type { Database } from "../db/database.js";
-import { apiKeys, organizations } from "./auth-schema.js";
-import { permissions } from "../services/iam/iam-schema.js";
+import { apiKeys, organizations, permissions } from "./auth-schema.js";
 import { createIamStore } from "../services/iam/iam-store.js";
 import { hashApiKeySecret } from "./api-key-secret.js";
 import { operatorRole } from "./roles.js";

@@ -26,9 +26,11 @@ export interface DatabaseHandle {
   applyMigrations(migrationsFolder: string): Promise<void>;
   /**
    * LISTEN on a channel: `handler` gets each NOTIFY payload, from this process or (on
-   * PostgreSQL) any other server on the same database. Returns the unlisten function.
+   * PostgreSQL) any other server on the same database. `onListening` runs each time the LISTEN
+   * is in place: once at first, and again after the listening connection was lost and made
+   * anew, when notifications sent in between are gone. Returns the unlisten function.
    */
-  listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
+  listen(channel: string, handler: (payload: string) => void, onListening?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -71,7 +73,12 @@ async function openEmbedded(dataDir: string): Promise<DatabaseHandle> {
     // One process owns an embedded database: nothing else can be migrating it.
     withMigrationLock: (work) => work(),
     applyMigrations: (migrationsFolder) => migratePglite(drizzleDb, { migrationsFolder }),
-    listen: (channel, handler) => client.listen(channel, handler),
+    // One process, one connection that cannot drop: listening starts once and never lapses.
+    async listen(channel, handler, onListening) {
+      const unlisten = await client.listen(channel, handler);
+      onListening?.();
+      return unlisten;
+    },
     async close() {
       await client.close();
       await unlock();
@@ -87,8 +94,10 @@ async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
     db: drizzleDb as unknown as Database,
     kind: "postgres",
     applyMigrations: (migrationsFolder) => migratePostgres(drizzleDb, { migrationsFolder }),
-    async listen(channel, handler) {
-      const { unlisten } = await client.listen(channel, handler);
+    async listen(channel, handler, onListening) {
+      // postgres.js calls `onListening` on every LISTEN it sends, the first and each re-LISTEN
+      // after its listening connection closed.
+      const { unlisten } = await client.listen(channel, handler, onListening);
       return unlisten;
     },
     async withMigrationLock(work) {

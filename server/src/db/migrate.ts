@@ -5,7 +5,7 @@ import { sql } from "drizzle-orm";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { resultRows, type Database, type DatabaseHandle } from "./database.js";
 
-/** The committed SQL migrations, written by drizzle-kit from src/db/schema.ts. */
+/** The committed SQL migrations, written by drizzle-kit from the schema files (`*-schema.ts`). */
 export const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), "../../migrations");
 
 interface JournalEntry {

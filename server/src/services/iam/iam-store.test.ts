@@ -3,8 +3,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
 import { hashApiKeySecret } from "../../auth/api-key-secret.js";
-import { apiKeys, organizations } from "../../auth/auth-schema.js";
-import { permissions } from "./iam-schema.js";
+import { apiKeys, organizations, permissions } from "../../auth/auth-schema.js";
 import { createIamStore, type IamStore } from "./iam-store.js";
 import { failure } from "../../../test/connect-failure.js";
 

@@ -1,10 +1,10 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { and, asc, desc, eq, gt, inArray, like, lt, ne, or, type SQL } from "drizzle-orm";
 import { issueSecret } from "../../auth/api-key-secret.js";
+import { announceCredentialChange, credentialChangeCommitted } from "../../auth/credential-changes.js";
 import { roleFamily } from "../../auth/roles.js";
 import type { Database } from "../../db/database.js";
-import { apiKeys, organizations } from "../../auth/auth-schema.js";
-import { permissions } from "./iam-schema.js";
+import { apiKeys, organizations, permissions } from "../../auth/auth-schema.js";
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -43,8 +43,14 @@ const notFound = (what: string) => new ConnectError(`${what} not found`, Code.No
  * The IAM tables. Every query on keys and grants is filtered by org_id; organizations flagged
  * `system` (the platform's own, holding the operator key) are invisible here. Inputs are trusted:
  * the handlers validate names, roles and ids before calling.
+ *
+ * A change to a key's secret, state or grants is announced in its transaction (every process
+ * hears it at commit) and, once committed, applied to this process's credential caches at once,
+ * so that the caller's next call already sees it.
  */
 export function createIamStore(db: Database) {
+  const changed = (keyId: string) => credentialChangeCommitted(db, { keyId });
+
   async function getApiKey(orgId: string, keyId: string): Promise<ApiKeyRow | undefined> {
     const [row] = await db
       .select()
@@ -130,12 +136,19 @@ export function createIamStore(db: Database) {
      */
     async rotateApiKey(orgId: string, keyId: string, now = Date.now()): Promise<IssuedKey> {
       const { secret, hash, prefix } = issueSecret();
-      const [key] = await db
-        .update(apiKeys)
-        .set({ secretHash: hash, secretPrefix: prefix, rotatedAt: now })
-        .where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, keyId), stateCondition("active", now)))
-        .returning();
-      if (key) return { key, secret };
+      const key = await db.transaction(async (tx) => {
+        const [rotated] = await tx
+          .update(apiKeys)
+          .set({ secretHash: hash, secretPrefix: prefix, rotatedAt: now })
+          .where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, keyId), stateCondition("active", now)))
+          .returning();
+        if (rotated) await announceCredentialChange(tx, { keyId });
+        return rotated;
+      });
+      if (key) {
+        changed(keyId);
+        return { key, secret };
+      }
       const existing = await getApiKey(orgId, keyId);
       if (!existing) throw notFound(`API key "${keyId}"`);
       const why = existing.state === "revoked" ? "revoked" : "expired";
@@ -143,8 +156,8 @@ export function createIamStore(db: Database) {
     },
 
     /** Revokes a key and deletes its grants, in one transaction; a revoked key is returned as is. */
-    revokeApiKey(orgId: string, keyId: string, now = Date.now()): Promise<ApiKeyRow> {
-      return db.transaction(async (tx) => {
+    async revokeApiKey(orgId: string, keyId: string, now = Date.now()): Promise<ApiKeyRow> {
+      const revoked = await db.transaction(async (tx) => {
         const [key] = await tx
           .select()
           .from(apiKeys)
@@ -154,8 +167,11 @@ export function createIamStore(db: Database) {
         if (key.state === "revoked") return key;
         const [revoked] = await tx.update(apiKeys).set({ state: "revoked", revokedAt: now }).where(eq(apiKeys.id, keyId)).returning();
         await tx.delete(permissions).where(and(eq(permissions.orgId, orgId), eq(permissions.principal, keyId)));
+        await announceCredentialChange(tx, { keyId });
         return revoked!;
       });
+      changed(keyId);
+      return revoked;
     },
 
     /**
@@ -164,8 +180,8 @@ export function createIamStore(db: Database) {
      * role, new or existing, in the order asked. NOT_FOUND for an unknown or revoked key,
      * FAILED_PRECONDITION for an expired one.
      */
-    grantPermissions(orgId: string, principal: string, roles: readonly string[], resource: string, now = Date.now()): Promise<PermissionRow[]> {
-      return db.transaction(async (tx) => {
+    async grantPermissions(orgId: string, principal: string, roles: readonly string[], resource: string, now = Date.now()): Promise<PermissionRow[]> {
+      const grants = await db.transaction(async (tx) => {
         const [key] = await tx
           .select()
           .from(apiKeys)
@@ -186,8 +202,11 @@ export function createIamStore(db: Database) {
           .select()
           .from(permissions)
           .where(and(grantsOf, inArray(permissions.role, [...roles])));
+        await announceCredentialChange(tx, { keyId: principal });
         return roles.map((role) => rows.find((row) => row.role === role)!);
       });
+      changed(principal);
+      return grants;
     },
 
     /** Oldest first. */
@@ -214,11 +233,16 @@ export function createIamStore(db: Database) {
 
     /** NOT_FOUND unless the grant exists in this organization. */
     async revokePermission(orgId: string, permissionId: string): Promise<void> {
-      const deleted = await db
-        .delete(permissions)
-        .where(and(eq(permissions.orgId, orgId), eq(permissions.id, permissionId)))
-        .returning({ id: permissions.id });
-      if (deleted.length === 0) throw notFound(`permission "${permissionId}"`);
+      const principal = await db.transaction(async (tx) => {
+        const [deleted] = await tx
+          .delete(permissions)
+          .where(and(eq(permissions.orgId, orgId), eq(permissions.id, permissionId)))
+          .returning({ principal: permissions.principal });
+        if (deleted) await announceCredentialChange(tx, { keyId: deleted.principal });
+        return deleted?.principal;
+      });
+      if (principal === undefined) throw notFound(`permission "${permissionId}"`);
+      changed(principal);
     },
   };
 }

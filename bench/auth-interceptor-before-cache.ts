@@ -1,0 +1,142 @@
+// The auth interceptor as it was before the credential cache and the prepared key lookup, kept
+// unchanged (imports aside) as the baseline of get-env-var.bench.ts: what every call cost before.
+// Not used by the server.
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import type { ServiceAccess, ServiceBinding } from "@platform/codegen/runtime";
+import { and, eq, lte, sql } from "drizzle-orm";
+import type { Database } from "../server/src/db/database.js";
+import { apiKeys, organizations, permissions } from "../server/src/auth/auth-schema.js";
+import { hashApiKeySecret, isApiKeySecretShape } from "../server/src/auth/api-key-secret.js";
+import { principalKey, type Principal } from "../server/src/auth/principal.js";
+import { requiredRole, type RequiredRole } from "../server/src/auth/roles.js";
+
+export interface AuthInterceptorOptions {
+  readonly db: Database;
+  /**
+   * The services served, with their access rules (public methods, organization header). A
+   * function is read when a call arrives, so a router can hand over its bindings before the
+   * services are registered.
+   */
+  readonly bindings: readonly ServiceBinding[] | (() => readonly ServiceBinding[]);
+}
+
+/** `last_used_at` is written at most this often per key: a busy key does not write on every call. */
+export const lastUsedResolutionMs = 60_000;
+
+const organizationHeader = "x-organization-name";
+
+/**
+ * Authenticates and authorizes every call, on every protocol (the router runs the same
+ * interceptors for Connect, gRPC, gRPC-web and the HTTP routes):
+ *
+ * 1. Methods the contract marks public pass without credentials.
+ * 2. `Authorization: Bearer <dk_ secret>` (scheme case-insensitive) must name an active, unexpired
+ *    key; else UNAUTHENTICATED. The secret is never echoed in a message.
+ * 3. On services whose contract requires `x-organization-name`, the header must be present and
+ *    name the key's organization; else PERMISSION_DENIED. A missing header is refused rather than
+ *    defaulted, because the contract makes it part of every call there and a client that omits
+ *    it is misconfigured. Elsewhere the header is ignored: the key alone says the organization.
+ * 4. The key's organization-wide roles must include one that `requiredRole` accepts; else
+ *    PERMISSION_DENIED naming the roles that would do.
+ *
+ * Nothing is cached: the key, its state and its grants are read on every call, so a revocation,
+ * rotation or revoked grant takes effect on the next call.
+ */
+export function createAuthInterceptor(options: AuthInterceptorOptions): Interceptor {
+  const readBindings = typeof options.bindings === "function" ? options.bindings : () => options.bindings as readonly ServiceBinding[];
+  const accessByService = new Map<string, ServiceAccess>();
+  const requiredByMethod = new Map<DescMethod, RequiredRole>();
+
+  function accessOf(service: DescService): ServiceAccess | undefined {
+    if (!accessByService.has(service.typeName)) {
+      for (const binding of readBindings()) accessByService.set(binding.service.typeName, binding.access);
+    }
+    return accessByService.get(service.typeName);
+  }
+
+  function requiredFor(service: DescService, method: DescMethod): RequiredRole {
+    let required = requiredByMethod.get(method);
+    if (!required) {
+      required = requiredRole(service, method);
+      requiredByMethod.set(method, required);
+    }
+    return required;
+  }
+
+  return (next) => async (request) => {
+    const access = accessOf(request.service);
+    // A call reaching a service the router does not list is a wiring bug: refuse it.
+    if (!access) throw new ConnectError(`no access rule for ${request.service.typeName}`, Code.Internal);
+    if (access.publicMethods.includes(request.method.localName)) return next(request);
+
+    const principal = await authenticate(options.db, request.header.get("authorization"));
+    if (access.organizationHeader) checkOrganizationHeader(request.header.get(organizationHeader), principal, request.service.typeName);
+    const required = requiredFor(request.service, request.method);
+    if (!required.anyOf.some((role) => principal.roles.has(role))) {
+      throw new ConnectError(
+        `${request.service.typeName}/${request.method.name} needs one of the roles ${required.anyOf.join(", ")}; this API key has ${principal.roles.size === 0 ? "no roles" : [...principal.roles].join(", ")}`,
+        Code.PermissionDenied,
+      );
+    }
+    request.contextValues.set(principalKey, principal);
+    return next(request);
+  };
+}
+
+/** RFC 6750: a 401 names the scheme the client should use. */
+const challenge = { "www-authenticate": 'Bearer realm="platform"' };
+
+function unauthenticated(message: string): ConnectError {
+  return new ConnectError(message, Code.Unauthenticated, challenge);
+}
+
+/**
+ * The principal behind an `Authorization: Bearer <API key>` header, or UNAUTHENTICATED. Exported
+ * for planes that are not Connect services (git, registry) and for benchmarks.
+ */
+export async function authenticate(db: Database, authorization: string | null): Promise<Principal> {
+  if (!authorization) throw unauthenticated("missing credentials: send the header Authorization: Bearer <API key>");
+  const match = /^(\S+)\s+(\S+)\s*$/.exec(authorization.trim());
+  if (!match) throw unauthenticated("malformed Authorization header: expected Bearer <API key>");
+  const [, scheme, token] = match;
+  if (scheme!.toLowerCase() !== "bearer") throw unauthenticated(`unsupported authorization scheme "${scheme!.slice(0, 20)}": use Bearer <API key>`);
+  if (!isApiKeySecretShape(token!)) throw unauthenticated("malformed bearer token: expected an API key (dk_ followed by 43 characters)");
+
+  // One round trip per call: the key, its organization and its organization-wide roles.
+  const [row] = await db
+    .select({
+      key: apiKeys,
+      orgName: organizations.name,
+      roles: sql<string[]>`coalesce((select array_agg(${permissions.role}) from ${permissions}
+        where ${permissions.orgId} = ${apiKeys.orgId} and ${permissions.principal} = ${apiKeys.id}::text
+        and ${permissions.resource} = ''), '{}')`,
+    })
+    .from(apiKeys)
+    .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
+    .where(eq(apiKeys.secretHash, hashApiKeySecret(token!)));
+  // A rotated key's old secret no longer hashes to any row: it is unknown from then on.
+  if (!row) throw unauthenticated("unknown API key: it was never issued, or its secret was rotated");
+  const { key } = row;
+  const now = Date.now();
+  if (key.state === "revoked") throw unauthenticated(`API key ${key.secretPrefix}… (${key.id}) was revoked`);
+  if (key.expiresAt !== 0 && key.expiresAt <= now) throw unauthenticated(`API key ${key.secretPrefix}… (${key.id}) expired at ${new Date(key.expiresAt).toISOString()}`);
+
+  if (now - key.lastUsedAt >= lastUsedResolutionMs) {
+    // Conditional, so concurrent calls of one key write once per resolution window.
+    await db
+      .update(apiKeys)
+      .set({ lastUsedAt: now })
+      .where(and(eq(apiKeys.id, key.id), lte(apiKeys.lastUsedAt, now - lastUsedResolutionMs)));
+  }
+  return { orgId: key.orgId, orgName: row.orgName, keyId: key.id, roles: new Set(row.roles) };
+}
+
+function checkOrganizationHeader(value: string | null, principal: Principal, service: string): void {
+  if (value === null || value.trim() === "") {
+    throw new ConnectError(`${service} requires the header ${organizationHeader}: set it to your organization's name`, Code.PermissionDenied);
+  }
+  if (value.trim() !== principal.orgName) {
+    throw new ConnectError(`${organizationHeader} "${value.trim().slice(0, 63)}" is not the organization of this API key`, Code.PermissionDenied);
+  }
+}
