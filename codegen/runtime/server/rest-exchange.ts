@@ -102,7 +102,7 @@ export function createRestExchange<T>(routes: readonly ExchangeRoute<T>[], optio
       const mediaType = mediaTypeOf(request.header.get("content-type"));
       if (!rule) return { bytes: EMPTY, mediaType };
       const bytes = await request.readBody(readMaxBytes);
-      if (bytes === "too-large") throw new RequestRefusal("too-large", `request body exceeds ${readMaxBytes} bytes`);
+      if (bytes === "too-large") throw bodyTooLarge(readMaxBytes);
       const accepts = rule.accepts ?? ((type: string) => rule.contentTypes.includes(type));
       if (bytes.byteLength > 0 && !accepts(mediaType)) {
         const accepted = rule.contentTypes.join(", ");
@@ -111,4 +111,9 @@ export function createRestExchange<T>(routes: readonly ExchangeRoute<T>[], optio
       return { bytes, mediaType };
     },
   };
+}
+
+/** The refusal of a body over the limit, also for a listener that refuses it by its declared length before routing. */
+export function bodyTooLarge(readMaxBytes: number): RequestRefusal {
+  return new RequestRefusal("too-large", `request body exceeds ${readMaxBytes} bytes`);
 }

@@ -69,6 +69,8 @@ export async function listenIdentityPlane(options: IdentityListenerOptions): Pro
     handler: front,
     corsOrigins: [],
     handlerCors: true,
+    // The issuer refuses an oversized body itself, in the error shape its document gives.
+    handlerLimitsBody: true,
     maxBodyBytes: options.maxBodyBytes,
     logger,
     isReady: options.isReady,
