@@ -13,7 +13,7 @@ import { decodeRequest } from "../transcode/decode-request.js";
 import { encodeResponse } from "../transcode/encode-response.js";
 import { answerError, renderConnectError } from "./error-answer.js";
 import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normalize-error.js";
-import { exchangeRequestOf } from "./read-request-body.js";
+import { exchangeRequestOf } from "./universal-exchange.js";
 import { createRestExchange, type BodyRule } from "./rest-exchange.js";
 import { negotiateFraming, streamResponse } from "./stream-response.js";
 

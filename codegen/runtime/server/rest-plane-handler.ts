@@ -154,7 +154,7 @@ export function createRestPlaneHandler<Implementation extends object>(
           return;
         }
         handle(planeRequestOf(request, response))
-          .then((answer) => writePlaneResponse(response, answer))
+          .then((written) => writePlaneResponse(response, written))
           .catch(() => {
             // The client went away while the body was read, or mid-answer: nothing more to send.
             response.destroy();
