@@ -9,7 +9,7 @@ export * from "./path-template/index.js";
 export { decodeRequest, type HttpRequestParts } from "./transcode/decode-request.js";
 export { encodeResponse } from "./transcode/encode-response.js";
 export { queryToJson } from "./transcode/query-to-json.js";
-export { errorEnvelope, routingErrorBody, type ErrorEnvelope } from "./errors/error-envelope.js";
+export { errorEnvelope, type ErrorEnvelope } from "./errors/error-envelope.js";
 export { sseError, sseHeartbeat, sseMediaType, sseMessage, parseSse, type SseEvent } from "./stream-framing/sse.js";
 export { ndjsonError, ndjsonMediaType, ndjsonMessage, parseNdjson } from "./stream-framing/ndjson.js";
 export type { ErrorBodyForm, RestAuth, RestHeaderSpec, RestOperation, RestParameter, RestPlane, RestResponseSpec, RestValidationSchemas } from "./rest/rest-plane.js";

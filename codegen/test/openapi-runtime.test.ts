@@ -26,7 +26,7 @@ async function call(method: string, path: string, init: { headers?: Record<strin
 
 describe("routing", () => {
   it("answers 404 for a path no operation has, in the plane's error shape", async () => {
-    expect(await call("GET", "/demo/gadgets")).toMatchObject({ status: 404, body: { error: "no operation for GET /demo/gadgets" } });
+    expect(await call("GET", "/demo/gadgets")).toMatchObject({ status: 404, body: { error: "no route for GET /demo/gadgets" } });
     expect((await call("GET", "/widgets")).status).toBe(404);
   });
 
@@ -108,7 +108,7 @@ describe("JSON bodies", () => {
     expect(text).toMatchObject({ status: 415, body: { error: 'unsupported content type "text/plain": send application/json' } });
     expect(text.headers.get("accept")).toBe("application/json");
     const big = JSON.stringify({ ...widget, name: "x".repeat(5000) });
-    expect(await call("POST", "/demo/widgets", { headers: json, body: big })).toMatchObject({ status: 413, body: { error: "body: exceeds 4096 bytes" } });
+    expect(await call("POST", "/demo/widgets", { headers: json, body: big })).toMatchObject({ status: 413, body: { error: "request body exceeds 4096 bytes" } });
   });
 });
 

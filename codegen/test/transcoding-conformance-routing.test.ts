@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { beforeAll, describe, test } from "vitest";
-import { accepts, get, loadConformance, rejects, runCase, withBody, type Conformance, type ConformanceCase } from "./rest-harness.js";
+import { beforeAll, describe, expect, test } from "vitest";
+import { accepts, get, loadConformance, rejects, runCase, send, withBody, type Conformance, type ConformanceCase } from "./rest-harness.js";
 
 /**
  * Transcoding conformance, part 1: path templates, percent-encoding, routing errors, the error
@@ -221,4 +221,32 @@ describe("transcoding conformance: routing, errors and responses", () => {
   test.each(implementationErrors)("implementation error: $name", (row) => runCase(conformance, row));
   test.each(responseJson)("response JSON: $name", (row) => runCase(conformance, row));
   test.each(streams)("server stream: $name", (row) => runCase(conformance, row));
+});
+
+// HEAD is answered by the exchange as by the REST planes: the GET route's answer without its body.
+describe("transcoding conformance: HEAD", () => {
+  test("a GET route answers HEAD with its status and headers and no body", async () => {
+    conformance.reset();
+    const answer = await send(conformance.handler(), { method: "HEAD", path: "/v1/things/t1" });
+    expect([answer.status, answer.header.get("content-type"), answer.text]).toEqual([200, "application/json", ""]);
+    expect(conformance.received.map((r) => r.rpc)).toEqual(["getThing"]);
+  });
+
+  test("an error is answered without a body too, and a route without GET is 405", async () => {
+    conformance.reset();
+    conformance.reply = () => {
+      throw new ConnectError("absent", Code.NotFound);
+    };
+    const missing = await send(conformance.handler(), { method: "HEAD", path: "/v1/things/t1" });
+    expect([missing.status, missing.text]).toEqual([404, ""]);
+    const refused = await send(conformance.handler(), { method: "HEAD", path: "/v1/shelves/s1/things" });
+    expect([refused.status, refused.header.get("allow"), refused.text]).toEqual([405, "POST", ""]);
+  });
+
+  test("a stream route answers HEAD with its headers and ends the stream", async () => {
+    conformance.reset();
+    conformance.stream = () => [{ id: "a" }, { id: "b" }];
+    const answer = await send(conformance.handler(), { method: "HEAD", path: "/v1/things:watch" });
+    expect([answer.status, answer.header.get("content-type"), answer.text]).toEqual([200, "text/event-stream", ""]);
+  });
 });

@@ -201,6 +201,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       handler: references.identity(issuer.handler),
       corsOrigins: [],
       handlerCors: true,
+      // The issuer refuses an oversized body itself, in the error shape its document gives.
+      handlerLimitsBody: true,
       maxBodyBytes: config.maxBodyBytes,
       logger,
       isReady: () => ready,

@@ -2,12 +2,12 @@ import * as http2 from "node:http2";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createIamServiceClient } from "../../gen/platform/iam/v1/iam_service_client.js";
 import { createScriptServiceClient } from "../../gen/platform/script/v1/script_service_client.js";
 import { ListThreadsRequestSchema } from "../../gen/platform/script/v1/script_service_pb.js";
 import postgres from "postgres";
-import { runAdmin, startPlatformServer } from "./platform-server.js";
+import { runAdmin, startPlatformServer, type StartedServer } from "./platform-server.js";
 import { apiUrl, callIdentityAdmin, createOrganization, identityUrl, type TestOrganization } from "./shared-server.js";
 
 // What a caller can learn from an error, on every protocol: a deliberate error names the field
@@ -202,17 +202,121 @@ describe("identifiers echoed in messages", () => {
   });
 });
 
+// The transcoded RPC routes, the identity admin plane and the issuer read requests through one
+// exchange and answer failures through one error path: the same status, headers and message for
+// the same failure, in the body shape each plane's contract gives (the Connect error JSON on the
+// RPC routes and the admin plane, `{error}` and RFC 6749 bodies on the issuer).
+describe("the REST stacks refuse the same request the same way", () => {
+  const LIMIT = 4096;
+  let server: StartedServer;
+  let headers: Record<string, string>;
+  let issuer: string;
+
+  beforeAll(async () => {
+    server = await startPlatformServer(["--max-body-bytes", String(LIMIT)]);
+    const created = await runAdmin(server.dataDir, ["create-org", "stacks"]);
+    headers = { authorization: `Bearer ${(created.json as { apiKey: string }).apiKey}`, "x-organization-name": "stacks" };
+    const pool = await fetch(`${server.urls.api}/v1/identity/pools`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ name: "shop" }) });
+    expect(pool.status).toBe(200);
+    issuer = `${server.urls.identity}/stacks/shop`;
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  /** Where each plane answers and how its body carries the message. */
+  const planes = () => [
+    { plane: "RPC route", url: `${server.urls.api}/v1/script/env`, method: "PUT", body: (code: string, message: string) => ({ code, message }) },
+    { plane: "identity admin", url: `${server.urls.api}/v1/identity/pools`, method: "POST", body: (code: string, message: string) => ({ code, message }) },
+    { plane: "issuer", url: `${issuer}/signup`, method: "POST", body: (_code: string, message: string) => ({ error: message }) },
+    { plane: "issuer token (RFC 6749)", url: `${issuer}/token`, method: "POST", body: (code: string, message: string) => ({ error: oauthCodes[code], error_description: message }) },
+  ];
+  const oauthCodes: Record<string, string> = { invalid_argument: "invalid_request", resource_exhausted: "temporarily_unavailable", internal: "server_error" };
+
+  async function answer(url: string, init: RequestInit & { duplex?: "half" }) {
+    const response = await fetch(url, { ...init, headers: { ...headers, ...(init.headers as Record<string, string>) } });
+    return { status: response.status, allow: response.headers.get("allow"), accept: response.headers.get("accept"), type: response.headers.get("content-type"), body: (await response.json()) as unknown };
+  }
+
+  it("404 for an unknown path, with the same message", async () => {
+    const rpc = await answer(`${server.urls.api}/v1/script/nothing`, {});
+    expect(rpc).toEqual({ status: 404, allow: null, accept: null, type: "application/json", body: { code: "not_found", message: "no route for GET /v1/script/nothing" } });
+    const plane = await answer(`${issuer}/nothing`, {});
+    expect(plane).toEqual({ status: 404, allow: null, accept: null, type: "application/json", body: { error: "no route for GET /stacks/shop/nothing" } });
+  });
+
+  it("405 with Allow for a known path and another method", async () => {
+    const cases: [string, string, string, (message: string) => unknown][] = [
+      [`${server.urls.api}/v1/script/health`, "/v1/script/health", "GET", (message) => ({ code: "unimplemented", message })],
+      [`${server.urls.api}/v1/identity/pools`, "/v1/identity/pools", "GET, POST", (message) => ({ code: "unimplemented", message })],
+      [`${issuer}/signup`, "/stacks/shop/signup", "POST", (message) => ({ error: message })],
+    ];
+    for (const [url, path, allow, body] of cases) {
+      const refused = await answer(url, { method: "DELETE" });
+      expect(refused).toEqual({ status: 405, allow, accept: null, type: "application/json", body: body(`DELETE is not allowed on ${path}; allowed: ${allow}`) });
+    }
+  });
+
+  it("413 for a body over the limit, whether its length is declared or it is sent in chunks", async () => {
+    const oversized = JSON.stringify({ key: "K", value: "v".repeat(LIMIT) });
+    for (const { plane, url, method, body } of planes()) {
+      const expected = { status: 413, allow: null, accept: null, type: "application/json", body: body("resource_exhausted", `request body exceeds ${LIMIT} bytes`) };
+      const declared = await answer(url, { method, headers: { "content-type": "application/json" }, body: oversized });
+      expect({ plane, ...declared }).toEqual({ plane, ...expected });
+      const chunked = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(oversized));
+          controller.close();
+        },
+      });
+      const streamed = await answer(url, { method, headers: { "content-type": "application/json" }, body: chunked, duplex: "half" });
+      expect({ plane, ...streamed }).toEqual({ plane, ...expected });
+    }
+  });
+
+  it("415 with Accept for a body of a media type the route does not take", async () => {
+    for (const { plane, url, method, body } of planes().filter((p) => !p.plane.includes("token"))) {
+      const refused = await answer(url, { method, headers: { "content-type": "text/plain" }, body: "key=K" });
+      expect({ plane, ...refused }).toEqual({
+        plane,
+        status: 415,
+        allow: null,
+        accept: "application/json",
+        type: "application/json",
+        body: body("invalid_argument", 'unsupported content type "text/plain": send application/json'),
+      });
+    }
+    // The token endpoint takes forms as RFC 6749 clients send them, and JSON.
+    const token = await answer(`${issuer}/token`, { method: "POST", headers: { "content-type": "text/plain" }, body: "grant_type=password" });
+    expect(token).toEqual({
+      status: 415,
+      allow: null,
+      accept: "application/x-www-form-urlencoded, application/json",
+      type: "application/json",
+      body: { error: "invalid_request", error_description: 'unsupported content type "text/plain": send application/x-www-form-urlencoded, application/json' },
+    });
+  });
+});
+
 // A failure underneath (here the database refuses every write to a table) must reach the caller
 // as internal with the request id only, on every protocol, and the log must hold the failure
 // without the bound values. It needs a database the test can change under a running server.
 describe.skipIf(!process.env.TEST_DATABASE_URL)("an unexpected failure underneath", () => {
-  it("is internal with the request id on every protocol, logged in full without bound values", async () => {
+  it("is internal with the request id on every protocol and REST plane, logged in full without bound values", async () => {
     const server = await startPlatformServer();
     try {
       const created = await runAdmin(server.dataDir, ["create-org", "failing"]);
       const { apiKey } = created.json as { apiKey: string };
+      const owner = { authorization: `Bearer ${apiKey}`, "x-organization-name": "failing", "content-type": "application/json" };
+      const post = (url: string, body: unknown, requestId: string, type = "application/json") =>
+        fetch(url, { method: "POST", headers: { ...owner, "content-type": type, "x-request-id": requestId }, body: typeof body === "string" ? body : JSON.stringify(body) });
+      expect((await post(`${server.urls.api}/v1/identity/pools`, { name: "shop" }, "setup-pool")).status).toBe(200);
+      const user = { email: "ada@failing.example", password: "correct horse battery staple", emailVerified: true };
+      expect((await post(`${server.urls.api}/v1/identity/pools/shop/users`, user, "setup-user")).status).toBe(200);
       const sql = postgres(server.databaseUrl!, { max: 1, onnotice: () => {} });
-      await sql.unsafe("alter table env_vars add constraint refuse_writes check (false) not valid");
+      for (const table of ["env_vars", "identity_tenants", "identity_users", "identity_refresh_families"]) {
+        await sql.unsafe(`alter table ${table} add constraint refuse_writes_${table} check (false) not valid`);
+      }
       await sql.end();
       const secretValue = "bound-value-that-must-not-leak-91c2";
       const withCredentials: Interceptor = (next) => (req) => {
@@ -238,9 +342,22 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("an unexpected failure underneat
         body: JSON.stringify({ key: "TOKEN", value: secretValue }),
       });
       expect([route.status, await route.json()]).toEqual([500, { code: "internal", message: "internal error (request id req-route)" }]);
-      const logged = server.logs.filter((line) => line.includes('"requestId":"req-route"') && line.includes('"level":"error"'));
-      expect(logged.length).toBe(1);
-      expect(logged[0]).toContain("refuse_writes");
+
+      // The same failure on the REST planes: the same status and message, in each plane's shape.
+      const issuer = `${server.urls.identity}/failing/shop`;
+      const admin = await post(`${server.urls.api}/v1/identity/pools/shop/tenants`, { slug: "t", displayName: secretValue }, "req-admin");
+      expect([admin.status, await admin.json()]).toEqual([500, { code: "internal", message: "internal error (request id req-admin)" }]);
+      const signup = await post(`${issuer}/signup`, { email: "bob@failing.example", password: secretValue }, "req-signup");
+      expect([signup.status, await signup.json()]).toEqual([500, { error: "internal error (request id req-signup)" }]);
+      const grant = new URLSearchParams({ grant_type: "password", email: user.email, password: user.password }).toString();
+      const token = await post(`${issuer}/token`, grant, "req-token", "application/x-www-form-urlencoded");
+      expect([token.status, await token.json()]).toEqual([500, { error: "server_error", error_description: "internal error (request id req-token)" }]);
+
+      for (const requestId of ["req-route", "req-admin", "req-signup", "req-token"]) {
+        const logged = server.logs.filter((line) => line.includes(`"requestId":"${requestId}"`) && line.includes('"level":"error"'));
+        expect(logged.length, requestId).toBe(1);
+        expect(logged[0]).toContain("refuse_writes");
+      }
       expect(server.logs.join("\n")).not.toContain(secretValue);
     } finally {
       await server.stop();

@@ -1,6 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { Code} from "@connectrpc/connect";
-import { ConnectError } from "@connectrpc/connect";
+import type { ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJson } from "@connectrpc/connect/protocol-connect";
 
 /**
@@ -22,9 +21,4 @@ export function errorEnvelope(connectError: ConnectError): ErrorEnvelope {
     body: errorToJson(connectError, undefined),
     headers: new Headers(connectError.metadata),
   };
-}
-
-/** The body of a routing failure (404, 405, 413, 415), in the same envelope. */
-export function routingErrorBody(code: Code, message: string): JsonObject {
-  return errorToJson(new ConnectError(message, code), undefined);
 }

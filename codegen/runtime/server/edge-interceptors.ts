@@ -1,6 +1,6 @@
 import type { DescMessage } from "@bufbuild/protobuf";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { findNulInMessage, NUL_REASON } from "./nul-character.js";
+import type { ConnectError, Interceptor } from "@connectrpc/connect";
+import { refuseNulInMessage } from "./nul-character.js";
 import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normalize-error.js";
 
 /**
@@ -33,12 +33,13 @@ async function* normalizeStream<T>(messages: AsyncIterable<T>, normalize: (error
 
 /**
  * Refuses a request message with U+0000 in any string as INVALID_ARGUMENT naming the field,
- * before authentication or the handler sees it (see nul-character.ts).
+ * before authentication or the handler sees it (see nul-character.ts); the error normaliser
+ * outside it answers the refusal, as the REST planes' does theirs.
  */
 export const refuseNulStrings: Interceptor = (next) => async (request) => {
   const input = request.method.input;
   if (!request.stream) {
-    check(input, request.message);
+    refuseNulInMessage(input, request.message);
     return next(request);
   }
   return next({ ...request, message: checkedStream(input, request.message) });
@@ -46,12 +47,7 @@ export const refuseNulStrings: Interceptor = (next) => async (request) => {
 
 async function* checkedStream<T extends object>(input: DescMessage, messages: AsyncIterable<T>): AsyncIterable<T> {
   for await (const message of messages) {
-    check(input, message);
+    refuseNulInMessage(input, message);
     yield message;
   }
-}
-
-function check(input: DescMessage, message: object): void {
-  const field = findNulInMessage(input, message);
-  if (field !== undefined) throw new ConnectError(`${field}: ${NUL_REASON}`, Code.InvalidArgument);
 }

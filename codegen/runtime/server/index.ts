@@ -16,3 +16,5 @@ export {
   type UnexpectedErrorHandler,
 } from "./normalize-error.js";
 export { findNulInJson, NUL_REASON } from "./nul-character.js";
+export { answerError, renderConnectError, type ErrorAnswer, type ErrorRenderer } from "./error-answer.js";
+export { bodyTooLarge } from "./rest-exchange.js";

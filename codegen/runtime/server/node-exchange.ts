@@ -1,19 +1,14 @@
 import type * as http from "node:http";
 import type * as http2 from "node:http2";
+import type { ExchangeRequest } from "./rest-exchange.js";
 
 export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 export type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
 
-/** One request as a REST plane reads it. */
-export interface PlaneRequest {
-  readonly method: string;
-  /** The raw request target: the router must see the path exactly as sent. */
-  readonly url: string;
-  readonly header: Headers;
+/** One request as a REST plane reads it: what the exchange reads, and whether the client is still there. */
+export interface PlaneRequest extends ExchangeRequest {
   /** Aborted when the client goes away before the answer is written. */
   readonly signal: AbortSignal;
-  /** The whole body, or "too-large" as soon as it passes `readMaxBytes`. */
-  readBody(readMaxBytes: number): Promise<Uint8Array | "too-large">;
 }
 
 /** A REST plane's answer: one status, its headers and a whole body (REST planes do not stream). */
@@ -39,7 +34,12 @@ export function planeRequestOf(request: NodeRequest, response: NodeResponse): Pl
     url: request.url ?? "/",
     header: headersOf(request.headers),
     signal: controller.signal,
-    readBody: (readMaxBytes) => readBody(request, readMaxBytes),
+    readBody: async (readMaxBytes) => {
+      const body = await readBody(request, readMaxBytes);
+      // Over HTTP/1.1 the unread rest would be drained to keep the connection: close it instead.
+      if (body === "too-large" && request.httpVersionMajor === 1 && !response.headersSent) response.setHeader("connection", "close");
+      return body;
+    },
   };
 }
 

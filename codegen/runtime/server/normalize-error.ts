@@ -2,14 +2,17 @@ import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { InvalidRequestError } from "./invalid-request-error.js";
+import { RequestRefusal, type RefusalKind } from "./request-refusal.js";
 
 /** An error reduced to what every plane's error body is written from. */
 export interface NormalizedError {
   readonly status: number;
   readonly code: Code;
   readonly message: string;
-  /** Headers the error carries (`retry-after`, `www-authenticate`). */
+  /** Headers the error carries (`retry-after`, `www-authenticate`, `allow`). */
   readonly headers: Headers;
+  /** The error details a ConnectError carries, for the planes whose body has room for them. */
+  readonly details: ConnectError["details"];
 }
 
 /** Gets the original of every error that is not a deliberate API error, to log it. */
@@ -71,10 +74,30 @@ export function internalErrorMessage(requestId: string): string {
   return `internal error (request id ${requestId})`;
 }
 
-/** The REST planes' view of `toApiError`: the status from the same table the RPC planes use. */
+/**
+ * The status and code of each refusal of the exchange, the same on every HTTP stack: the HTTP
+ * semantics (405, 413, 415) decide the status, the code is the nearest Connect code.
+ */
+const REFUSALS: Readonly<Record<RefusalKind, { status: number; code: Code }>> = {
+  "not-found": { status: 404, code: Code.NotFound },
+  "method-not-allowed": { status: 405, code: Code.Unimplemented },
+  "bad-path": { status: 400, code: Code.InvalidArgument },
+  "too-large": { status: 413, code: Code.ResourceExhausted },
+  "unsupported-media-type": { status: 415, code: Code.InvalidArgument },
+};
+
+/**
+ * The HTTP stacks' view of `toApiError`, which every REST answer is written from: the status of a
+ * refusal from the table above, of any other error from the code-to-status table the RPC planes
+ * use; the message cut and, for an unexpected error, nothing but the request id.
+ */
 export function normalizeError(error: unknown, requestId: string, onUnexpected?: UnexpectedErrorSink): NormalizedError {
+  if (error instanceof RequestRefusal) {
+    const { status, code } = REFUSALS[error.kind];
+    return { status, code, message: cutMessage(error.message), headers: new Headers(error.headers), details: [] };
+  }
   const apiError = toApiError(error, requestId, onUnexpected);
-  return { status: codeToHttpStatus(apiError.code), code: apiError.code, message: apiError.rawMessage, headers: new Headers(apiError.metadata) };
+  return { status: codeToHttpStatus(apiError.code), code: apiError.code, message: apiError.rawMessage, headers: new Headers(apiError.metadata), details: apiError.details };
 }
 
 function cutMessage(message: string): string {

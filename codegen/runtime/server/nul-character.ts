@@ -1,4 +1,5 @@
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import { InvalidRequestError } from "./invalid-request-error.js";
 
 /**
  * Strings holding U+0000 are refused where a request enters, on every plane: PostgreSQL text and
@@ -90,4 +91,19 @@ export function findNulInJson(value: unknown, path: string): string | undefined 
 
 function hasNul(value: unknown): boolean {
   return typeof value === "string" && value.includes("\0");
+}
+
+/**
+ * Refuses a parsed JSON or form value, or a record of parameters, holding U+0000 anywhere, as
+ * INVALID_ARGUMENT naming the place under `root` (`body.members[0].name`, `query.filter`).
+ */
+export function refuseNulInJson(value: unknown, root: string): void {
+  const field = findNulInJson(value, root);
+  if (field !== undefined) throw new InvalidRequestError(field, NUL_REASON);
+}
+
+/** Refuses a request message holding U+0000 in a string, naming the field by its proto name. */
+export function refuseNulInMessage(desc: DescMessage, message: object): void {
+  const field = findNulInMessage(desc, message);
+  if (field !== undefined) throw new InvalidRequestError(field, NUL_REASON);
 }

@@ -1,4 +1,3 @@
-import type { JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, createHandlerContext, type ContextValues, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
 import {
   createAsyncIterable,
@@ -8,15 +7,14 @@ import {
   type UniversalServerRequest,
   type UniversalServerResponse,
 } from "@connectrpc/connect/protocol";
-import { errorEnvelope, routingErrorBody } from "../errors/error-envelope.js";
 import type { HttpRoute } from "../http-route.js";
-import { createPathMatcher } from "../path-template/index.js";
-import { isJsonMediaType, mediaTypeOf } from "../rest/media-type.js";
+import { isJsonMediaType } from "../rest/media-type.js";
 import { decodeRequest } from "../transcode/decode-request.js";
 import { encodeResponse } from "../transcode/encode-response.js";
+import { answerError, renderConnectError } from "./error-answer.js";
 import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normalize-error.js";
-import { readRequestBody } from "./read-request-body.js";
-import { splitRequestTarget } from "./request-target.js";
+import { exchangeRequestOf } from "./universal-exchange.js";
+import { createRestExchange, type BodyRule } from "./rest-exchange.js";
 import { negotiateFraming, streamResponse } from "./stream-response.js";
 
 /** One HTTP route and the implementation it reaches. */
@@ -39,7 +37,8 @@ export interface RestHandlerOptions {
   readonly onUnexpectedError?: UnexpectedErrorHandler;
 }
 
-const encoder = new TextEncoder();
+/** The RPC planes write every error of their HTTP routes as the Connect error JSON. */
+const render = renderConnectError;
 
 /**
  * The reason a call's context is aborted with once the call has ended. One shared error: aborting
@@ -48,71 +47,57 @@ const encoder = new TextEncoder();
 const callEnded = new ConnectError("the call has ended", Code.Canceled);
 
 /**
- * The transcoding side of the transport: matches a request against every registered HTTP route,
- * builds the request message, calls the implementation directly (through the interceptors, with
- * no re-encoding or second dispatch) and writes JSON, SSE or NDJSON. Unknown paths are 404, known
- * paths with another method 405 with `Allow`, malformed input 400 naming the field.
+ * The transcoding side of the transport: the exchange (rest-exchange.ts) routes the request and
+ * reads its body, the same way as for the REST planes; here the request message is built, the
+ * implementation called directly (through the interceptors, with no re-encoding or second
+ * dispatch) and JSON, SSE or NDJSON written. Every error, a refusal of the exchange or anything
+ * thrown, is answered by `answerError` in the Connect error JSON.
  */
 export function createRestHandler(targets: readonly RestRouteTarget[], options: RestHandlerOptions = {}): UniversalHandlerFn {
-  const matcher = createPathMatcher(targets.map((target) => ({ httpMethod: target.route.httpMethod, template: target.route.template, target })));
+  const exchange = createRestExchange(
+    targets.map((target) => ({ httpMethod: target.route.httpMethod, template: target.route.template, target })),
+    { readMaxBytes: options.readMaxBytes },
+  );
   const interceptors = options.interceptors ?? [];
-  const readMaxBytes = options.readMaxBytes ?? 16 * 1024 * 1024;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
 
-  return async (request) => {
-    const url = splitRequestTarget(request.url);
-    const match = matcher.match(request.method, url.pathname);
-    switch (match.kind) {
-      case "not-found":
-        return jsonResponse(404, routingErrorBody(Code.NotFound, `no route for ${request.method} ${url.pathname}`));
-      case "method-not-allowed":
-        return jsonResponse(405, routingErrorBody(Code.Unimplemented, `${request.method} is not allowed on ${url.pathname}; allowed: ${match.allowedMethods.join(", ")}`), {
-          allow: match.allowedMethods.join(", "),
-        });
-      case "bad-path":
-        return jsonResponse(400, routingErrorBody(Code.InvalidArgument, match.reason));
-    }
-    const { route, spec } = match.target;
+  return async (universal) => {
+    const request = exchangeRequestOf(universal);
     const requestId = requestIdOf(request.header);
-    const procedure = `/${spec.method.parent.typeName}/${spec.method.name}`;
-    // Errors of the implementation were normalised by the interceptors already; this catches
-    // what fails around it (decoding, encoding) on the same terms.
-    const normalize = (error: unknown) => toApiError(error, requestId, (unexpected) => options.onUnexpectedError?.(unexpected, { procedure, requestId }));
-    const context = createHandlerContext({
-      service: spec.method.parent,
-      method: spec.method,
-      protocolName: "http",
-      requestMethod: request.method,
-      url: request.url,
-      requestSignal: request.signal,
-      ...(options.shutdownSignal ? { shutdownSignal: options.shutdownSignal } : {}),
-      requestHeader: request.header,
-      ...(options.contextValues ? { contextValues: options.contextValues(request) } : {}),
-    });
-    // The context's signal is linked to the request's and the shutdown signal by a listener on
-    // each; aborting it when the call ends removes them, as Connect's own handlers do, so the
-    // shared shutdown signal holds one listener per call in progress and none per call served.
-    // A stream's context ends with the stream.
-    let ended = true;
+    let procedure = `${request.method} ${request.url}`;
+    // Errors of the implementation were normalised by the interceptors already; this answers
+    // what fails around it (routing, reading, decoding, encoding) on the same terms.
+    const onUnexpected = (unexpected: unknown) => options.onUnexpectedError?.(unexpected, { procedure, requestId });
+    const fail = (error: unknown) => respond(answerError(error, { requestId, render, onUnexpected }), request.method === "HEAD");
     try {
-      let body: Uint8Array;
+      const { target, captures, query, head } = exchange.route(request);
+      const { route, spec } = target;
+      procedure = `/${spec.method.parent.typeName}/${spec.method.name}`;
+      const { bytes } = await exchange.readBody(request, route.body === "" ? anyBody : jsonBody);
+      const input = decodeRequest(spec.method.input, route, { captures, query, body: bytes });
+      const context = createHandlerContext({
+        service: spec.method.parent,
+        method: spec.method,
+        protocolName: "http",
+        requestMethod: universal.method,
+        url: universal.url,
+        requestSignal: universal.signal,
+        ...(options.shutdownSignal ? { shutdownSignal: options.shutdownSignal } : {}),
+        requestHeader: universal.header,
+        ...(options.contextValues ? { contextValues: options.contextValues(universal) } : {}),
+      });
+      // The context's signal is linked to the request's and the shutdown signal by a listener on
+      // each; aborting it when the call ends removes them, as Connect's own handlers do, so the
+      // shared shutdown signal holds one listener per call in progress and none per call served.
+      // A stream's context ends with the stream.
+      let ended = true;
       try {
-        body = await readRequestBody(request, readMaxBytes);
-      } catch (error) {
-        const tooLarge = ConnectError.from(error).code === Code.ResourceExhausted;
-        if (!tooLarge) throw error;
-        return jsonResponse(413, routingErrorBody(Code.ResourceExhausted, `request body exceeds ${readMaxBytes} bytes`));
-      }
-      try {
-        if (body.byteLength > 0 && route.body !== "" && !isJsonMediaType(mediaTypeOf(request.header.get("content-type")))) {
-          return jsonResponse(415, routingErrorBody(Code.InvalidArgument, `unsupported content type "${request.header.get("content-type") ?? ""}": send application/json`));
-        }
-        const input = decodeRequest(spec.method.input, route, { captures: match.captures, query: url.searchParams, body });
         if (spec.kind === "unary") {
           const output = await invokeUnaryImplementation(spec, context, input, interceptors);
           const header = new Headers(context.responseHeader);
           context.responseTrailer.forEach((value, key) => header.append(key, value));
-          return jsonResponse(200, encodeResponse(spec.method.output, route, output), header);
+          header.set("content-type", "application/json");
+          return respond({ status: 200, header, body: encoder.encode(JSON.stringify(encodeResponse(spec.method.output, route, output))) }, head);
         }
         if (spec.kind === "server_streaming") {
           const outputs = transformInvokeImplementation(spec, context, interceptors)(createAsyncIterable([input]));
@@ -121,19 +106,34 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
           const iterator = outputs[Symbol.asyncIterator]();
           const first = await iterator.next();
           const framing = negotiateFraming(route.streamFraming ?? "ndjson", request.header.get("accept"));
+          const normalize = (error: unknown) => toApiError(error, requestId, onUnexpected);
           const rest = endingWith(iterator, () => context.abort(callEnded));
           ended = false;
-          return streamResponse({ route, output: spec.method.output, framing, first, rest, responseHeader: context.responseHeader, heartbeatMs, normalize });
+          const streamed = streamResponse({ route, output: spec.method.output, framing, first, rest, responseHeader: context.responseHeader, heartbeatMs, normalize });
+          if (!head) return streamed;
+          await rest.return?.();
+          return { status: streamed.status, header: streamed.header };
         }
         throw new ConnectError(`${spec.kind} methods have no HTTP routes`, Code.Unimplemented);
-      } catch (error) {
-        const envelope = errorEnvelope(normalize(error));
-        return jsonResponse(envelope.status, envelope.body, envelope.headers);
+      } finally {
+        if (ended) context.abort(callEnded);
       }
-    } finally {
-      if (ended) context.abort(callEnded);
+    } catch (error) {
+      return fail(error);
     }
   };
+}
+
+const encoder = new TextEncoder();
+
+/** What a route with a body takes: JSON, `application/json` or a `+json` type (RFC 6839). */
+const jsonBody: BodyRule = { contentTypes: ["application/json"], accepts: isJsonMediaType };
+/** A route without a body still reads one, within the limit, so that decoding refuses it by name. */
+const anyBody: BodyRule = { contentTypes: [], accepts: () => true };
+
+/** A whole answer as connect-node writes it; without its body for a HEAD request. */
+function respond(answer: { status: number; header: Headers; body: Uint8Array }, head: boolean): UniversalServerResponse {
+  return head ? { status: answer.status, header: answer.header } : { ...answer, body: createAsyncIterable([answer.body]) };
 }
 
 /** `iterator`, calling `end` once its consumer returns it (streamResponse always does, last). */
@@ -148,10 +148,4 @@ function endingWith<T>(iterator: AsyncIterator<T>, end: () => void): AsyncIterat
       }
     },
   };
-}
-
-function jsonResponse(status: number, json: JsonValue, headers?: HeadersInit): UniversalServerResponse {
-  const header = new Headers(headers);
-  header.set("content-type", "application/json");
-  return { status, header, body: createAsyncIterable([encoder.encode(JSON.stringify(json))]) };
 }

@@ -1,16 +1,17 @@
 import { Code, ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
-import { createPathMatcher, parsePathTemplate, type PathTemplate } from "../path-template/index.js";
-import { chooseErrorForm, renderErrorBody } from "../rest/error-body.js";
-import { contentTypeFor, mediaTypeOf } from "../rest/media-type.js";
-import type { ErrorBodyForm, RestOperation, RestPlane, RestValidationSchemas } from "../rest/rest-plane.js";
+import { parsePathTemplate, type PathTemplate } from "../path-template/index.js";
+import { chooseErrorForm } from "../rest/error-body.js";
+import { mediaTypeOf } from "../rest/media-type.js";
+import type { RestOperation, RestPlane, RestValidationSchemas } from "../rest/rest-plane.js";
+import { answerError, renderErrorForm, type ErrorRenderer } from "./error-answer.js";
 import { parseBody, readParameters } from "./read-rest-input.js";
-import { normalizeError, requestIdOf, type UnexpectedErrorHandler } from "./normalize-error.js";
-import { findNulInJson, NUL_REASON } from "./nul-character.js";
+import { requestIdOf, type UnexpectedErrorHandler } from "./normalize-error.js";
+import { refuseNulInJson } from "./nul-character.js";
 import { InvalidRequestError } from "./invalid-request-error.js";
 import { planeRequestOf, writePlaneResponse, type NodeRequest, type NodeResponse, type PlaneRequest, type PlaneResponse } from "./node-exchange.js";
 import type { RestCallContext, RestCallFn, RestInput, RestInvalidInput, RestMiddleware, RestOperationImpl } from "./rest-call.js";
+import { createRestExchange, type RoutedRequest } from "./rest-exchange.js";
 import { createRequestValidator } from "./request-validator.js";
-import { splitRequestTarget } from "./request-target.js";
 import { writeRestResult } from "./write-rest-result.js";
 
 /** A node:http and node:http2 request listener. */
@@ -35,11 +36,12 @@ export interface RestPlaneHandler {
 }
 
 /**
- * Serves a generated route table with an implementation of its handler interface: routes (404,
- * 405 with Allow), reads path, query, headers and a JSON, form or text body (415 for a media type
- * the operation does not accept), validates them (400 naming the field), runs the middleware and
- * the handler, and writes its typed result. Every error, thrown or found here, goes through one
- * normaliser and is written in the shape the operation's document gives its errors.
+ * Serves a generated route table with an implementation of its handler interface: the exchange
+ * (rest-exchange.ts) routes the request and reads its body, the same way as for the RPC routes;
+ * here its path, query, headers and JSON, form or text body are checked against the document
+ * (400 naming the field), then the middleware and the handler run and the typed result is
+ * written. Every error, a refusal of the exchange or anything thrown, is answered by
+ * `answerError` in the shape the operation's document gives its errors.
  */
 export function createRestPlaneHandler<Implementation extends object>(
   plane: RestPlane,
@@ -55,11 +57,11 @@ export function createRestPlaneHandler<Implementation extends object>(
       return [operation.operationId, typeof method === "function" ? (method.bind(implementation) as RestOperationImpl) : undefined];
     }),
   );
-  const matcher = createPathMatcher(
+  const exchange = createRestExchange(
     plane.operations.map((operation) => ({ httpMethod: operation.httpMethod, template: joinTemplates(plane.basePath, operation.template), target: operation })),
+    { readMaxBytes: options.readMaxBytes },
   );
   const validator = createRequestValidator(schemas, plane.operations);
-  const readMaxBytes = options.readMaxBytes ?? 16 * 1024 * 1024;
   const baseVariables = plane.basePath.variables.map((v) => v.fieldPath);
   const invoke: RestCallFn = async ({ operation, input, context }) => {
     const impl = impls.get(operation.operationId);
@@ -68,10 +70,9 @@ export function createRestPlaneHandler<Implementation extends object>(
   };
   const call = (options.middleware ?? []).reduceRight<RestCallFn>((next, middleware) => middleware(next), invoke);
 
-  async function serve(request: PlaneRequest, operation: RestOperation, captures: Record<string, string>, query: URLSearchParams): Promise<PlaneResponse> {
+  async function serve(request: PlaneRequest, { target: operation, captures, query, head }: RoutedRequest<RestOperation>): Promise<PlaneResponse> {
     const responseHeader = new Headers();
-    const requestMediaType = mediaTypeOf(request.header.get("content-type"));
-    const errorForm = chooseErrorForm(operation.errorBody, requestMediaType, plane.errorBody);
+    const errorForm = chooseErrorForm(operation.errorBody, mediaTypeOf(request.header.get("content-type")), plane.errorBody);
     try {
       const { parameters, problem } = readParameters(operation, captures, query, request.header);
       let body: unknown;
@@ -88,31 +89,22 @@ export function createRestPlaneHandler<Implementation extends object>(
       check(() => {
         if (problem) throw problem;
         // Every captured segment, the base path's variables ({org}/{pool}) included.
-        refuseNul(captures, "path");
-        refuseNul(parameters.query, "query");
-        refuseNul(parameters.headers, "headers");
+        refuseNulInJson(captures, "path");
+        refuseNulInJson(parameters.query, "query");
+        refuseNulInJson(parameters.headers, "headers");
         validator.checkParameters(operation.operationId, parameters);
       });
-      if (operation.requestBody) {
-        const bytes = await request.readBody(readMaxBytes);
-        if (bytes === "too-large") {
-          return errorResponse(errorForm, 413, Code.ResourceExhausted, `body: exceeds ${readMaxBytes} bytes`);
-        }
-        if (bytes.byteLength > 0) {
-          if (!operation.requestBody.contentTypes.includes(requestMediaType)) {
-            const accepted = operation.requestBody.contentTypes.join(", ");
-            return errorResponse(errorForm, 415, Code.InvalidArgument, `unsupported content type "${requestMediaType}": send ${accepted}`, { accept: accepted });
-          }
-          check(() => {
-            body = parseBody(requestMediaType, bytes);
-            refuseNul(body, "body");
-          });
-          check(() => validator.checkBody(operation.operationId, requestMediaType, body));
-        } else if (operation.requestBody.required) {
-          check(() => {
-            throw new InvalidRequestError("body", "is required");
-          });
-        }
+      const { bytes, mediaType } = await exchange.readBody(request, operation.requestBody);
+      if (bytes.byteLength > 0) {
+        check(() => {
+          body = parseBody(mediaType, bytes);
+          refuseNulInJson(body, "body");
+        });
+        check(() => validator.checkBody(operation.operationId, mediaType, body));
+      } else if (operation.requestBody?.required) {
+        check(() => {
+          throw new InvalidRequestError("body", "is required");
+        });
       }
       const input: RestInput | RestInvalidInput = {
         ...parameters,
@@ -127,47 +119,42 @@ export function createRestPlaneHandler<Implementation extends object>(
         signal: request.signal,
         values: options.contextValues?.(request) ?? createContextValues(),
       };
-      return writeRestResult(operation, await call({ operation, input, context }), responseHeader);
+      const written = writeRestResult(operation, await call({ operation, input, context }), responseHeader);
+      return head ? { status: written.status, header: written.header } : written;
     } catch (error) {
-      const requestId = requestIdOf(request.header);
-      const normalized = normalizeError(error, requestId, (unexpected) => options.onUnexpectedError?.(unexpected, { procedure: operation.operationId, requestId }));
-      normalized.headers.forEach((value, name) => responseHeader.set(name, value));
-      return errorResponse(errorForm, normalized.status, normalized.code, normalized.message, responseHeader);
+      return answer(request, error, operation.operationId, renderErrorForm(errorForm), responseHeader);
     }
   }
 
+  /** Every failure of the plane, refusals of the exchange included, leaves through here. */
+  function answer(request: PlaneRequest, error: unknown, procedure: string, render: ErrorRenderer, header?: Headers): PlaneResponse {
+    const requestId = requestIdOf(request.header);
+    const onUnexpected = (unexpected: unknown) => options.onUnexpectedError?.(unexpected, { procedure, requestId });
+    const answered = answerError(error, { requestId, render, onUnexpected, header });
+    return request.method === "HEAD" ? { status: answered.status, header: answered.header } : answered;
+  }
+
   async function handle(request: PlaneRequest): Promise<PlaneResponse> {
-    const url = splitRequestTarget(request.url);
-    let match = matcher.match(request.method, url.pathname);
-    // HEAD is GET without the body (RFC 9110 section 9.3.2), unless the document gives it an operation.
-    const head = request.method === "HEAD" && match.kind === "method-not-allowed" && match.allowedMethods.includes("GET");
-    if (head) match = matcher.match("GET", url.pathname);
-    switch (match.kind) {
-      case "matched": {
-        const answer = await serve(request, match.target, match.captures, url.searchParams);
-        return head ? { status: answer.status, header: answer.header } : answer;
-      }
-      case "not-found":
-        return errorResponse(plane.errorBody, 404, Code.NotFound, `no operation for ${request.method} ${url.pathname}`);
-      case "method-not-allowed":
-        return errorResponse(plane.errorBody, 405, Code.Unimplemented, `${request.method} is not allowed on ${url.pathname}; allowed: ${match.allowedMethods.join(", ")}`, {
-          allow: match.allowedMethods.join(", "),
-        });
-      case "bad-path":
-        return errorResponse(plane.errorBody, 400, Code.InvalidArgument, match.reason);
+    let routed: RoutedRequest<RestOperation>;
+    try {
+      routed = exchange.route(request);
+    } catch (error) {
+      // No operation is known yet: the plane's common error shape.
+      return answer(request, error, `${request.method} ${request.url}`, renderErrorForm(plane.errorBody));
     }
+    return serve(request, routed);
   }
 
   return {
     nodeHandler(fallback) {
       return (request, response) => {
         const method = request.method ?? "GET";
-        if (fallback && matcher.match(method, splitRequestTarget(request.url ?? "/").pathname).kind === "not-found") {
+        if (fallback && !exchange.knowsPath(method, request.url ?? "/")) {
           fallback(request, response);
           return;
         }
         handle(planeRequestOf(request, response))
-          .then((answer) => writePlaneResponse(response, answer))
+          .then((written) => writePlaneResponse(response, written))
           .catch(() => {
             // The client went away while the body was read, or mid-answer: nothing more to send.
             response.destroy();
@@ -177,23 +164,8 @@ export function createRestPlaneHandler<Implementation extends object>(
   };
 }
 
-/** A string holding U+0000, anywhere in a request's parameters or body, is refused naming it (see nul-character.ts). */
-function refuseNul(value: unknown, root: string): void {
-  const field = findNulInJson(value, root);
-  if (field !== undefined) throw new InvalidRequestError(field, NUL_REASON);
-}
-
 /** The operation's full template: the plane's base path, then the document's path. */
 function joinTemplates(base: PathTemplate, path: PathTemplate): PathTemplate {
   if (base.source === "/") return path;
   return parsePathTemplate(path.source === "/" ? base.source : `${base.source}${path.source}`);
-}
-
-const encoder = new TextEncoder();
-
-function errorResponse(form: ErrorBodyForm, status: number, code: Code, message: string, headers?: HeadersInit): PlaneResponse {
-  const header = new Headers(headers);
-  const { mediaType, text } = renderErrorBody(form, { status, code, message });
-  header.set("content-type", contentTypeFor(mediaType));
-  return { status, header, body: encoder.encode(text) };
 }

@@ -20,6 +20,8 @@ export interface PlaneOptions {
   readonly handlerCors?: boolean;
   /** A request declaring a larger `content-length` is answered 413 before routing (gRPC excepted). */
   readonly maxBodyBytes: number;
+  /** The handler answers a body over the limit itself, in its plane's error shape (see plane-handler.ts). */
+  readonly handlerLimitsBody?: boolean;
   readonly logger: Logger;
   /** Whether the server is ready for traffic (migrations applied, …): /readyz answers 503 until then. */
   readonly isReady: () => boolean;
@@ -63,6 +65,7 @@ export async function listenPlane(options: PlaneOptions): Promise<PlaneListener>
     corsOrigins: options.corsOrigins,
     handlerCors: options.handlerCors ?? false,
     maxBodyBytes: options.maxBodyBytes,
+    handlerLimitsBody: options.handlerLimitsBody ?? false,
     logger,
     readiness: () => (closing ? "stopping" : options.isReady() ? "ready" : "starting"),
   });

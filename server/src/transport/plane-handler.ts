@@ -1,4 +1,4 @@
-import { internalErrorMessage, type NodeHandlerFn, type NodeRequest, type NodeResponse } from "@platform/codegen/runtime/server";
+import { answerError, bodyTooLarge, internalErrorMessage, renderConnectError, type NodeHandlerFn, type NodeRequest, type NodeResponse } from "@platform/codegen/runtime/server";
 import { createCorsPolicy } from "./cors-policy.js";
 import type { Logger } from "../log/logger.js";
 import { requestIdFor } from "./request-id.js";
@@ -19,6 +19,11 @@ export interface PlaneHandlerOptions {
   /** The handler applies a CORS policy of its own (per tenant): the plane's list is not used. */
   readonly handlerCors?: boolean;
   readonly maxBodyBytes: number;
+  /**
+   * The handler refuses a body over the limit itself, in its own error shape, before reading it
+   * (a REST plane's exchange does): the plane does not answer for it.
+   */
+  readonly handlerLimitsBody?: boolean;
   readonly logger: Logger;
   readonly readiness: () => Readiness;
 }
@@ -81,10 +86,16 @@ export function createPlaneHandler(options: PlaneHandlerOptions): NodeRequestHan
     // (a chunked body is held to the router's readMaxBytes as it is read). gRPC client streams are
     // long uploads of many messages: the router's readMaxBytes limits each message instead.
     const declaredLength = Number(request.headers["content-length"] ?? 0);
-    if (declaredLength > options.maxBodyBytes && !(contentType ?? "").toLowerCase().startsWith("application/grpc")) {
+    if (!options.handlerLimitsBody && declaredLength > options.maxBodyBytes && !(contentType ?? "").toLowerCase().startsWith("application/grpc")) {
       // Over HTTP/1.1 the unread body would have to be drained to keep the connection: close it.
       if (request.httpVersionMajor === 1) response.setHeader("connection", "close");
-      return answer(response, 413, { code: "resource_exhausted", message: `request body exceeds ${options.maxBodyBytes} bytes` });
+      // The same answer the REST exchange gives, in the RPC planes' shape (the admin plane's too).
+      const refused = answerError(bodyTooLarge(options.maxBodyBytes), { requestId, render: renderConnectError });
+      response.statusCode = refused.status;
+      refused.header.forEach((value, name) => response.setHeader(name, value));
+      response.setHeader("content-length", String(refused.body.byteLength));
+      response.end(refused.body);
+      return;
     }
 
     try {
