@@ -1,5 +1,6 @@
 import type { OperationModel } from "./operation-model.js";
-import { createPlaneFile, RUNTIME_MODULE } from "./plane-file.js";
+import { RUNTIME_MODULE } from "../printer/runtime-module.js";
+import { createPlaneFile } from "./plane-file.js";
 import type { PlaneModel } from "./plane-model.js";
 
 /**

@@ -1,7 +1,8 @@
 import { NOT_IMPLEMENTED_DOC } from "../not-implemented.js";
 import type { TsFile, TsImport } from "../printer/ts-file.js";
 import type { OperationModel } from "./operation-model.js";
-import { createPlaneFile, SERVER_RUNTIME_MODULE } from "./plane-file.js";
+import { SERVER_RUNTIME_MODULE } from "../printer/runtime-module.js";
+import { createPlaneFile } from "./plane-file.js";
 import type { PlaneModel } from "./plane-model.js";
 
 /**

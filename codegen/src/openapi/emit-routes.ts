@@ -1,7 +1,8 @@
 import type { RestOperation, RestPlane } from "../../runtime/rest/rest-plane.js";
 import { templateLiteral } from "../printer/template-literal.js";
 import type { OperationModel } from "./operation-model.js";
-import { createPlaneFile, RUNTIME_MODULE } from "./plane-file.js";
+import { RUNTIME_MODULE } from "../printer/runtime-module.js";
+import { createPlaneFile } from "./plane-file.js";
 import type { PlaneModel } from "./plane-model.js";
 
 /**

@@ -1,4 +1,5 @@
-import { createPlaneFile, RUNTIME_MODULE } from "./plane-file.js";
+import { RUNTIME_MODULE } from "../printer/runtime-module.js";
+import { createPlaneFile } from "./plane-file.js";
 import type { PlaneModel } from "./plane-model.js";
 import { buildValidationSchemas } from "./validation-schemas.js";
 

@@ -2,7 +2,8 @@ import type { OperationModel, ParameterModel, ResponseModel } from "./operation-
 import type { PlaneModel } from "./plane-model.js";
 import type { TsFile, TsPrintable } from "../printer/ts-file.js";
 import { jsDoc } from "../printer/ts-file.js";
-import { createPlaneFile, RUNTIME_MODULE } from "./plane-file.js";
+import { RUNTIME_MODULE } from "../printer/runtime-module.js";
+import { createPlaneFile } from "./plane-file.js";
 import { schemaType } from "./schema-type.js";
 import { literal, propertyKey } from "./ts-syntax.js";
 

@@ -1,10 +1,6 @@
 import { createTsFile, type TsFile } from "../printer/ts-file.js";
 import type { PlaneModel } from "./plane-model.js";
 
-/** The module generated plane code imports the runtime from (codegen/runtime). */
-export const RUNTIME_MODULE = "@platform/codegen/runtime";
-export const SERVER_RUNTIME_MODULE = "@platform/codegen/runtime/server";
-
 /** A file of `gen/openapi/<plane>/`, printed with the shared printer and header. */
 export function createPlaneFile(plane: PlaneModel, name: string, description: string): TsFile {
   return createTsFile(name, { generator: "codegen/src/openapi", source: plane.source, description });

@@ -1,7 +1,7 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { commentOf, type MethodModel, type ServiceModel } from "./binding-model.js";
 import type { ProtoTsFile } from "./proto-ts-file.js";
-import { RUNTIME_MODULE } from "./runtime-module.js";
+import { RUNTIME_MODULE } from "../printer/runtime-module.js";
 
 /**
  * Emits the typed SDK client of a service: an interface with one documented method per RPC (plus

@@ -1,7 +1,7 @@
 import { templateLiteral } from "../printer/template-literal.js";
 import type { ServiceModel } from "./binding-model.js";
 import type { ProtoTsFile } from "./proto-ts-file.js";
-import { RUNTIME_MODULE } from "./runtime-module.js";
+import { RUNTIME_MODULE } from "../printer/runtime-module.js";
 
 /**
  * Emits a service's HTTP route table `<Service>Routes`: data only (method, template text, body,

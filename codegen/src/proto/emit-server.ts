@@ -2,7 +2,7 @@ import { NOT_IMPLEMENTED_DOC } from "../not-implemented.js";
 import type { ServiceModel } from "./binding-model.js";
 import { routesName } from "./emit-routes.js";
 import type { ProtoTsFile } from "./proto-ts-file.js";
-import { RUNTIME_MODULE } from "./runtime-module.js";
+import { RUNTIME_MODULE } from "../printer/runtime-module.js";
 
 /**
  * Emits the server side of a service: the implementation type a handler fills, the access rules
