@@ -8,35 +8,35 @@ import { createConnectRouter, createServiceImplSpec } from "@connectrpc/connect"
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
 import { createPathMatcher, decodeRequest, encodeResponse, type HttpRoute, type ServiceHttpRoutes } from "@platform/codegen/runtime";
 import { createRestHandler } from "@platform/codegen/runtime/server";
-import { BuildServiceHttpRoutes } from "../gen/platform/compute/v1/build_service_http.js";
-import { ComputeServiceHttpRoutes } from "../gen/platform/compute/v1/compute_service_http.js";
-import { SecretServiceHttpRoutes } from "../gen/platform/compute/v1/secret_service_http.js";
-import { ActionsServiceHttpRoutes } from "../gen/platform/data/actions/v1/actions_service_http.js";
-import { IngestServiceHttpRoutes } from "../gen/platform/data/ingest/v1/ingest_service_http.js";
-import { SourceServiceHttpRoutes } from "../gen/platform/data/source/v1/source_service_http.js";
-import { IamServiceHttpRoutes } from "../gen/platform/iam/v1/iam_service_http.js";
-import { PipelineServiceHttpRoutes } from "../gen/platform/data/pipeline/v1/pipeline_service_http.js";
-import { VectorServiceHttpRoutes } from "../gen/platform/data/vector/v1/vector_service_http.js";
-import { ScriptServiceHttpRoutes } from "../gen/platform/script/v1/script_service_http.js";
+import { BuildServiceRoutes } from "../gen/platform/compute/v1/build_service_http.js";
+import { ComputeServiceRoutes } from "../gen/platform/compute/v1/compute_service_http.js";
+import { SecretServiceRoutes } from "../gen/platform/compute/v1/secret_service_http.js";
+import { ActionsServiceRoutes } from "../gen/platform/data/actions/v1/actions_service_http.js";
+import { IngestServiceRoutes } from "../gen/platform/data/ingest/v1/ingest_service_http.js";
+import { SourceServiceRoutes } from "../gen/platform/data/source/v1/source_service_http.js";
+import { IamServiceRoutes } from "../gen/platform/iam/v1/iam_service_http.js";
+import { PipelineServiceRoutes } from "../gen/platform/data/pipeline/v1/pipeline_service_http.js";
+import { VectorServiceRoutes } from "../gen/platform/data/vector/v1/vector_service_http.js";
+import { ScriptServiceRoutes } from "../gen/platform/script/v1/script_service_http.js";
 import { ThreadSchema, ThreadStatus } from "../gen/platform/script/v1/thread_pb.js";
 import { CreateThreadRequestSchema, ScriptService } from "../gen/platform/script/v1/script_service_pb.js";
-import { VectorDbServiceHttpRoutes } from "../gen/platform/vectordb/v1/vectordb_service_http.js";
+import { VectorDbServiceRoutes } from "../gen/platform/vectordb/v1/vectordb_service_http.js";
 import { create } from "@bufbuild/protobuf";
 import { formatNs, measure, measureAsync } from "./measure.js";
 
 // Every HTTP route of the contract in one matcher: the worst case, as if one port served all planes.
 const tables: ServiceHttpRoutes[] = [
-  ScriptServiceHttpRoutes,
-  ComputeServiceHttpRoutes,
-  SecretServiceHttpRoutes,
-  BuildServiceHttpRoutes,
-  ActionsServiceHttpRoutes,
-  PipelineServiceHttpRoutes,
-  SourceServiceHttpRoutes,
-  IngestServiceHttpRoutes,
-  VectorServiceHttpRoutes,
-  VectorDbServiceHttpRoutes,
-  IamServiceHttpRoutes,
+  ScriptServiceRoutes,
+  ComputeServiceRoutes,
+  SecretServiceRoutes,
+  BuildServiceRoutes,
+  ActionsServiceRoutes,
+  PipelineServiceRoutes,
+  SourceServiceRoutes,
+  IngestServiceRoutes,
+  VectorServiceRoutes,
+  VectorDbServiceRoutes,
+  IamServiceRoutes,
 ];
 const entries = tables.flatMap((t) => t.routes.map((route) => ({ route, service: t.service })));
 const matcher = createPathMatcher(entries.map((e) => ({ httpMethod: e.route.httpMethod, template: e.route.template, target: e })));

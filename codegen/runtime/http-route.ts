@@ -1,4 +1,5 @@
 import type { DescService } from "@bufbuild/protobuf";
+import { parsePathTemplate } from "./path-template/parse.js";
 import type { PathTemplate } from "./path-template/path-template.js";
 
 /** How a server stream is framed on its HTTP route. */
@@ -39,6 +40,18 @@ export interface HttpRoute {
 export interface ServiceHttpRoutes<S extends DescService = DescService> {
   readonly service: S;
   readonly routes: readonly HttpRoute[];
+}
+
+/** A route as a generated table writes it: the template as its text, parsed when the table loads. */
+export type HttpRouteSource = Omit<HttpRoute, "template"> & { readonly template: string };
+
+/**
+ * The route table of a service, its templates parsed once, when the generated module loads. The
+ * generator parsed every template with the same parser before writing it, so this cannot throw
+ * for a generated table.
+ */
+export function defineHttpRoutes<S extends DescService>(service: S, routes: readonly HttpRouteSource[]): ServiceHttpRoutes<S> {
+  return { service, routes: routes.map((route) => ({ ...route, template: parsePathTemplate(route.template) })) };
 }
 
 /** Who may call the methods of a service, from our `platform.api.v1` options. */

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
 import type { RestMiddleware, RestPlaneHandlerOptions } from "../runtime/server/index.js";
-import { createGoldenPlaneHandler, type GoldenPlaneHandler } from "./golden/openapi/golden-plane/handler.js";
+import { createGoldenPlaneHandler, type GoldenPlaneImplementation } from "./golden/openapi/golden-plane/handler.js";
 import type { Widget } from "./golden/openapi/golden-plane/types.js";
 
 /** Who the auth middleware let in. */
@@ -23,7 +23,7 @@ export const requireToken: RestMiddleware = (next) => async (call) => {
  * An implementation of the golden plane that echoes what it receives, so tests can see what the
  * runtime parsed, converted and defaulted.
  */
-export function goldenImplementation(): GoldenPlaneHandler & { unavailableLeft: number } {
+export function goldenImplementation(): GoldenPlaneImplementation & { unavailableLeft: number } {
   const widgets = new Map<string, Widget>();
   return {
     unavailableLeft: 0,
@@ -81,7 +81,7 @@ export interface RunningPlane {
 
 /** Serves an implementation of the golden plane on a free port over node:http. */
 export async function serveGoldenPlane(
-  implementation: Partial<GoldenPlaneHandler>,
+  implementation: Partial<GoldenPlaneImplementation>,
   options: RestPlaneHandlerOptions = {},
   fallback?: Parameters<ReturnType<typeof createGoldenPlaneHandler>["nodeHandler"]>[0],
 ): Promise<RunningPlane> {

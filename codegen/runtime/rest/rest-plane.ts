@@ -1,3 +1,4 @@
+import { parsePathTemplate } from "../path-template/parse.js";
 import type { PathTemplate } from "../path-template/path-template.js";
 
 /**
@@ -90,6 +91,25 @@ export interface RestPlane {
   /** The error shape used when no operation is known yet (404, 405): the plane's common one. */
   readonly errorBody: ErrorBodyForm;
   readonly operations: readonly RestOperation[];
+}
+
+/** A plane as its generated route table writes it: the base path and templates as their text. */
+export interface RestPlaneSource extends Omit<RestPlane, "basePath" | "operations"> {
+  readonly basePath: string;
+  readonly operations: readonly (Omit<RestOperation, "template"> & { readonly template: string })[];
+}
+
+/**
+ * The route table of a plane, its base path and templates parsed once, when the generated module
+ * loads. The generator parsed every one with the same parser before writing it, so this cannot
+ * throw for a generated table.
+ */
+export function defineRestPlane(source: RestPlaneSource): RestPlane {
+  return {
+    ...source,
+    basePath: parsePathTemplate(source.basePath),
+    operations: source.operations.map((operation) => ({ ...operation, template: parsePathTemplate(operation.template) })),
+  };
 }
 
 /**

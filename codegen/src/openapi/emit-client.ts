@@ -1,7 +1,7 @@
-import { generatedHeader } from "./generated-header.js";
 import type { OperationModel } from "./operation-model.js";
+import { RUNTIME_MODULE } from "../printer/runtime-module.js";
+import { createPlaneFile } from "./plane-file.js";
 import type { PlaneModel } from "./plane-model.js";
-import { jsDoc, typeImport } from "./ts-syntax.js";
 
 /**
  * `client.ts`: the SDK's typed client of the plane — one method per operation answering its
@@ -9,35 +9,35 @@ import { jsDoc, typeImport } from "./ts-syntax.js";
  * imports the route table and the types only.
  */
 export function emitClient(plane: PlaneModel): string {
+  const f = createPlaneFile(plane, "client.ts", `The SDK client of the ${plane.title}.`);
   const name = plane.typeName;
-  const used = new Set<string>();
-  const methods = plane.operations
-    .map((op) => {
-      used.add(`${op.typeName}Call`).add(`${op.typeName}Success`);
-      const optional = callIsOptional(op) ? "?" : "";
-      return `${jsDoc(methodDoc(op), "  ")}  ${op.operationId}(call${optional}: ${op.typeName}Call, options?: RestCallOptions): Promise<${op.typeName}Success>;\n`;
-    })
-    .join("");
-  const hasVariables = plane.serverVariables.length > 0;
-  if (hasVariables) used.add(`${name}ServerVariables`);
-  const optionsType = hasVariables
-    ? `\n/** Where the plane is: the base URL, and the values of \`${plane.basePath.source}\`. */\n` +
-      `export interface ${name}ClientOptions extends RestClientOptions<${name}ServerVariables> {\n  readonly serverVariables: ${name}ServerVariables;\n}\n`
-    : `\nexport type ${name}ClientOptions = RestClientOptions;\n`;
-  return (
-    `${generatedHeader(plane, `The SDK client of the ${plane.title}.`)}\n` +
-    `import { createRestClient } from "@platform/codegen/runtime";\n` +
-    `import type { RestCallOptions, RestClientOptions } from "@platform/codegen/runtime";\n` +
-    `import { ${name}Routes } from "./routes.js";\n` +
-    typeImport(used, "./types.js") +
-    optionsType +
-    `\n/** Client of the ${plane.title}. */\n` +
-    `export interface ${name}Client {\n${methods}}\n` +
-    `\n/** Creates a client of the ${plane.title} over fetch. */\n` +
-    `export function create${name}Client(options: ${name}ClientOptions): ${name}Client {\n` +
-    `  return createRestClient<${name}Client>(${name}Routes, options);\n` +
-    `}\n`
-  );
+  const type = (typeName: string) => f.import(typeName, "./types.js", true);
+  const clientOptions = f.import("RestClientOptions", RUNTIME_MODULE, true);
+  f.print();
+  if (plane.serverVariables.length > 0) {
+    const variables = type(`${name}ServerVariables`);
+    f.print(f.jsDoc(`Where the plane is: the base URL, and the values of \`${plane.basePath.source}\`.`), `export interface ${name}ClientOptions extends `, clientOptions, "<", variables, "> {");
+    f.print("  readonly serverVariables: ", variables, ";");
+    f.print("}");
+  } else {
+    f.print(`export type ${name}ClientOptions = `, clientOptions, ";");
+  }
+  f.print();
+  f.print(f.jsDoc(`Client of the ${plane.title}.`), `export interface ${name}Client {`);
+  const callOptions = f.import("RestCallOptions", RUNTIME_MODULE, true);
+  for (const op of plane.operations) {
+    const optional = callIsOptional(op) ? "?" : "";
+    f.print(
+      f.jsDoc(methodDoc(op), "  "),
+      `  ${op.operationId}(call${optional}: `, type(`${op.typeName}Call`), ", options?: ", callOptions, "): Promise<", type(`${op.typeName}Success`), ">;",
+    );
+  }
+  f.print("}");
+  f.print();
+  f.print(f.jsDoc(`Creates a client of the ${plane.title} over fetch.`), `export function create${name}Client(options: ${name}ClientOptions): ${name}Client {`);
+  f.print("  return ", f.import("createRestClient", RUNTIME_MODULE), `<${name}Client>(`, f.import(`${name}Routes`, "./routes.js"), ", options);");
+  f.print("}");
+  return f.content();
 }
 
 function callIsOptional(op: OperationModel): boolean {

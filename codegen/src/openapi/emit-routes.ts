@@ -1,23 +1,27 @@
 import type { RestOperation, RestPlane } from "../../runtime/rest/rest-plane.js";
-import { generatedHeader } from "./generated-header.js";
+import { templateLiteral } from "../printer/template-literal.js";
 import type { OperationModel } from "./operation-model.js";
+import { RUNTIME_MODULE } from "../printer/runtime-module.js";
+import { createPlaneFile } from "./plane-file.js";
 import type { PlaneModel } from "./plane-model.js";
 
-/** `routes.ts`: the plane's route table, data only, read by the server's router and the SDK. */
+/**
+ * `routes.ts`: the plane's route table `<Plane>Routes`, data only, read by the server's router and
+ * the SDK. Templates are written as their text and parsed once when the table loads.
+ */
 export function emitRoutes(plane: PlaneModel): string {
+  const f = createPlaneFile(plane, "routes.ts", `Route table of the ${plane.title}.`);
   const table = routeTableOf(plane);
-  const operations = table.operations.map((op) => `    ${printOperation(op)},\n`).join("");
-  return (
-    `${generatedHeader(plane, `Route table of the ${plane.title}.`)}\n` +
-    `import type { RestPlane } from "@platform/codegen/runtime";\n\n` +
-    `/** Every operation of the ${plane.title}: method, path, parameters, media types, responses and access. */\n` +
-    `export const ${plane.typeName}Routes: RestPlane = {\n` +
-    `  name: ${JSON.stringify(table.name)},\n` +
-    `  basePath: ${JSON.stringify(table.basePath)},\n` +
-    `  errorBody: ${JSON.stringify(table.errorBody)},\n` +
-    `  operations: [\n${operations}  ],\n` +
-    `};\n`
-  );
+  const define = f.import("defineRestPlane", RUNTIME_MODULE);
+  f.print(f.jsDoc(`Every operation of the ${plane.title}: method, path, parameters, media types, responses and access.`), `export const ${plane.typeName}Routes = `, define, "({");
+  f.print(`  name: ${JSON.stringify(table.name)},`);
+  f.print(`  basePath: ${templateLiteral(table.basePath, `${plane.source}: server URL`)},`);
+  f.print(`  errorBody: ${JSON.stringify(table.errorBody)},`);
+  f.print("  operations: [");
+  for (const op of table.operations) f.print(`    ${printOperation(plane, op)},`);
+  f.print("  ],");
+  f.print("});");
+  return f.content();
 }
 
 /** The route table as data; the tests serve and call it without printing it. */
@@ -45,7 +49,10 @@ function restOperationOf(op: OperationModel): RestOperation {
 }
 
 /** One operation per block, one fact per line, so a change to the document shows as a small diff. */
-function printOperation(op: RestOperation): string {
-  const lines = Object.entries(op).map(([key, value]) => `      ${key}: ${JSON.stringify(value)},`);
+function printOperation(plane: PlaneModel, op: RestOperation): string {
+  const lines = Object.entries(op).map(([key, value]) => {
+    const text = key === "template" ? templateLiteral(op.template, `${plane.source} ${op.operationId}`) : JSON.stringify(value);
+    return `      ${key}: ${text},`;
+  });
   return `{\n${lines.join("\n")}\n    }`;
 }

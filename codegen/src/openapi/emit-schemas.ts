@@ -1,4 +1,5 @@
-import { generatedHeader } from "./generated-header.js";
+import { RUNTIME_MODULE } from "../printer/runtime-module.js";
+import { createPlaneFile } from "./plane-file.js";
 import type { PlaneModel } from "./plane-model.js";
 import { buildValidationSchemas } from "./validation-schemas.js";
 
@@ -7,11 +8,12 @@ import { buildValidationSchemas } from "./validation-schemas.js";
  * them with ajv when it starts; only the server imports this file, so the SDK does not carry it.
  */
 export function emitSchemas(plane: PlaneModel): string {
+  const f = createPlaneFile(plane, "schemas.ts", `Validation schemas of the ${plane.title}.`);
   const schemas = buildValidationSchemas(plane);
-  return (
-    `${generatedHeader(plane, `Validation schemas of the ${plane.title}.`)}\n` +
-    `import type { RestValidationSchemas } from "@platform/codegen/runtime";\n\n` +
-    `/** Components, and per operation \`<operationId>.parameters\` and \`<operationId>.body\` (JSON Schema 2020-12). */\n` +
-    `export const ${plane.typeName}Validation: RestValidationSchemas = ${JSON.stringify(schemas, null, 2)};\n`
+  const type = f.import("RestValidationSchemas", RUNTIME_MODULE, true);
+  f.print(
+    f.jsDoc("Components, and per operation `<operationId>.parameters` and `<operationId>.body` (JSON Schema 2020-12)."),
+    `export const ${plane.typeName}Validation: `, type, ` = ${JSON.stringify(schemas, null, 2)};`,
   );
+  return f.content();
 }

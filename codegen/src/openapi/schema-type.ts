@@ -2,7 +2,8 @@ import type { OpenAPIObject, SchemaObject } from "openapi3-ts/oas31";
 import { GenerationError } from "../generation-error.js";
 import { isReference, schemaRefName } from "./document-refs.js";
 import type { SchemaLike } from "./operation-model.js";
-import { jsDoc, literal, propertyKey } from "./ts-syntax.js";
+import { jsDoc } from "../printer/ts-file.js";
+import { literal, propertyKey } from "./ts-syntax.js";
 
 /**
  * Prints the TypeScript type of a JSON Schema (2020-12, as OpenAPI 3.1 uses it): a component

@@ -1,14 +1,14 @@
 import type { DescMethod } from "@bufbuild/protobuf";
-import type { GeneratedFile } from "@bufbuild/protoplugin";
 import { commentOf, type MethodModel, type ServiceModel } from "./binding-model.js";
-import { RUNTIME_MODULE } from "./runtime-module.js";
+import type { ProtoTsFile } from "./proto-ts-file.js";
+import { RUNTIME_MODULE } from "../printer/runtime-module.js";
 
 /**
  * Emits the typed SDK client of a service: an interface with one documented method per RPC (plus
  * an item iterator per paginated list), the per-method facts the SDK acts on (idempotency,
  * pagination fields, stream kind), and a factory over any Connect transport.
  */
-export function emitClient(f: GeneratedFile, model: ServiceModel): void {
+export function emitClient(f: ProtoTsFile, model: ServiceModel): void {
   const { service } = model;
   const serviceSymbol = f.importSchema(service);
   const transport = f.import("Transport", "@connectrpc/connect", true);
@@ -19,8 +19,7 @@ export function emitClient(f: GeneratedFile, model: ServiceModel): void {
   const methodFacts = f.import("ClientMethodFacts", RUNTIME_MODULE, true);
   const name = service.name;
 
-  f.print(f.jsDoc(`Facts about each RPC of ${service.typeName} that the SDK acts on.`));
-  f.print(f.export("const", `${name}Methods`), " = {");
+  f.print(f.jsDoc(`Facts about each RPC of ${service.typeName} that the SDK acts on.`), `export const ${name}Methods = {`);
   for (const m of model.methods) {
     f.print("  ", m.method.localName, ": ", methodFactsLiteral(m), ",");
   }
@@ -28,46 +27,41 @@ export function emitClient(f: GeneratedFile, model: ServiceModel): void {
   f.print();
 
   const doc = commentOf(service);
-  f.print(f.jsDoc(doc === "" ? `Client of ${service.typeName}.` : doc));
-  f.print(f.export("interface", `${name}Client`), " {");
+  f.print(f.jsDoc(doc === "" ? `Client of ${service.typeName}.` : doc), `export interface ${name}Client {`);
   for (const m of model.methods) {
     const method = m.method;
     const input = f.importSchema(method.input, true);
     const output = f.importShape(method.output);
     const request = ["request: ", initShape, "<typeof ", input, ">"];
-    f.print(f.jsDoc(methodDoc(method), "  "));
+    const doc = f.jsDoc(methodDoc(method), "  ");
     switch (method.methodKind) {
       case "unary":
-        f.print("  ", method.localName, "(", ...request, ", options?: ", callOptions, "): Promise<", output, ">;");
+        f.print(doc, "  ", method.localName, "(", ...request, ", options?: ", callOptions, "): Promise<", output, ">;");
         break;
       case "server_streaming":
-        f.print("  ", method.localName, "(", ...request, ", options?: ", callOptions, "): AsyncIterable<", output, ">;");
+        f.print(doc, "  ", method.localName, "(", ...request, ", options?: ", callOptions, "): AsyncIterable<", output, ">;");
         break;
       case "client_streaming":
         f.print(
-          "  ", method.localName, "(requests: AsyncIterable<", initShape, "<typeof ", input, ">>, options?: ", callOptions,
+          doc, "  ", method.localName, "(requests: AsyncIterable<", initShape, "<typeof ", input, ">>, options?: ", callOptions,
           "): Promise<", output, ">;",
         );
         break;
       case "bidi_streaming":
         f.print(
-          "  ", method.localName, "(requests: AsyncIterable<", initShape, "<typeof ", input, ">>, options?: ", callOptions,
+          doc, "  ", method.localName, "(requests: AsyncIterable<", initShape, "<typeof ", input, ">>, options?: ", callOptions,
           "): AsyncIterable<", output, ">;",
         );
         break;
     }
     if (m.pagination) {
       const item = f.importShape(m.pagination.items.message);
-      f.print(f.jsDoc(`Every item of ${method.name}, fetching pages as the iteration needs them.`, "  "));
-      f.print("  ", method.localName, "All(", ...request, ", options?: ", callOptions, "): AsyncIterable<", item, ">;");
+      f.print(f.jsDoc(`Every item of ${method.name}, fetching pages as the iteration needs them.`, "  "), "  ", method.localName, "All(", ...request, ", options?: ", callOptions, "): AsyncIterable<", item, ">;");
     }
   }
   f.print("}");
   f.print();
-  f.print(f.jsDoc(`Creates a client of ${service.typeName} over a Connect, gRPC or gRPC-web transport.`));
-  f.print(
-    f.export("function", `create${name}Client`), "(transport: ", transport, ", options?: ", clientOptions, "): ", name, "Client {",
-  );
+  f.print(f.jsDoc(`Creates a client of ${service.typeName} over a Connect, gRPC or gRPC-web transport.`), `export function create${name}Client(transport: `, transport, ", options?: ", clientOptions, `): ${name}Client {`);
   f.print("  return ", createServiceClient, "<", name, "Client>(", serviceSymbol, ", ", name, "Methods, transport, options);");
   f.print("}");
   f.print();

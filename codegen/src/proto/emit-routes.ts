@@ -1,34 +1,37 @@
-import type { GeneratedFile } from "@bufbuild/protoplugin";
+import { templateLiteral } from "../printer/template-literal.js";
 import type { ServiceModel } from "./binding-model.js";
-import { RUNTIME_MODULE } from "./runtime-module.js";
+import type { ProtoTsFile } from "./proto-ts-file.js";
+import { RUNTIME_MODULE } from "../printer/runtime-module.js";
 
 /**
- * Emits a service's HTTP route table: data only (method, parsed template, body, response body,
- * query fields, stream framing), which the server compiles into its router.
+ * Emits a service's HTTP route table `<Service>Routes`: data only (method, template text, body,
+ * response body, query fields, stream framing), one route per block and one fact per line. The
+ * templates are parsed once when the table loads; the server compiles the table into its router.
  */
-export function emitRoutes(f: GeneratedFile, model: ServiceModel): void {
+export function emitRoutes(f: ProtoTsFile, model: ServiceModel): void {
   const service = f.importSchema(model.service);
-  const routesType = f.import("ServiceHttpRoutes", RUNTIME_MODULE, true);
-  const name = `${model.service.name}HttpRoutes`;
-  f.print(f.jsDoc(`HTTP routes of ${model.service.typeName}, from its google.api.http annotations.`));
-  f.print(f.export("const", name), ": ", routesType, "<typeof ", service, "> = {");
-  f.print("  service: ", service, ",");
-  f.print("  routes: [");
+  const define = f.import("defineHttpRoutes", RUNTIME_MODULE);
+  f.print(f.jsDoc(`HTTP routes of ${model.service.typeName}, from its google.api.http annotations.`), `export const ${routesName(model)} = `, define, "(", service, ", [");
   for (const method of model.methods) {
     for (const route of method.routes) {
-      f.print("    {");
-      f.print("      rpc: ", f.string(route.rpc), ",");
-      f.print("      httpMethod: ", f.string(route.httpMethod), ",");
-      f.print("      template: ", JSON.stringify(route.template), ",");
-      f.print("      body: ", f.string(route.body), ",");
-      f.print("      responseBody: ", f.string(route.responseBody), ",");
-      f.print("      queryFields: ", JSON.stringify(route.queryFields), ",");
-      if (route.streamFraming) f.print("      streamFraming: ", f.string(route.streamFraming), ",");
-      f.print("      additionalBinding: ", String(route.additionalBinding), ",");
-      f.print("    },");
+      const where = `rpc ${model.service.typeName}.${method.method.name}`;
+      f.print("  {");
+      f.print("    rpc: ", JSON.stringify(route.rpc), ",");
+      f.print("    httpMethod: ", JSON.stringify(route.httpMethod), ",");
+      f.print("    template: ", templateLiteral(route.template, where), ",");
+      f.print("    body: ", JSON.stringify(route.body), ",");
+      f.print("    responseBody: ", JSON.stringify(route.responseBody), ",");
+      f.print("    queryFields: ", JSON.stringify(route.queryFields), ",");
+      if (route.streamFraming) f.print("    streamFraming: ", JSON.stringify(route.streamFraming), ",");
+      f.print("    additionalBinding: ", String(route.additionalBinding), ",");
+      f.print("  },");
     }
   }
-  f.print("  ],");
-  f.print("};");
+  f.print("]);");
   f.print();
+}
+
+/** `<Service>Routes`: the route table's name, as the OpenAPI generator names a plane's. */
+export function routesName(model: ServiceModel): string {
+  return `${model.service.name}Routes`;
 }

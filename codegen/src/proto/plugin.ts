@@ -8,6 +8,7 @@ import { emitServer } from "./emit-server.js";
 import { GenerationError } from "../generation-error.js";
 import { emitOpenApiDocuments } from "./openapi/emit-openapi.js";
 import { createOptionReader } from "./options.js";
+import { emitProtoTsFile } from "./proto-ts-file.js";
 
 /**
  * protoc-gen-platform: for every proto file with services, writes `<file>_http.ts` (route table),
@@ -31,10 +32,13 @@ function generateTs(schema: Schema): void {
     if (file.services.length === 0 || isGrpcProtocolFile(file)) continue;
     const fileModels = file.services.map((service) => buildServiceModel(service, options));
     models.push(...fileModels);
-    emitFile(schema, file, "_http", (f) => fileModels.forEach((m) => emitRoutes(f, m)));
+    const services = fileModels.map((m) => m.service.typeName).join(", ");
+    emitProtoTsFile(schema, file, "_http", `HTTP route table of ${services}.`, (f) => fileModels.forEach((m) => emitRoutes(f, m)));
     const routesFile = `./${file.name}_http.js`;
-    emitFile(schema, file, "_server", (f) => fileModels.forEach((m) => emitServer(f, m, routesFile)));
-    emitFile(schema, file, "_client", (f) => fileModels.forEach((m) => emitClient(f, m)));
+    emitProtoTsFile(schema, file, "_server", `Service glue of ${services}: implementation type, access rules, registration.`, (f) =>
+      fileModels.forEach((m) => emitServer(f, m, routesFile)),
+    );
+    emitProtoTsFile(schema, file, "_client", `SDK client of ${services}.`, (f) => fileModels.forEach((m) => emitClient(f, m)));
   }
   rejectAmbiguousRoutes(models);
   for (const { name, content } of emitOpenApiDocuments(models, options)) {
@@ -44,12 +48,6 @@ function generateTs(schema: Schema): void {
 
 function isGrpcProtocolFile(file: DescFile): boolean {
   return file.proto.package === "grpc" || file.proto.package.startsWith("grpc.");
-}
-
-function emitFile(schema: Schema, file: DescFile, suffix: string, emit: (f: ReturnType<Schema["generateFile"]>) => void) {
-  const f = schema.generateFile(`${file.name}${suffix}.ts`);
-  f.preamble(file);
-  emit(f);
 }
 
 /**

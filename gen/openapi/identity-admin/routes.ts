@@ -2,18 +2,18 @@
 // Route table of the Identity admin API.
 /* eslint-disable */
 
-import type { RestPlane } from "@platform/codegen/runtime";
+import { defineRestPlane } from "@platform/codegen/runtime";
 
 /** Every operation of the Identity admin API: method, path, parameters, media types, responses and access. */
-export const IdentityAdminRoutes: RestPlane = {
+export const IdentityAdminRoutes = defineRestPlane({
   name: "identity-admin",
-  basePath: {"source":"/v1/identity","segments":[{"kind":"literal","value":"v1"},{"kind":"literal","value":"identity"}],"variables":[]},
+  basePath: "/v1/identity",
   errorBody: "code-message",
   operations: [
     {
       operationId: "checkIdentityHealth",
       httpMethod: "GET",
-      template: {"source":"/healthz","segments":[{"kind":"literal","value":"healthz"}],"variables":[]},
+      template: "/healthz",
       parameters: [],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "none",
@@ -22,7 +22,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "listPools",
       httpMethod: "GET",
-      template: {"source":"/pools","segments":[{"kind":"literal","value":"pools"}],"variables":[]},
+      template: "/pools",
       parameters: [],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -31,7 +31,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "createPool",
       httpMethod: "POST",
-      template: {"source":"/pools","segments":[{"kind":"literal","value":"pools"}],"variables":[]},
+      template: "/pools",
       parameters: [],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":409,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -41,7 +41,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "getPool",
       httpMethod: "GET",
-      template: {"source":"/pools/{pool}","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -50,7 +50,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "deletePool",
       httpMethod: "DELETE",
-      template: {"source":"/pools/{pool}","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false}],
       requestBody: {"required":false,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -60,7 +60,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "updatePool",
       httpMethod: "PATCH",
-      template: {"source":"/pools/{pool}","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false}],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -70,7 +70,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "rotatePoolKeys",
       httpMethod: "POST",
-      template: {"source":"/pools/{pool}/rotate-keys","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"rotate-keys"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}/rotate-keys",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -79,7 +79,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "listConnections",
       httpMethod: "GET",
-      template: {"source":"/pools/{pool}/connections","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"connections"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}/connections",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -88,7 +88,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "upsertConnection",
       httpMethod: "POST",
-      template: {"source":"/pools/{pool}/connections","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"connections"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}/connections",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false}],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -98,7 +98,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "deleteConnection",
       httpMethod: "DELETE",
-      template: {"source":"/pools/{pool}/connections/{kind}","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"connections"},{"kind":"wildcard"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"kind","start":3,"end":4}]},
+      template: "/pools/{pool}/connections/{kind}",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"kind","in":"path","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -107,7 +107,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "setUserStore",
       httpMethod: "POST",
-      template: {"source":"/pools/{pool}/user-store","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"user-store"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}/user-store",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false}],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -117,7 +117,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "startUserStoreMigration",
       httpMethod: "POST",
-      template: {"source":"/pools/{pool}/user-store/migrate","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"user-store"},{"kind":"literal","value":"migrate"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}/user-store/migrate",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false}],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -127,7 +127,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "abortUserStoreMigration",
       httpMethod: "POST",
-      template: {"source":"/pools/{pool}/user-store/migrate/abort","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"user-store"},{"kind":"literal","value":"migrate"},{"kind":"literal","value":"abort"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}/user-store/migrate/abort",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -136,7 +136,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "listUsers",
       httpMethod: "GET",
-      template: {"source":"/pools/{pool}/users","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"users"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}/users",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"emailFilter","in":"query","required":false,"repeated":false},{"name":"limit","in":"query","required":false,"repeated":false},{"name":"cursor","in":"query","required":false,"repeated":false},{"name":"includeDeleted","in":"query","required":false,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -145,7 +145,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "createUser",
       httpMethod: "POST",
-      template: {"source":"/pools/{pool}/users","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"users"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}/users",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false}],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":409,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -155,7 +155,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "getUser",
       httpMethod: "GET",
-      template: {"source":"/pools/{pool}/users/{userId}","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"users"},{"kind":"wildcard"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"userId","start":3,"end":4}]},
+      template: "/pools/{pool}/users/{userId}",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"userId","in":"path","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -164,7 +164,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "deleteUser",
       httpMethod: "DELETE",
-      template: {"source":"/pools/{pool}/users/{userId}","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"users"},{"kind":"wildcard"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"userId","start":3,"end":4}]},
+      template: "/pools/{pool}/users/{userId}",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"userId","in":"path","required":true,"repeated":false}],
       requestBody: {"required":false,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -174,7 +174,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "updateUser",
       httpMethod: "PATCH",
-      template: {"source":"/pools/{pool}/users/{userId}","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"users"},{"kind":"wildcard"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"userId","start":3,"end":4}]},
+      template: "/pools/{pool}/users/{userId}",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"userId","in":"path","required":true,"repeated":false}],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":409,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -184,7 +184,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "setUserPassword",
       httpMethod: "POST",
-      template: {"source":"/pools/{pool}/users/{userId}/password","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"users"},{"kind":"wildcard"},{"kind":"literal","value":"password"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"userId","start":3,"end":4}]},
+      template: "/pools/{pool}/users/{userId}/password",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"userId","in":"path","required":true,"repeated":false}],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -194,7 +194,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "revokeUserSessions",
       httpMethod: "POST",
-      template: {"source":"/pools/{pool}/users/{userId}/sessions/revoke","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"users"},{"kind":"wildcard"},{"kind":"literal","value":"sessions"},{"kind":"literal","value":"revoke"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"userId","start":3,"end":4}]},
+      template: "/pools/{pool}/users/{userId}/sessions/revoke",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"userId","in":"path","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -203,7 +203,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "replaceUserRoles",
       httpMethod: "POST",
-      template: {"source":"/pools/{pool}/users/{userId}/roles","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"users"},{"kind":"wildcard"},{"kind":"literal","value":"roles"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"userId","start":3,"end":4}]},
+      template: "/pools/{pool}/users/{userId}/roles",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"userId","in":"path","required":true,"repeated":false}],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -213,7 +213,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "setUserBanned",
       httpMethod: "POST",
-      template: {"source":"/pools/{pool}/users/{userId}/ban","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"users"},{"kind":"wildcard"},{"kind":"literal","value":"ban"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"userId","start":3,"end":4}]},
+      template: "/pools/{pool}/users/{userId}/ban",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"userId","in":"path","required":true,"repeated":false}],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -223,7 +223,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "listUserTenants",
       httpMethod: "GET",
-      template: {"source":"/pools/{pool}/users/{userId}/tenants","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"users"},{"kind":"wildcard"},{"kind":"literal","value":"tenants"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"userId","start":3,"end":4}]},
+      template: "/pools/{pool}/users/{userId}/tenants",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"userId","in":"path","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -232,7 +232,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "listTenants",
       httpMethod: "GET",
-      template: {"source":"/pools/{pool}/tenants","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"tenants"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}/tenants",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -241,7 +241,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "createTenant",
       httpMethod: "POST",
-      template: {"source":"/pools/{pool}/tenants","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"tenants"}],"variables":[{"fieldPath":"pool","start":1,"end":2}]},
+      template: "/pools/{pool}/tenants",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false}],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":409,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -251,7 +251,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "deleteTenant",
       httpMethod: "DELETE",
-      template: {"source":"/pools/{pool}/tenants/{tenant}","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"tenants"},{"kind":"wildcard"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"tenant","start":3,"end":4}]},
+      template: "/pools/{pool}/tenants/{tenant}",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"tenant","in":"path","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -260,7 +260,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "updateTenant",
       httpMethod: "PATCH",
-      template: {"source":"/pools/{pool}/tenants/{tenant}","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"tenants"},{"kind":"wildcard"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"tenant","start":3,"end":4}]},
+      template: "/pools/{pool}/tenants/{tenant}",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"tenant","in":"path","required":true,"repeated":false}],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -270,7 +270,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "listTenantMembers",
       httpMethod: "GET",
-      template: {"source":"/pools/{pool}/tenants/{tenant}/members","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"tenants"},{"kind":"wildcard"},{"kind":"literal","value":"members"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"tenant","start":3,"end":4}]},
+      template: "/pools/{pool}/tenants/{tenant}/members",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"tenant","in":"path","required":true,"repeated":false},{"name":"limit","in":"query","required":false,"repeated":false},{"name":"cursor","in":"query","required":false,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -279,7 +279,7 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "setTenantMember",
       httpMethod: "POST",
-      template: {"source":"/pools/{pool}/tenants/{tenant}/members","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"tenants"},{"kind":"wildcard"},{"kind":"literal","value":"members"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"tenant","start":3,"end":4}]},
+      template: "/pools/{pool}/tenants/{tenant}/members",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"tenant","in":"path","required":true,"repeated":false}],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -289,11 +289,11 @@ export const IdentityAdminRoutes: RestPlane = {
     {
       operationId: "removeTenantMember",
       httpMethod: "DELETE",
-      template: {"source":"/pools/{pool}/tenants/{tenant}/members/{userId}","segments":[{"kind":"literal","value":"pools"},{"kind":"wildcard"},{"kind":"literal","value":"tenants"},{"kind":"wildcard"},{"kind":"literal","value":"members"},{"kind":"wildcard"}],"variables":[{"fieldPath":"pool","start":1,"end":2},{"fieldPath":"tenant","start":3,"end":4},{"fieldPath":"userId","start":5,"end":6}]},
+      template: "/pools/{pool}/tenants/{tenant}/members/{userId}",
       parameters: [{"name":"pool","in":"path","required":true,"repeated":false},{"name":"tenant","in":"path","required":true,"repeated":false},{"name":"userId","in":"path","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
       errorBody: ["code-message"],
     },
   ],
-};
+});

@@ -2,18 +2,18 @@
 // Route table of the Identity issuer API.
 /* eslint-disable */
 
-import type { RestPlane } from "@platform/codegen/runtime";
+import { defineRestPlane } from "@platform/codegen/runtime";
 
 /** Every operation of the Identity issuer API: method, path, parameters, media types, responses and access. */
-export const IdentityIssuerRoutes: RestPlane = {
+export const IdentityIssuerRoutes = defineRestPlane({
   name: "identity-issuer",
-  basePath: {"source":"/{org}/{pool}","segments":[{"kind":"wildcard"},{"kind":"wildcard"}],"variables":[{"fieldPath":"org","start":0,"end":1},{"fieldPath":"pool","start":1,"end":2}]},
+  basePath: "/{org}/{pool}",
   errorBody: "error",
   operations: [
     {
       operationId: "getOpenidConfiguration",
       httpMethod: "GET",
-      template: {"source":"/.well-known/openid-configuration","segments":[{"kind":"literal","value":".well-known"},{"kind":"literal","value":"openid-configuration"}],"variables":[]},
+      template: "/.well-known/openid-configuration",
       parameters: [],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "none",
@@ -22,7 +22,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "getJwks",
       httpMethod: "GET",
-      template: {"source":"/.well-known/jwks.json","segments":[{"kind":"literal","value":".well-known"},{"kind":"literal","value":"jwks.json"}],"variables":[]},
+      template: "/.well-known/jwks.json",
       parameters: [],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "none",
@@ -31,7 +31,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "getBranding",
       httpMethod: "GET",
-      template: {"source":"/branding","segments":[{"kind":"literal","value":"branding"}],"variables":[]},
+      template: "/branding",
       parameters: [],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "none",
@@ -40,7 +40,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "authorize",
       httpMethod: "GET",
-      template: {"source":"/authorize","segments":[{"kind":"literal","value":"authorize"}],"variables":[]},
+      template: "/authorize",
       parameters: [{"name":"response_type","in":"query","required":true,"repeated":false},{"name":"client_id","in":"query","required":true,"repeated":false},{"name":"redirect_uri","in":"query","required":true,"repeated":false},{"name":"state","in":"query","required":true,"repeated":false},{"name":"code_challenge","in":"query","required":true,"repeated":false},{"name":"code_challenge_method","in":"query","required":true,"repeated":false},{"name":"scope","in":"query","required":false,"repeated":false},{"name":"nonce","in":"query","required":false,"repeated":false},{"name":"tenant","in":"query","required":false,"repeated":false}],
       responses: [{"status":302,"contentTypes":[],"headers":[{"name":"location"},{"name":"cache-control"}]},{"status":400,"contentTypes":["text/html"],"headers":[{"name":"cache-control"}]},{"status":404,"contentTypes":["text/html"],"headers":[]},{"status":503,"contentTypes":["text/html"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["text/html"],"headers":[]}],
       auth: "none",
@@ -50,7 +50,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "token",
       httpMethod: "POST",
-      template: {"source":"/token","segments":[{"kind":"literal","value":"token"}],"variables":[]},
+      template: "/token",
       parameters: [],
       requestBody: {"required":true,"contentTypes":["application/x-www-form-urlencoded","application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[{"name":"cache-control"},{"name":"pragma"}]},{"status":400,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":401,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":403,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":404,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":429,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true},{"name":"cache-control"}]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true},{"name":"cache-control"}]},{"status":"default","contentTypes":["application/json"],"headers":[{"name":"cache-control"}]}],
@@ -62,7 +62,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "signup",
       httpMethod: "POST",
-      template: {"source":"/signup","segments":[{"kind":"literal","value":"signup"}],"variables":[]},
+      template: "/signup",
       parameters: [],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":409,"contentTypes":["application/json"],"headers":[]},{"status":429,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -73,7 +73,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "recoverPassword",
       httpMethod: "POST",
-      template: {"source":"/recover","segments":[{"kind":"literal","value":"recover"}],"variables":[]},
+      template: "/recover",
       parameters: [],
       requestBody: {"required":true,"contentTypes":["application/json","application/x-www-form-urlencoded"]},
       responses: [{"status":200,"contentTypes":["application/json","text/html"],"headers":[]},{"status":400,"contentTypes":["application/json","text/html"],"headers":[]},{"status":404,"contentTypes":["application/json","text/html"],"headers":[]},{"status":429,"contentTypes":["application/json","text/html"],"headers":[{"name":"retry-after","numeric":true}]},{"status":503,"contentTypes":["application/json","text/html"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json","text/html"],"headers":[]}],
@@ -85,7 +85,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "showResetPage",
       httpMethod: "GET",
-      template: {"source":"/reset","segments":[{"kind":"literal","value":"reset"}],"variables":[]},
+      template: "/reset",
       parameters: [{"name":"token","in":"query","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["text/html"],"headers":[{"name":"cache-control"},{"name":"content-security-policy"},{"name":"referrer-policy"}]},{"status":400,"contentTypes":["text/html"],"headers":[{"name":"cache-control"}]},{"status":404,"contentTypes":["text/html"],"headers":[]},{"status":"default","contentTypes":["text/html"],"headers":[]}],
       auth: "none",
@@ -95,7 +95,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "resetPassword",
       httpMethod: "POST",
-      template: {"source":"/reset","segments":[{"kind":"literal","value":"reset"}],"variables":[]},
+      template: "/reset",
       parameters: [],
       requestBody: {"required":true,"contentTypes":["application/json","application/x-www-form-urlencoded"]},
       responses: [{"status":200,"contentTypes":["application/json","text/html"],"headers":[]},{"status":400,"contentTypes":["application/json","text/html"],"headers":[]},{"status":401,"contentTypes":["application/json","text/html"],"headers":[]},{"status":404,"contentTypes":["application/json","text/html"],"headers":[]},{"status":429,"contentTypes":["application/json","text/html"],"headers":[{"name":"retry-after","numeric":true}]},{"status":503,"contentTypes":["application/json","text/html"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json","text/html"],"headers":[]}],
@@ -107,7 +107,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "showVerifyPage",
       httpMethod: "GET",
-      template: {"source":"/verify","segments":[{"kind":"literal","value":"verify"}],"variables":[]},
+      template: "/verify",
       parameters: [{"name":"token","in":"query","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["text/html"],"headers":[{"name":"cache-control"},{"name":"content-security-policy"},{"name":"referrer-policy"}]},{"status":400,"contentTypes":["text/html"],"headers":[{"name":"cache-control"}]},{"status":404,"contentTypes":["text/html"],"headers":[]},{"status":"default","contentTypes":["text/html"],"headers":[]}],
       auth: "none",
@@ -117,7 +117,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "verifyEmail",
       httpMethod: "POST",
-      template: {"source":"/verify","segments":[{"kind":"literal","value":"verify"}],"variables":[]},
+      template: "/verify",
       parameters: [],
       requestBody: {"required":true,"contentTypes":["application/json","application/x-www-form-urlencoded"]},
       responses: [{"status":200,"contentTypes":["application/json","text/html"],"headers":[]},{"status":400,"contentTypes":["application/json","text/html"],"headers":[]},{"status":401,"contentTypes":["application/json","text/html"],"headers":[]},{"status":404,"contentTypes":["application/json","text/html"],"headers":[]},{"status":429,"contentTypes":["application/json","text/html"],"headers":[{"name":"retry-after","numeric":true}]},{"status":503,"contentTypes":["application/json","text/html"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json","text/html"],"headers":[]}],
@@ -129,7 +129,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "logout",
       httpMethod: "POST",
-      template: {"source":"/logout","segments":[{"kind":"literal","value":"logout"}],"variables":[]},
+      template: "/logout",
       parameters: [],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -139,7 +139,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "getCurrentUser",
       httpMethod: "GET",
-      template: {"source":"/user","segments":[{"kind":"literal","value":"user"}],"variables":[]},
+      template: "/user",
       parameters: [],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":401,"contentTypes":["application/json"],"headers":[{"name":"www-authenticate"}]},{"status":403,"contentTypes":["application/json"],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "pool-bearer",
@@ -148,7 +148,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "getUserInfo",
       httpMethod: "GET",
-      template: {"source":"/userinfo","segments":[{"kind":"literal","value":"userinfo"}],"variables":[]},
+      template: "/userinfo",
       parameters: [],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":400,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":401,"contentTypes":["application/json"],"headers":[{"name":"www-authenticate"},{"name":"cache-control"}]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "pool-bearer",
@@ -157,7 +157,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "postUserInfo",
       httpMethod: "POST",
-      template: {"source":"/userinfo","segments":[{"kind":"literal","value":"userinfo"}],"variables":[]},
+      template: "/userinfo",
       parameters: [],
       requestBody: {"required":false,"contentTypes":["application/x-www-form-urlencoded"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":400,"contentTypes":["application/json"],"headers":[{"name":"cache-control"}]},{"status":401,"contentTypes":["application/json"],"headers":[{"name":"www-authenticate"},{"name":"cache-control"}]},{"status":404,"contentTypes":["application/json"],"headers":[]},{"status":503,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
@@ -167,7 +167,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "showLoginPage",
       httpMethod: "GET",
-      template: {"source":"/login","segments":[{"kind":"literal","value":"login"}],"variables":[]},
+      template: "/login",
       parameters: [{"name":"transaction","in":"query","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["text/html"],"headers":[{"name":"cache-control"},{"name":"content-security-policy"},{"name":"referrer-policy"}]},{"status":302,"contentTypes":[],"headers":[{"name":"location"},{"name":"cache-control"}]},{"status":400,"contentTypes":["text/html"],"headers":[{"name":"cache-control"}]},{"status":404,"contentTypes":["text/html"],"headers":[]},{"status":"default","contentTypes":["text/html"],"headers":[]}],
       auth: "none",
@@ -177,7 +177,7 @@ export const IdentityIssuerRoutes: RestPlane = {
     {
       operationId: "submitLogin",
       httpMethod: "POST",
-      template: {"source":"/login","segments":[{"kind":"literal","value":"login"}],"variables":[]},
+      template: "/login",
       parameters: [],
       requestBody: {"required":true,"contentTypes":["application/x-www-form-urlencoded"]},
       responses: [{"status":303,"contentTypes":[],"headers":[{"name":"location"},{"name":"cache-control"}]},{"status":400,"contentTypes":["text/html"],"headers":[{"name":"cache-control"}]},{"status":401,"contentTypes":["text/html"],"headers":[{"name":"cache-control"},{"name":"content-security-policy"}]},{"status":403,"contentTypes":["text/html"],"headers":[{"name":"cache-control"},{"name":"content-security-policy"}]},{"status":404,"contentTypes":["text/html"],"headers":[]},{"status":429,"contentTypes":["text/html"],"headers":[{"name":"retry-after","numeric":true}]},{"status":503,"contentTypes":["text/html"],"headers":[{"name":"retry-after","numeric":true}]},{"status":"default","contentTypes":["text/html"],"headers":[]}],
@@ -187,4 +187,4 @@ export const IdentityIssuerRoutes: RestPlane = {
       errorBody: ["html"],
     },
   ],
-};
+});

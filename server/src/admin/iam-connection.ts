@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createRouterTransport, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { IamServiceHttpRoutes } from "../../../gen/platform/iam/v1/iam_service_http.js";
+import { IamServiceRoutes } from "../../../gen/platform/iam/v1/iam_service_http.js";
 import { createIamServiceClient, type IamServiceClient } from "../../../gen/platform/iam/v1/iam_service_client.js";
 import { IamService } from "../../../gen/platform/iam/v1/iam_service_pb.js";
 import { IamServiceAccess } from "../../../gen/platform/iam/v1/iam_service_server.js";
@@ -48,7 +48,7 @@ export async function openIamConnection(dataDir: string, databaseUrl: string | u
     await ensureOperator(database.db, dataDir);
     const secret = (await readOperatorKey(dataDir))!;
     const { db } = database;
-    const binding = { service: IamService, routes: IamServiceHttpRoutes.routes, access: IamServiceAccess };
+    const binding = { service: IamService, routes: IamServiceRoutes.routes, access: IamServiceAccess };
     const transport: Transport = createRouterTransport((router) => router.service(IamService, createIamService({ db })), {
       router: { interceptors: [createAuthInterceptor({ db, bindings: [binding] })] },
       transport: { interceptors: [bearer(secret)] },

@@ -6,13 +6,13 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SecretService } from "../../../gen/platform/compute/v1/secret_service_pb.js";
 import { registerSecretService, SecretServiceAccess } from "../../../gen/platform/compute/v1/secret_service_server.js";
-import { SecretServiceHttpRoutes } from "../../../gen/platform/compute/v1/secret_service_http.js";
+import { SecretServiceRoutes } from "../../../gen/platform/compute/v1/secret_service_http.js";
 import { IamService } from "../../../gen/platform/iam/v1/iam_service_pb.js";
 import { IamServiceAccess } from "../../../gen/platform/iam/v1/iam_service_server.js";
-import { IamServiceHttpRoutes } from "../../../gen/platform/iam/v1/iam_service_http.js";
+import { IamServiceRoutes } from "../../../gen/platform/iam/v1/iam_service_http.js";
 import { ScriptService } from "../../../gen/platform/script/v1/script_service_pb.js";
 import { registerScriptService, ScriptServiceAccess, type ScriptServiceImplementation } from "../../../gen/platform/script/v1/script_service_server.js";
-import { ScriptServiceHttpRoutes } from "../../../gen/platform/script/v1/script_service_http.js";
+import { ScriptServiceRoutes } from "../../../gen/platform/script/v1/script_service_http.js";
 import { openTestDatabase, type TestDatabase } from "../../test/test-database.js";
 import { apiKeys } from "./auth-schema.js";
 import { createIamService } from "../services/iam/iam-handlers.js";
@@ -43,9 +43,9 @@ const secretImplementation = {
 };
 
 const bindings = [
-  { service: ScriptService, routes: ScriptServiceHttpRoutes.routes, access: ScriptServiceAccess },
-  { service: SecretService, routes: SecretServiceHttpRoutes.routes, access: SecretServiceAccess },
-  { service: IamService, routes: IamServiceHttpRoutes.routes, access: IamServiceAccess },
+  { service: ScriptService, routes: ScriptServiceRoutes.routes, access: ScriptServiceAccess },
+  { service: SecretService, routes: SecretServiceRoutes.routes, access: SecretServiceAccess },
+  { service: IamService, routes: IamServiceRoutes.routes, access: IamServiceAccess },
 ];
 
 beforeAll(async () => {

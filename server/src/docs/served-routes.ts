@@ -8,7 +8,7 @@ export interface ServedRoute {
   readonly path: string;
 }
 
-/** The HTTP routes of services: a service router's `bindings`, or generated `<Service>HttpRoutes`. */
+/** The HTTP routes of services: a service router's `bindings`, or generated `<Service>Routes`. */
 export function servedRoutesOfBindings(bindings: readonly Pick<ServiceBinding, "routes">[]): ServedRoute[] {
   return bindings.flatMap((binding) => binding.routes.map((route) => ({ method: route.httpMethod, path: route.template.source })));
 }

@@ -2,18 +2,18 @@
 // Route table of the Golden plane.
 /* eslint-disable */
 
-import type { RestPlane } from "@platform/codegen/runtime";
+import { defineRestPlane } from "@platform/codegen/runtime";
 
 /** Every operation of the Golden plane: method, path, parameters, media types, responses and access. */
-export const GoldenPlaneRoutes: RestPlane = {
+export const GoldenPlaneRoutes = defineRestPlane({
   name: "golden-plane",
-  basePath: {"source":"/{space}","segments":[{"kind":"wildcard"}],"variables":[{"fieldPath":"space","start":0,"end":1}]},
+  basePath: "/{space}",
   errorBody: "error",
   operations: [
     {
       operationId: "listWidgets",
       httpMethod: "GET",
-      template: {"source":"/widgets","segments":[{"kind":"literal","value":"widgets"}],"variables":[]},
+      template: "/widgets",
       parameters: [{"name":"limit","in":"query","required":false,"repeated":false},{"name":"tag","in":"query","required":false,"repeated":true},{"name":"x-trace-id","in":"header","required":false,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":"default","contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -22,7 +22,7 @@ export const GoldenPlaneRoutes: RestPlane = {
     {
       operationId: "createWidget",
       httpMethod: "POST",
-      template: {"source":"/widgets","segments":[{"kind":"literal","value":"widgets"}],"variables":[]},
+      template: "/widgets",
       parameters: [],
       requestBody: {"required":true,"contentTypes":["application/json"]},
       responses: [{"status":201,"contentTypes":["application/json"],"headers":[{"name":"location"}]},{"status":400,"contentTypes":["application/json"],"headers":[]},{"status":409,"contentTypes":["application/json"],"headers":[]}],
@@ -32,7 +32,7 @@ export const GoldenPlaneRoutes: RestPlane = {
     {
       operationId: "getWidget",
       httpMethod: "GET",
-      template: {"source":"/widgets/{widgetId}","segments":[{"kind":"literal","value":"widgets"},{"kind":"wildcard"}],"variables":[{"fieldPath":"widgetId","start":1,"end":2}]},
+      template: "/widgets/{widgetId}",
       parameters: [{"name":"widgetId","in":"path","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[{"name":"retry-after","numeric":true}]},{"status":404,"contentTypes":["application/json"],"headers":[]}],
       auth: "none",
@@ -41,7 +41,7 @@ export const GoldenPlaneRoutes: RestPlane = {
     {
       operationId: "deleteWidget",
       httpMethod: "DELETE",
-      template: {"source":"/widgets/{widgetId}","segments":[{"kind":"literal","value":"widgets"},{"kind":"wildcard"}],"variables":[{"fieldPath":"widgetId","start":1,"end":2}]},
+      template: "/widgets/{widgetId}",
       parameters: [{"name":"widgetId","in":"path","required":true,"repeated":false}],
       responses: [{"status":204,"contentTypes":[],"headers":[]},{"status":404,"contentTypes":["application/json"],"headers":[]}],
       auth: "platform-bearer",
@@ -50,7 +50,7 @@ export const GoldenPlaneRoutes: RestPlane = {
     {
       operationId: "exchangeToken",
       httpMethod: "POST",
-      template: {"source":"/token","segments":[{"kind":"literal","value":"token"}],"variables":[]},
+      template: "/token",
       parameters: [],
       requestBody: {"required":true,"contentTypes":["application/x-www-form-urlencoded","application/json"]},
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["application/json"],"headers":[]}],
@@ -62,7 +62,7 @@ export const GoldenPlaneRoutes: RestPlane = {
     {
       operationId: "showLogin",
       httpMethod: "GET",
-      template: {"source":"/login","segments":[{"kind":"literal","value":"login"}],"variables":[]},
+      template: "/login",
       parameters: [{"name":"next","in":"query","required":true,"repeated":false}],
       responses: [{"status":200,"contentTypes":["text/html"],"headers":[]},{"status":302,"contentTypes":[],"headers":[{"name":"location"}]},{"status":"default","contentTypes":["text/html"],"headers":[]}],
       auth: "none",
@@ -71,7 +71,7 @@ export const GoldenPlaneRoutes: RestPlane = {
     {
       operationId: "submitLogin",
       httpMethod: "POST",
-      template: {"source":"/login","segments":[{"kind":"literal","value":"login"}],"variables":[]},
+      template: "/login",
       parameters: [],
       requestBody: {"required":true,"contentTypes":["application/x-www-form-urlencoded","application/json"]},
       responses: [{"status":200,"contentTypes":["application/json","text/html"],"headers":[]},{"status":400,"contentTypes":["application/json","text/html"],"headers":[]}],
@@ -81,11 +81,11 @@ export const GoldenPlaneRoutes: RestPlane = {
     {
       operationId: "getMe",
       httpMethod: "GET",
-      template: {"source":"/me","segments":[{"kind":"literal","value":"me"}],"variables":[]},
+      template: "/me",
       parameters: [],
       responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":401,"contentTypes":["application/json"],"headers":[]}],
       auth: "pool-bearer",
       errorBody: ["error"],
     },
   ],
-};
+});

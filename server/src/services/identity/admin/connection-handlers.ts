@@ -1,12 +1,12 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { IdentityAdminHandler } from "../../../../../gen/openapi/identity-admin/handler.js";
+import type { IdentityAdminImplementation } from "../../../../../gen/openapi/identity-admin/handler.js";
 import type { Connection } from "../../../../../gen/openapi/identity-admin/types.js";
 import { connectionActive, type ConnectionRecord } from "../connection-store.js";
 import { adminPool, type AdminDeps } from "./admin-pool-access.js";
 import { readAdminDocument } from "./admin-document.js";
 import { isoTime } from "./pool-view.js";
 
-type ConnectionOperations = Pick<IdentityAdminHandler, "listConnections" | "upsertConnection" | "deleteConnection">;
+type ConnectionOperations = Pick<IdentityAdminImplementation, "listConnections" | "upsertConnection" | "deleteConnection">;
 
 /** A pool's sign-in connections, one per kind; `local` is the kind that signs anyone in. */
 export function createConnectionHandlers(deps: AdminDeps): ConnectionOperations {

@@ -1,4 +1,4 @@
-import { createIdentityAdminHandler, type IdentityAdminHandler } from "../../../../../gen/openapi/identity-admin/handler.js";
+import { createIdentityAdminHandler, type IdentityAdminImplementation } from "../../../../../gen/openapi/identity-admin/handler.js";
 import type { RestMiddleware, RestPlaneHandler } from "@platform/codegen/runtime/server";
 import type { PageTokenSigner } from "../../../pagination/page-token-signer.js";
 import type { Logger } from "../../../log/logger.js";
@@ -13,7 +13,7 @@ import { createUserHandlers } from "./user-handlers.js";
 import { createUserStoreHandlers } from "./user-store-handlers.js";
 
 /** Every operation of the identity admin API, by group. */
-export function createIdentityAdminImplementation(deps: AdminDeps): IdentityAdminHandler {
+export function createIdentityAdminImplementation(deps: AdminDeps): IdentityAdminImplementation {
   return {
     ...createPoolHandlers(deps),
     ...createConnectionHandlers(deps),

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { IdentityAdminHandler } from "../../../../../gen/openapi/identity-admin/handler.js";
+import type { IdentityAdminImplementation } from "../../../../../gen/openapi/identity-admin/handler.js";
 import { createConnectionStore } from "../connection-store.js";
 import { createPoolStore, poolRefOf, type PoolPatch } from "../pool-store.js";
 import { assertPoolWritable } from "../user-store-migration/migration-lock.js";
@@ -7,7 +7,7 @@ import { adminPool, callerOf, poolNotFound, type AdminDeps } from "./admin-pool-
 import { readAdminDocument } from "./admin-document.js";
 import { poolView } from "./pool-view.js";
 
-type PoolOperations = Pick<IdentityAdminHandler, "checkIdentityHealth" | "listPools" | "createPool" | "getPool" | "updatePool" | "deletePool" | "rotatePoolKeys">;
+type PoolOperations = Pick<IdentityAdminImplementation, "checkIdentityHealth" | "listPools" | "createPool" | "getPool" | "updatePool" | "deletePool" | "rotatePoolKeys">;
 
 /** Pools: create, read, the partial update of their documents, delete, key rotation; and the liveness probe. */
 export function createPoolHandlers(deps: AdminDeps): PoolOperations {

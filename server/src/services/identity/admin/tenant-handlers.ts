@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { IdentityAdminHandler } from "../../../../../gen/openapi/identity-admin/handler.js";
+import type { IdentityAdminImplementation } from "../../../../../gen/openapi/identity-admin/handler.js";
 import type { Membership, Tenant } from "../../../../../gen/openapi/identity-admin/types.js";
 import { revoke } from "../refresh-families.js";
 import { createTenantStore, type MembershipRecord, type TenantRecord } from "../tenant-store.js";
@@ -8,7 +8,7 @@ import { readAdminDocument } from "./admin-document.js";
 import { isoTime } from "./pool-view.js";
 
 type TenantOperations = Pick<
-  IdentityAdminHandler,
+  IdentityAdminImplementation,
   "listTenants" | "createTenant" | "updateTenant" | "deleteTenant" | "setTenantMember" | "removeTenantMember" | "listTenantMembers"
 >;
 

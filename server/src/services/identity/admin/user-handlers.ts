@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { IdentityAdminHandler } from "../../../../../gen/openapi/identity-admin/handler.js";
+import type { IdentityAdminImplementation } from "../../../../../gen/openapi/identity-admin/handler.js";
 import type { AppUser } from "../../../../../gen/openapi/identity-admin/types.js";
 import { createUser } from "../account-flows.js";
 import { hashPassword } from "../password-hashing.js";
@@ -9,7 +9,7 @@ import { adminPool, type AdminDeps } from "./admin-pool-access.js";
 import { isoTime } from "./pool-view.js";
 
 type UserOperations = Pick<
-  IdentityAdminHandler,
+  IdentityAdminImplementation,
   "listUsers" | "createUser" | "getUser" | "updateUser" | "deleteUser" | "setUserPassword" | "revokeUserSessions" | "replaceUserRoles" | "setUserBanned" | "listUserTenants"
 >;
 

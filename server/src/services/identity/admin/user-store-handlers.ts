@@ -1,9 +1,9 @@
-import type { IdentityAdminHandler } from "../../../../../gen/openapi/identity-admin/handler.js";
+import type { IdentityAdminImplementation } from "../../../../../gen/openapi/identity-admin/handler.js";
 import { migrationControl } from "../user-store-migration/migration-control.js";
 import { adminPool, callerOf, type AdminDeps } from "./admin-pool-access.js";
 import { poolView } from "./pool-view.js";
 
-type UserStoreOperations = Pick<IdentityAdminHandler, "setUserStore" | "startUserStoreMigration" | "abortUserStoreMigration">;
+type UserStoreOperations = Pick<IdentityAdminImplementation, "setUserStore" | "startUserStoreMigration" | "abortUserStoreMigration">;
 
 /**
  * The pool's user store: re-point it (no copy), migrate it live, abort a migration. Abort stays

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { IdentityIssuerContext, IdentityIssuerHandler } from "../../../../../gen/openapi/identity-issuer/handler.js";
+import type { IdentityIssuerContext, IdentityIssuerImplementation } from "../../../../../gen/openapi/identity-issuer/handler.js";
 import { recover, resetPassword, signup, verifyEmail } from "../account-flows.js";
 import type { PoolContext } from "../pool-context.js";
 import { renderResetPage } from "./hosted-forms.js";
@@ -16,7 +16,7 @@ type Outcome = { readonly status: 200 | 400 | 401; readonly message: string };
  * Sign-up, recovery, reset and verification. The last three take a hosted page's form post as well
  * as JSON, and answer a form with a page and JSON with JSON.
  */
-export function createAccountHandlers(deps: IssuerDeps): Pick<IdentityIssuerHandler, "signup" | "recoverPassword" | "resetPassword" | "verifyEmail"> {
+export function createAccountHandlers(deps: IssuerDeps): Pick<IdentityIssuerImplementation, "signup" | "recoverPassword" | "resetPassword" | "verifyEmail"> {
   const { services } = deps;
   return {
     async signup(input, context) {

@@ -1,5 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
-import type { IdentityIssuerHandler } from "../../../../../gen/openapi/identity-issuer/handler.js";
+import type { IdentityIssuerImplementation } from "../../../../../gen/openapi/identity-issuer/handler.js";
 import { GrantError } from "../grant-error.js";
 import type { AuthorizationRequest } from "../login-transactions.js";
 import { verifyPassword } from "../password-hashing.js";
@@ -15,7 +15,7 @@ import { poolOf, type IssuerDeps } from "./issuer-context.js";
  * sends the browser back to the client with a code. A redirect URI that is not listed exactly
  * is never redirected to; every later error goes back to it with RFC 6749 codes and RFC 9207 `iss`.
  */
-export function createAuthorizeHandlers(deps: IssuerDeps): Pick<IdentityIssuerHandler, "authorize" | "showLoginPage" | "submitLogin"> {
+export function createAuthorizeHandlers(deps: IssuerDeps): Pick<IdentityIssuerImplementation, "authorize" | "showLoginPage" | "submitLogin"> {
   return {
     async authorize(input, context) {
       const pool = poolOf(context);

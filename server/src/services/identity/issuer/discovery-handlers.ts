@@ -1,10 +1,10 @@
-import type { IdentityIssuerHandler } from "../../../../../gen/openapi/identity-issuer/handler.js";
+import type { IdentityIssuerImplementation } from "../../../../../gen/openapi/identity-issuer/handler.js";
 import type { Branding } from "../../../../../gen/openapi/identity-issuer/types.js";
 import { pageBrandingOf } from "./hosted-page.js";
 import { poolOf, type IssuerDeps } from "./issuer-context.js";
 
 /** Discovery, the JWKS and branding: public documents any client or verifier may cache. */
-export function createDiscoveryHandlers(deps: IssuerDeps): Pick<IdentityIssuerHandler, "getOpenidConfiguration" | "getJwks" | "getBranding"> {
+export function createDiscoveryHandlers(deps: IssuerDeps): Pick<IdentityIssuerImplementation, "getOpenidConfiguration" | "getJwks" | "getBranding"> {
   return {
     async getOpenidConfiguration(_input, context) {
       const { issuer } = poolOf(context).issuer;

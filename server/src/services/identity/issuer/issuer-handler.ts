@@ -1,4 +1,4 @@
-import { createIdentityIssuerHandler, type IdentityIssuerHandler } from "../../../../../gen/openapi/identity-issuer/handler.js";
+import { createIdentityIssuerHandler, type IdentityIssuerImplementation } from "../../../../../gen/openapi/identity-issuer/handler.js";
 import type { RestPlaneHandler, UnexpectedErrorHandler } from "@platform/codegen/runtime/server";
 import { createAccountHandlers } from "./account-handlers.js";
 import { createAuthorizeHandlers } from "./authorize-handlers.js";
@@ -11,7 +11,7 @@ import { createTokenHandler } from "./token-handler.js";
 import { createUserInfoHandlers } from "./userinfo-handlers.js";
 
 /** Every operation of the issuer plane. */
-export function createIssuerImplementation(deps: IssuerDeps): IdentityIssuerHandler {
+export function createIssuerImplementation(deps: IssuerDeps): IdentityIssuerImplementation {
   return {
     ...createDiscoveryHandlers(deps),
     ...createAuthorizeHandlers(deps),

@@ -1,4 +1,4 @@
-import type { IdentityIssuerHandler } from "../../../../../gen/openapi/identity-issuer/handler.js";
+import type { IdentityIssuerImplementation } from "../../../../../gen/openapi/identity-issuer/handler.js";
 import { renderResetPage, renderVerifyPage } from "./hosted-forms.js";
 import { pageBrandingOf, renderMessagePage } from "./hosted-page.js";
 import { poolOf } from "./issuer-context.js";
@@ -7,7 +7,7 @@ import { poolOf } from "./issuer-context.js";
  * The pages the e-mailed links open. Opening one only shows a form: the token is used when the
  * form is posted, so a mail scanner that follows links uses nothing up.
  */
-export function createPageHandlers(): Pick<IdentityIssuerHandler, "showResetPage" | "showVerifyPage"> {
+export function createPageHandlers(): Pick<IdentityIssuerImplementation, "showResetPage" | "showVerifyPage"> {
   return {
     async showResetPage(input, context) {
       const pool = poolOf(context);

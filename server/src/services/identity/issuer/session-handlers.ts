@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { IdentityIssuerHandler } from "../../../../../gen/openapi/identity-issuer/handler.js";
+import type { IdentityIssuerImplementation } from "../../../../../gen/openapi/identity-issuer/handler.js";
 import type { AccessTokenClaims } from "../../../../../gen/openapi/identity-issuer/types.js";
 import { verifyAccessToken } from "../pool-tokens.js";
 import { bearerTokenOf } from "./bearer-token.js";
@@ -10,7 +10,7 @@ import { issuerUserOf } from "./issuer-user.js";
 const INVALID_TOKEN = { "www-authenticate": 'Bearer error="invalid_token"' } as const;
 
 /** GET /user and POST /logout: what a holder of the pool's tokens can do with them. */
-export function createSessionHandlers(deps: IssuerDeps): Pick<IdentityIssuerHandler, "getCurrentUser" | "logout"> {
+export function createSessionHandlers(deps: IssuerDeps): Pick<IdentityIssuerImplementation, "getCurrentUser" | "logout"> {
   const { services } = deps;
   return {
     async getCurrentUser(_input, context) {

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { IdentityIssuerHandler } from "../../../../../gen/openapi/identity-issuer/handler.js";
+import type { IdentityIssuerImplementation } from "../../../../../gen/openapi/identity-issuer/handler.js";
 import type { PasswordGrant, TokenRequest, TokenResult } from "../../../../../gen/openapi/identity-issuer/types.js";
 import { GrantError } from "../grant-error.js";
 import type { IdentityServices, PoolContext } from "../pool-context.js";
@@ -13,7 +13,7 @@ const NO_STORE = { "cache-control": "no-store" } as const;
  * POST /token. Every refusal is an RFC 6749 section 5.2 body with the status the document gives
  * it; the grants themselves live in token-grants.ts.
  */
-export function createTokenHandler(deps: IssuerDeps): Pick<IdentityIssuerHandler, "token"> {
+export function createTokenHandler(deps: IssuerDeps): Pick<IdentityIssuerImplementation, "token"> {
   return {
     async token(input, context) {
       const pool = poolOf(context);

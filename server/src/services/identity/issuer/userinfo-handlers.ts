@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { IdentityIssuerContext, IdentityIssuerHandler } from "../../../../../gen/openapi/identity-issuer/handler.js";
+import type { IdentityIssuerContext, IdentityIssuerImplementation } from "../../../../../gen/openapi/identity-issuer/handler.js";
 import type { GetUserInfoResult } from "../../../../../gen/openapi/identity-issuer/types.js";
 import { verifyAccessToken } from "../pool-tokens.js";
 import { bearerChallenge, bearerTokenOf } from "./bearer-token.js";
@@ -13,7 +13,7 @@ const NO_STORE = { "cache-control": "no-store" } as const;
  * Authorization header, or (POST) as the form member `access_token`, RFC 6750 sections 2.1 and
  * 2.2. A token whose user has since been deleted or banned is answered as an invalid token.
  */
-export function createUserInfoHandlers(deps: IssuerDeps): Pick<IdentityIssuerHandler, "getUserInfo" | "postUserInfo"> {
+export function createUserInfoHandlers(deps: IssuerDeps): Pick<IdentityIssuerImplementation, "getUserInfo" | "postUserInfo"> {
   const { services } = deps;
 
   async function userInfo(context: IdentityIssuerContext, formToken: string | undefined): Promise<GetUserInfoResult> {

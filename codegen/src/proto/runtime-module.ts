@@ -1,2 +1,0 @@
-/** The module specifier generated code imports the runtime from (codegen/runtime). */
-export const RUNTIME_MODULE = "@platform/codegen/runtime";
