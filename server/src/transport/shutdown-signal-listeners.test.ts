@@ -5,7 +5,7 @@ import { createAsyncIterable, type UniversalServerRequest } from "@connectrpc/co
 import { createRestHandler } from "@platform/codegen/runtime/server";
 import { afterEach, describe, expect, it } from "vitest";
 import { ThreadEventSchema } from "../../../gen/platform/script/v1/events_pb.js";
-import { ScriptServiceHttpRoutes } from "../../../gen/platform/script/v1/script_service_http.js";
+import { ScriptServiceRoutes } from "../../../gen/platform/script/v1/script_service_http.js";
 import { ScriptService } from "../../../gen/platform/script/v1/script_service_pb.js";
 import type { ScriptServiceImplementation } from "../../../gen/platform/script/v1/script_service_server.js";
 import { ThreadSchema, ThreadStatus } from "../../../gen/platform/script/v1/thread_pb.js";
@@ -33,7 +33,7 @@ const implementation: Partial<ScriptServiceImplementation> = {
 
 function handlerWith(shutdownSignal: AbortSignal) {
   const spec = createServiceImplSpec(ScriptService as DescService, implementation as Partial<ServiceImpl<DescService>>);
-  const targets = ScriptServiceHttpRoutes.routes.map((route) => ({ route, spec: spec.methods[route.rpc]! }));
+  const targets = ScriptServiceRoutes.routes.map((route) => ({ route, spec: spec.methods[route.rpc]! }));
   return createRestHandler(targets, { shutdownSignal });
 }
 
