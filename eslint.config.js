@@ -4,7 +4,9 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["**/node_modules/**", "gen/**", "codegen/test/golden/**", "bench/out/**", "sdk/dist/**", "docs-site/**"] },
+  {
+    ignores: ["**/node_modules/**", "gen/**", "codegen/test/golden/**", "bench/out/**", "sdk/dist/**", "docs-site/**"],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -14,7 +16,10 @@ export default tseslint.config(
   },
   {
     rules: {
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" },
+      ],
       "@typescript-eslint/consistent-type-imports": "error",
       "no-constant-condition": ["error", { checkLoops: false }],
     },

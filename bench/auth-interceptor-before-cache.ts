@@ -44,7 +44,8 @@ const organizationHeader = "x-organization-name";
  * rotation or revoked grant takes effect on the next call.
  */
 export function createAuthInterceptor(options: AuthInterceptorOptions): Interceptor {
-  const readBindings = typeof options.bindings === "function" ? options.bindings : () => options.bindings as readonly ServiceBinding[];
+  const readBindings =
+    typeof options.bindings === "function" ? options.bindings : () => options.bindings as readonly ServiceBinding[];
   const accessByService = new Map<string, ServiceAccess>();
   const requiredByMethod = new Map<DescMethod, RequiredRole>();
 
@@ -71,7 +72,8 @@ export function createAuthInterceptor(options: AuthInterceptorOptions): Intercep
     if (access.publicMethods.includes(request.method.localName)) return next(request);
 
     const principal = await authenticate(options.db, request.header.get("authorization"));
-    if (access.organizationHeader) checkOrganizationHeader(request.header.get(organizationHeader), principal, request.service.typeName);
+    if (access.organizationHeader)
+      checkOrganizationHeader(request.header.get(organizationHeader), principal, request.service.typeName);
     const required = requiredFor(request.service, request.method);
     if (!required.anyOf.some((role) => principal.roles.has(role))) {
       throw new ConnectError(
@@ -100,8 +102,10 @@ export async function authenticate(db: Database, authorization: string | null): 
   const match = /^(\S+)\s+(\S+)\s*$/.exec(authorization.trim());
   if (!match) throw unauthenticated("malformed Authorization header: expected Bearer <API key>");
   const [, scheme, token] = match;
-  if (scheme!.toLowerCase() !== "bearer") throw unauthenticated(`unsupported authorization scheme "${scheme!.slice(0, 20)}": use Bearer <API key>`);
-  if (!isApiKeySecretShape(token!)) throw unauthenticated("malformed bearer token: expected an API key (dk_ followed by 43 characters)");
+  if (scheme!.toLowerCase() !== "bearer")
+    throw unauthenticated(`unsupported authorization scheme "${scheme!.slice(0, 20)}": use Bearer <API key>`);
+  if (!isApiKeySecretShape(token!))
+    throw unauthenticated("malformed bearer token: expected an API key (dk_ followed by 43 characters)");
 
   // One round trip per call: the key, its organization and its organization-wide roles.
   const [row] = await db
@@ -120,7 +124,10 @@ export async function authenticate(db: Database, authorization: string | null): 
   const { key } = row;
   const now = Date.now();
   if (key.state === "revoked") throw unauthenticated(`API key ${key.secretPrefix}… (${key.id}) was revoked`);
-  if (key.expiresAt !== 0 && key.expiresAt <= now) throw unauthenticated(`API key ${key.secretPrefix}… (${key.id}) expired at ${new Date(key.expiresAt).toISOString()}`);
+  if (key.expiresAt !== 0 && key.expiresAt <= now)
+    throw unauthenticated(
+      `API key ${key.secretPrefix}… (${key.id}) expired at ${new Date(key.expiresAt).toISOString()}`,
+    );
 
   if (now - key.lastUsedAt >= lastUsedResolutionMs) {
     // Conditional, so concurrent calls of one key write once per resolution window.
@@ -134,9 +141,15 @@ export async function authenticate(db: Database, authorization: string | null): 
 
 function checkOrganizationHeader(value: string | null, principal: Principal, service: string): void {
   if (value === null || value.trim() === "") {
-    throw new ConnectError(`${service} requires the header ${organizationHeader}: set it to your organization's name`, Code.PermissionDenied);
+    throw new ConnectError(
+      `${service} requires the header ${organizationHeader}: set it to your organization's name`,
+      Code.PermissionDenied,
+    );
   }
   if (value.trim() !== principal.orgName) {
-    throw new ConnectError(`${organizationHeader} "${value.trim().slice(0, 63)}" is not the organization of this API key`, Code.PermissionDenied);
+    throw new ConnectError(
+      `${organizationHeader} "${value.trim().slice(0, 63)}" is not the organization of this API key`,
+      Code.PermissionDenied,
+    );
   }
 }

@@ -30,7 +30,10 @@ const { db } = handle;
 const store = createThreadStore(db);
 const scripts = createScriptStore(db);
 const signals = await createThreadSignals(handle);
-const [org] = await db.insert(organizations).values({ name: `bench-${Date.now()}` }).returning();
+const [org] = await db
+  .insert(organizations)
+  .values({ name: `bench-${Date.now()}` })
+  .returning();
 
 async function publish(name: string, steps: number) {
   const source = `dsl: script/1\nsteps:\n${Array.from({ length: steps }, (_, i) => `  - {id: s${i}, set: {values: {n: ${i}}}}`).join("\n")}\n`;
@@ -47,13 +50,31 @@ async function publish(name: string, steps: number) {
   return { name, version: script.activeVersion, steps };
 }
 const insert = (script: { name: string; version: number; steps: number }) =>
-  store.insert({ orgId: org!.id, scriptName: script.name, scriptVersion: script.version, input: {}, env: {}, metadata: {}, totalSteps: script.steps });
+  store.insert({
+    orgId: org!.id,
+    scriptName: script.name,
+    scriptVersion: script.version,
+    input: {},
+    env: {},
+    metadata: {},
+    totalSteps: script.steps,
+  });
 
 const blobRoot = await mkdtemp(join(tmpdir(), "bench-blobs-"));
 const artifacts = createArtifactStore(db, createFilesystemBlobStore(blobRoot));
-const worker = createThreadWorker({ box: createSecretBox(randomBytes(SECRET_KEY_BYTES)), store, scripts, signals, tools: createToolRegistry([]), artifacts, concurrency: 16, pollMs: 200 });
+const worker = createThreadWorker({
+  box: createSecretBox(randomBytes(SECRET_KEY_BYTES)),
+  store,
+  scripts,
+  signals,
+  tools: createToolRegistry([]),
+  artifacts,
+  concurrency: 16,
+  pollMs: 200,
+});
 worker.start();
-const percentile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
+const percentile = (values: number[], q: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
 
 async function waitAll(ids: string[]): Promise<void> {
   const pending = new Set(ids);
@@ -86,7 +107,9 @@ await signals.runnable();
 await waitAll([longThread.id]);
 await reading;
 unsubscribe();
-const starts = (await store.eventsAfter(longThread.orgId, longThread.id, 0)).filter((e) => e.kind === "stepStarted").map((e) => e.createdAt);
+const starts = (await store.eventsAfter(longThread.orgId, longThread.id, 0))
+  .filter((e) => e.kind === "stepStarted")
+  .map((e) => e.createdAt);
 const intervals = starts.slice(1).map((t, i) => t - starts[i]!);
 
 // 2. New thread to its first step_started, one at a time.
@@ -113,7 +136,15 @@ await signals.close();
 await handle.close();
 await rm(blobRoot, { recursive: true, force: true });
 console.log(`engine on ${handle.kind === "postgres" ? "PostgreSQL" : "embedded PGlite"}`);
-console.log(`per-step overhead (50 no-op steps): p50 ${percentile(intervals, 0.5)} ms, p99 ${percentile(intervals, 0.99)} ms`);
-console.log(`watch delivery after an event is written (${delivery.length} events): p50 ${percentile(delivery, 0.5)} ms, p99 ${percentile(delivery, 0.99)} ms`);
-console.log(`new thread to first step_started (20 runs): p50 ${percentile(firstStep, 0.5)} ms, p99 ${percentile(firstStep, 0.99)} ms`);
-console.log(`throughput: ${threadCount} threads of 3 steps in ${seconds.toFixed(2)} s = ${(threadCount / seconds).toFixed(1)} threads/s`);
+console.log(
+  `per-step overhead (50 no-op steps): p50 ${percentile(intervals, 0.5)} ms, p99 ${percentile(intervals, 0.99)} ms`,
+);
+console.log(
+  `watch delivery after an event is written (${delivery.length} events): p50 ${percentile(delivery, 0.5)} ms, p99 ${percentile(delivery, 0.99)} ms`,
+);
+console.log(
+  `new thread to first step_started (20 runs): p50 ${percentile(firstStep, 0.5)} ms, p99 ${percentile(firstStep, 0.99)} ms`,
+);
+console.log(
+  `throughput: ${threadCount} threads of 3 steps in ${seconds.toFixed(2)} s = ${(threadCount / seconds).toFixed(1)} threads/s`,
+);

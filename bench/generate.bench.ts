@@ -11,12 +11,27 @@ const buf = "node_modules/.bin/buf";
 const esOnly = JSON.stringify({
   version: "v2",
   inputs: [{ directory: "proto" }],
-  plugins: [{ local: "node_modules/.bin/protoc-gen-es", out: "gen", include_imports: true, strategy: "all", opt: ["target=ts", "import_extension=js"] }],
+  plugins: [
+    {
+      local: "node_modules/.bin/protoc-gen-es",
+      out: "gen",
+      include_imports: true,
+      strategy: "all",
+      opt: ["target=ts", "import_extension=js"],
+    },
+  ],
 });
 const ourOnly = JSON.stringify({
   version: "v2",
   inputs: [{ directory: "proto" }],
-  plugins: [{ local: ["node", "--import", "tsx", "codegen/src/proto/main.ts"], out: "gen", strategy: "all", opt: ["target=ts", "import_extension=js"] }],
+  plugins: [
+    {
+      local: ["node", "--import", "tsx", "codegen/src/proto/main.ts"],
+      out: "gen",
+      strategy: "all",
+      opt: ["target=ts", "import_extension=js"],
+    },
+  ],
 });
 
 /** Runs a generator writing into a fresh temporary directory, `runs` times, and prints the spread. */
@@ -30,11 +45,15 @@ function time(label: string, generate: (out: string) => void, runs = 5): void {
     rmSync(out, { recursive: true, force: true });
   }
   seconds.sort((a, b) => a - b);
-  console.log(`${label.padEnd(46)} median ${seconds[Math.floor(runs / 2)]!.toFixed(2)} s  (min ${seconds[0]!.toFixed(2)}, max ${seconds.at(-1)!.toFixed(2)})`);
+  console.log(
+    `${label.padEnd(46)} median ${seconds[Math.floor(runs / 2)]!.toFixed(2)} s  (min ${seconds[0]!.toFixed(2)}, max ${seconds.at(-1)!.toFixed(2)})`,
+  );
 }
 
-const bufGenerate = (args: string[]) => (out: string) => execFileSync(buf, ["generate", ...args, "-o", out], { stdio: "inherit" });
-const openApiGenerate = (out: string) => execFileSync("node", ["--import", "tsx", "codegen/src/openapi/main.ts", join(out, "openapi")], { stdio: "inherit" });
+const bufGenerate = (args: string[]) => (out: string) =>
+  execFileSync(buf, ["generate", ...args, "-o", out], { stdio: "inherit" });
+const openApiGenerate = (out: string) =>
+  execFileSync("node", ["--import", "tsx", "codegen/src/openapi/main.ts", join(out, "openapi")], { stdio: "inherit" });
 
 time("buf generate (full contract, both plugins)", bufGenerate([]));
 time("baseline: protoc-gen-es alone", bufGenerate(["--template", esOnly]));

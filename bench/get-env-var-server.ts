@@ -64,7 +64,10 @@ async function apiPlane(auth: "cached" | "per-call" | "before") {
     ],
     shutdownSignal: shutdown.signal,
   });
-  registerScriptService(router, createScriptService({ db, box, version: "bench", startedAt: Date.now(), tools: createToolRegistry([]) }));
+  registerScriptService(
+    router,
+    createScriptService({ db, box, version: "bench", startedAt: Date.now(), tools: createToolRegistry([]) }),
+  );
   return listenPlane({
     name: "api",
     host: "127.0.0.1",
@@ -92,18 +95,25 @@ const raw = http.createServer((req, res) => {
   authenticate(db, req.headers.authorization ?? null, url.startsWith("/env/") ? credentials : undefined)
     .then((principal) => env.getEnvVar(principal.orgId, key))
     .then(
-    (value) => {
-      res.writeHead(value === undefined ? 404 : 200, { "content-type": "application/json" });
-      res.end(JSON.stringify(value === undefined ? { code: "not_found" } : { key, value }));
-    },
-    () => {
-      res.writeHead(500);
-      res.end();
-    },
-  );
+      (value) => {
+        res.writeHead(value === undefined ? 404 : 200, { "content-type": "application/json" });
+        res.end(JSON.stringify(value === undefined ? { code: "not_found" } : { key, value }));
+      },
+      () => {
+        res.writeHead(500);
+        res.end();
+      },
+    );
 });
 await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
 
 process.stdout.write(
-  JSON.stringify({ api: plane.url, uncachedApi: uncachedPlane.url, beforeApi: beforePlane.url, raw: `http://127.0.0.1:${(raw.address() as AddressInfo).port}`, token: issued.secret, organization: "bench" }) + "\n",
+  JSON.stringify({
+    api: plane.url,
+    uncachedApi: uncachedPlane.url,
+    beforeApi: beforePlane.url,
+    raw: `http://127.0.0.1:${(raw.address() as AddressInfo).port}`,
+    token: issued.secret,
+    organization: "bench",
+  }) + "\n",
 );

@@ -20,10 +20,19 @@ import { formatNs, measure } from "./measure.js";
 
 const [seconds = 4, rounds = 3, connections = 16] = process.argv.slice(2).map(Number);
 
-const server = spawn(process.execPath, ["--import", "tsx", new URL("./get-env-var-server.ts", import.meta.url).pathname], { stdio: ["ignore", "pipe", "inherit"] });
-const target = await new Promise<{ api: string; uncachedApi: string; beforeApi: string; raw: string; token: string; organization: string }>((resolve) =>
-  createInterface({ input: server.stdout! }).once("line", (line) => resolve(JSON.parse(line))),
+const server = spawn(
+  process.execPath,
+  ["--import", "tsx", new URL("./get-env-var-server.ts", import.meta.url).pathname],
+  { stdio: ["ignore", "pipe", "inherit"] },
 );
+const target = await new Promise<{
+  api: string;
+  uncachedApi: string;
+  beforeApi: string;
+  raw: string;
+  token: string;
+  organization: string;
+}>((resolve) => createInterface({ input: server.stdout! }).once("line", (line) => resolve(JSON.parse(line))));
 const auth = { authorization: `Bearer ${target.token}`, "x-organization-name": target.organization };
 
 interface Variant {
@@ -35,13 +44,38 @@ const variants: Variant[] = [
   {
     name: "Connect JSON  POST /platform.script.v1.ScriptService/GetEnvVar",
     origin: target.api,
-    request: { method: "POST", path: "/platform.script.v1.ScriptService/GetEnvVar", headers: { ...auth, "content-type": "application/json" }, body: '{"key":"REGION"}' },
+    request: {
+      method: "POST",
+      path: "/platform.script.v1.ScriptService/GetEnvVar",
+      headers: { ...auth, "content-type": "application/json" },
+      body: '{"key":"REGION"}',
+    },
   },
-  { name: "HTTP route    GET /v1/script/env/REGION", origin: target.api, request: { method: "GET", path: "/v1/script/env/REGION", headers: auth } },
-  { name: "HTTP route, key read per call (prepared)", origin: target.uncachedApi, request: { method: "GET", path: "/v1/script/env/REGION", headers: auth } },
-  { name: "HTTP route, auth as before the cache (baseline)", origin: target.beforeApi, request: { method: "GET", path: "/v1/script/env/REGION", headers: auth } },
-  { name: "raw node:http GET /env/REGION", origin: target.raw, request: { method: "GET", path: "/env/REGION", headers: auth } },
-  { name: "raw node:http, key read per call", origin: target.raw, request: { method: "GET", path: "/uncached/REGION", headers: auth } },
+  {
+    name: "HTTP route    GET /v1/script/env/REGION",
+    origin: target.api,
+    request: { method: "GET", path: "/v1/script/env/REGION", headers: auth },
+  },
+  {
+    name: "HTTP route, key read per call (prepared)",
+    origin: target.uncachedApi,
+    request: { method: "GET", path: "/v1/script/env/REGION", headers: auth },
+  },
+  {
+    name: "HTTP route, auth as before the cache (baseline)",
+    origin: target.beforeApi,
+    request: { method: "GET", path: "/v1/script/env/REGION", headers: auth },
+  },
+  {
+    name: "raw node:http GET /env/REGION",
+    origin: target.raw,
+    request: { method: "GET", path: "/env/REGION", headers: auth },
+  },
+  {
+    name: "raw node:http, key read per call",
+    origin: target.raw,
+    request: { method: "GET", path: "/uncached/REGION", headers: auth },
+  },
 ];
 
 /** The server process's CPU time so far, in microseconds: charged to a round's requests, it is what each costs the server whatever else the machine runs. */
@@ -50,7 +84,10 @@ async function serverCpuMicros(): Promise<number> {
   return ((await response.json()) as { micros: number }).micros;
 }
 
-async function round(variant: Variant, durationMs: number): Promise<{ rps: number; p50: number; p99: number; cpu: number }> {
+async function round(
+  variant: Variant,
+  durationMs: number,
+): Promise<{ rps: number; p50: number; p99: number; cpu: number }> {
   const pool = new Pool(variant.origin, { connections, pipelining: 1 });
   const cpuBefore = await serverCpuMicros();
   const latencies: number[] = [];
@@ -86,18 +123,36 @@ server.kill("SIGTERM");
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const summary = variants.map((v) => {
   const rs = results.get(v.name)!;
-  return { name: v.name, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), cpu: median(rs.map((r) => r.cpu)) };
+  return {
+    name: v.name,
+    rps: median(rs.map((r) => r.rps)),
+    p50: median(rs.map((r) => r.p50)),
+    p99: median(rs.map((r) => r.p99)),
+    cpu: median(rs.map((r) => r.cpu)),
+  };
 });
 console.log(`GetEnvVar, ${connections} connections, ${rounds} interleaved rounds of ${seconds} s (medians)`);
-for (const s of summary) console.log(`${s.name.padEnd(62)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  server CPU ${s.cpu.toFixed(0)} µs/req`);
+for (const s of summary)
+  console.log(
+    `${s.name.padEnd(62)} ${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50.toFixed(2)} ms  p99 ${s.p99.toFixed(2)} ms  server CPU ${s.cpu.toFixed(0)} µs/req`,
+  );
 /** A throughput ratio taken within each round: median, and min–max over the rounds. */
 function ratio(label: string, over: Variant, under: Variant): void {
   const a = results.get(over.name)!;
   const b = results.get(under.name)!;
   const ratios = a.map((r, i) => r.rps / b[i]!.rps).sort((x, y) => x - y);
-  console.log(`${label.padEnd(48)} ${median(ratios).toFixed(2)}x  (rounds ${ratios[0]!.toFixed(2)}–${ratios.at(-1)!.toFixed(2)})`);
+  console.log(
+    `${label.padEnd(48)} ${median(ratios).toFixed(2)}x  (rounds ${ratios[0]!.toFixed(2)}–${ratios.at(-1)!.toFixed(2)})`,
+  );
 }
-const [connect, rest, restUncached, restBefore, raw, rawUncached] = variants as [Variant, Variant, Variant, Variant, Variant, Variant];
+const [connect, rest, restUncached, restBefore, raw, rawUncached] = variants as [
+  Variant,
+  Variant,
+  Variant,
+  Variant,
+  Variant,
+  Variant,
+];
 ratio("HTTP route / HTTP route as before the cache", rest, restBefore);
 ratio("Connect / HTTP route as before the cache", connect, restBefore);
 ratio("HTTP route / HTTP route, key read per call", rest, restUncached);
@@ -110,4 +165,6 @@ const opening = measure("open", () => box.open(sealed, "platform.script.v1.EnvVa
 const slot = { orgId: "00000000-0000-4000-8000-000000000000", key: "REGION" };
 const stored = sealEnvValue(box, slot, "eu-west");
 const remembered = measure("open remembered", () => openEnvValue(box, slot, stored));
-console.log(`Opening one sealed value in process: ${formatNs(opening.nsPerOp)}; one the store opened before (remembered): ${formatNs(remembered.nsPerOp)}`);
+console.log(
+  `Opening one sealed value in process: ${formatNs(opening.nsPerOp)}; one the store opened before (remembered): ${formatNs(remembered.nsPerOp)}`,
+);

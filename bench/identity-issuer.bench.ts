@@ -21,15 +21,28 @@ try {
   await admin.createPool({ body: { name: "bench" } });
   // Budgets far above what the bench sends: it measures the grants, not the limiter's refusals.
   const budget = { requests: 10_000_000, window_seconds: 60 };
-  await admin.updatePool({ path: { pool: "bench" }, body: { policiesJson: JSON.stringify({ rate_limits: { token: budget, login: budget, login_ip: budget, login_email: budget } }) } });
+  await admin.updatePool({
+    path: { pool: "bench" },
+    body: {
+      policiesJson: JSON.stringify({
+        rate_limits: { token: budget, login: budget, login_ip: budget, login_email: budget },
+      }),
+    },
+  });
   const emails = Array.from({ length: clients }, (_, i) => `user-${i}@example.com`);
   for (const email of emails) await admin.createUser({ path: { pool: "bench" }, body: { email, password: PASSWORD } });
   const tokenUrl = `${server.urls.identity}/bench/bench/token`;
 
   async function token(form: Record<string, string>): Promise<Record<string, string>> {
-    const answer = await request(tokenUrl, { method: "POST", dispatcher, headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(form).toString() });
+    const answer = await request(tokenUrl, {
+      method: "POST",
+      dispatcher,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(form).toString(),
+    });
     const body = (await answer.body.json()) as Record<string, string>;
-    if (answer.statusCode !== 200) throw new Error(`token endpoint answered ${answer.statusCode}: ${JSON.stringify(body)}`);
+    if (answer.statusCode !== 200)
+      throw new Error(`token endpoint answered ${answer.statusCode}: ${JSON.stringify(body)}`);
     return body;
   }
 
@@ -39,7 +52,10 @@ try {
     return (Number(fields[11]) + Number(fields[12])) / 100;
   };
 
-  async function rate(workers: number, op: (worker: number) => Promise<unknown>): Promise<{ perSecond: number; p50: number; p99: number; perServerCpuSecond: number }> {
+  async function rate(
+    workers: number,
+    op: (worker: number) => Promise<unknown>,
+  ): Promise<{ perSecond: number; p50: number; p99: number; perServerCpuSecond: number }> {
     const latencies: number[] = [];
     const cpuBefore = serverCpuSeconds();
     const deadline = performance.now() + seconds * 1000;
@@ -56,12 +72,20 @@ try {
     const cpu = serverCpuSeconds() - cpuBefore;
     latencies.sort((a, b) => a - b);
     const at = (q: number) => Math.round(latencies[Math.floor(q * (latencies.length - 1))]! * 10) / 10;
-    return { perSecond: latencies.length / ((performance.now() - start) / 1000), p50: at(0.5), p99: at(0.99), perServerCpuSecond: latencies.length / cpu };
+    return {
+      perSecond: latencies.length / ((performance.now() - start) / 1000),
+      p50: at(0.5),
+      p99: at(0.99),
+      perServerCpuSecond: latencies.length / cpu,
+    };
   }
 
   const login = (worker: number) => token({ grant_type: "password", email: emails[worker]!, password: PASSWORD });
   const sessions = await Promise.all(emails.map(async (_, worker) => (await login(worker)).refresh_token!));
-  const refresh = async (worker: number) => (sessions[worker] = (await token({ grant_type: "refresh_token", refresh_token: sessions[worker]! })).refresh_token!);
+  const refresh = async (worker: number) =>
+    (sessions[worker] = (
+      await token({ grant_type: "refresh_token", refresh_token: sessions[worker]! })
+    ).refresh_token!);
   await rate(clients, refresh); // warm-up: JIT, connection pools, caches
   const refreshes = await rate(clients, refresh);
   const logins = await rate(Math.min(clients, 8), login);
@@ -69,8 +93,12 @@ try {
   const cores = availableParallelism();
   const row = (what: string, r: { perSecond: number; p50: number; p99: number; perServerCpuSecond: number }) =>
     `| ${what} | ${r.perSecond.toFixed(0)} | ${(r.perSecond / cores).toFixed(0)} | ${r.perServerCpuSecond.toFixed(0)} | ${r.p50} ms | ${r.p99} ms |`;
-  console.log(`\nIssuer token endpoint over HTTP, ${server.databaseUrl ? "PostgreSQL" : "embedded"}, ${cores} cores shared by server, client and database, ${seconds} s per measure\n`);
-  console.log("| What | Per second | Per second / cores | Per server CPU second | p50 | p99 |\n|---|---|---|---|---|---|");
+  console.log(
+    `\nIssuer token endpoint over HTTP, ${server.databaseUrl ? "PostgreSQL" : "embedded"}, ${cores} cores shared by server, client and database, ${seconds} s per measure\n`,
+  );
+  console.log(
+    "| What | Per second | Per second / cores | Per server CPU second | p50 | p99 |\n|---|---|---|---|---|---|",
+  );
   console.log(row(`refresh grant, ${clients} clients each rotating its own session`, refreshes));
   console.log(row(`password grant (argon2id verify), ${Math.min(clients, 8)} clients`, logins));
 } finally {

@@ -16,7 +16,11 @@ import { openTestDatabase } from "../server/test/test-database.js";
 const seconds = Number(process.argv[2] ?? 3);
 
 /** Runs `workers` loops of `op` (told its worker's index) for the duration; answers operations per second. */
-async function rate(op: (worker: number) => Promise<unknown>, workers: number, durationMs = seconds * 1000): Promise<number> {
+async function rate(
+  op: (worker: number) => Promise<unknown>,
+  workers: number,
+  durationMs = seconds * 1000,
+): Promise<number> {
   let count = 0;
   const deadline = performance.now() + durationMs;
   const start = performance.now();
@@ -37,7 +41,10 @@ await rate(() => hashPassword("warm-up"), 1, 500);
 rows.push(["argon2id hash, 1 at a time", await rate(() => hashPassword("correct horse battery staple"), 1)]);
 rows.push(["argon2id hash, 4 at once (libuv pool)", await rate(() => hashPassword("correct horse battery staple"), 4)]);
 rows.push(["argon2id verify, 1 at a time", await rate(() => verifyPassword(stored, "wrong password"), 1)]);
-rows.push(["argon2id verify, unknown user (dummy hash)", await rate(() => verifyPassword(undefined, "wrong password"), 1)]);
+rows.push([
+  "argon2id verify, unknown user (dummy hash)",
+  await rate(() => verifyPassword(undefined, "wrong password"), 1),
+]);
 
 const database = await openTestDatabase();
 try {
@@ -46,18 +53,41 @@ try {
   const ref = poolRefOf(pool);
   const keys = createPoolKeys(database.db, box);
   const issuer = poolIssuer("http://localhost:8084", "bench-org", pool);
-  const subject = { userId: "0f0e0d0c-0b0a-4908-8706-050403020100", email: "a@example.com", emailVerified: true, appRoles: [], memberships: [] };
+  const subject = {
+    userId: "0f0e0d0c-0b0a-4908-8706-050403020100",
+    email: "a@example.com",
+    emailVerified: true,
+    appRoles: [],
+    memberships: [],
+  };
   await keys.jwks(ref);
-  rows.push(["access token sign (EdDSA, active key read from the store)", await rate(() => issueAccessToken(keys, issuer, accessTokenClaims(issuer, { subject, sessionId: "s" }, Date.now())), 1)]);
+  rows.push([
+    "access token sign (EdDSA, active key read from the store)",
+    await rate(
+      () => issueAccessToken(keys, issuer, accessTokenClaims(issuer, { subject, sessionId: "s" }, Date.now())),
+      1,
+    ),
+  ]);
 
   const families = createRefreshFamilies(database.db, box);
   let token = (await families.start(ref, { userId: subject.userId, authTimeMs: Date.now() })).refreshToken;
-  rows.push([`refresh rotation, one session back to back (${database.kind})`, await rate(async () => (token = (await families.rotate(ref, token)).refreshToken), 1)]);
+  rows.push([
+    `refresh rotation, one session back to back (${database.kind})`,
+    await rate(async () => (token = (await families.rotate(ref, token)).refreshToken), 1),
+  ]);
   // Each worker rotates a session of its own, as separate clients do.
-  const sessions = await Promise.all(Array.from({ length: 4 }, async () => (await families.start(ref, { userId: subject.userId, authTimeMs: Date.now() })).refreshToken));
+  const sessions = await Promise.all(
+    Array.from(
+      { length: 4 },
+      async () => (await families.start(ref, { userId: subject.userId, authTimeMs: Date.now() })).refreshToken,
+    ),
+  );
   rows.push([
     `refresh rotation, 4 sessions concurrently (${database.kind})`,
-    await rate(async (worker) => (sessions[worker] = (await families.rotate(ref, sessions[worker]!)).refreshToken), sessions.length),
+    await rate(
+      async (worker) => (sessions[worker] = (await families.rotate(ref, sessions[worker]!)).refreshToken),
+      sessions.length,
+    ),
   ]);
 } finally {
   await database.close();

@@ -1,5 +1,9 @@
 /** Runs `fn` in timed batches after a warm-up and reports the median time per call. */
-export function measure(name: string, fn: () => unknown, { batch = 2_000, rounds = 15 } = {}): { name: string; nsPerOp: number } {
+export function measure(
+  name: string,
+  fn: () => unknown,
+  { batch = 2_000, rounds = 15 } = {},
+): { name: string; nsPerOp: number } {
   for (let i = 0; i < batch; i++) fn();
   const samples: number[] = [];
   for (let round = 0; round < rounds; round++) {
@@ -24,5 +28,9 @@ export async function measureAsync(name: string, fn: () => Promise<unknown>, { b
 }
 
 export function formatNs(ns: number): string {
-  return ns >= 1_000_000 ? `${(ns / 1_000_000).toFixed(2)} ms` : ns >= 1_000 ? `${(ns / 1_000).toFixed(2)} µs` : `${ns.toFixed(0)} ns`;
+  return ns >= 1_000_000
+    ? `${(ns / 1_000_000).toFixed(2)} ms`
+    : ns >= 1_000
+      ? `${(ns / 1_000).toFixed(2)} µs`
+      : `${ns.toFixed(0)} ns`;
 }

@@ -11,13 +11,30 @@ const IN_FLIGHT = 32;
 const LOOKUPS = 9_600;
 const database = await openTestDatabase();
 const { db } = database;
-const values = { orgId: await database.createOrganization(), poolId: "00000000-0000-4000-8000-000000000002", userId: "00000000-0000-4000-8000-000000000003" };
-const columns = { id: identityUsers.id, email: identityUsers.email, appRoles: identityUsers.appRoles, banned: identityUsers.banned, createdAt: identityUsers.createdAt };
+const values = {
+  orgId: await database.createOrganization(),
+  poolId: "00000000-0000-4000-8000-000000000002",
+  userId: "00000000-0000-4000-8000-000000000003",
+};
+const columns = {
+  id: identityUsers.id,
+  email: identityUsers.email,
+  appRoles: identityUsers.appRoles,
+  banned: identityUsers.banned,
+  createdAt: identityUsers.createdAt,
+};
 const prepared = perDatabase((handle) =>
   handle
     .select(columns)
     .from(identityUsers)
-    .where(and(eq(identityUsers.orgId, sql.placeholder("orgId")), eq(identityUsers.poolId, sql.placeholder("poolId")), eq(identityUsers.id, sql.placeholder("userId")), eq(identityUsers.deletedAt, 0)))
+    .where(
+      and(
+        eq(identityUsers.orgId, sql.placeholder("orgId")),
+        eq(identityUsers.poolId, sql.placeholder("poolId")),
+        eq(identityUsers.id, sql.placeholder("userId")),
+        eq(identityUsers.deletedAt, 0),
+      ),
+    )
     .prepare("bench_user_by_id"),
 );
 
@@ -38,19 +55,33 @@ try {
     [
       "builder (SQL built per call, unnamed statement)",
       await cpuPerLookup(() =>
-        db.select(columns).from(identityUsers).where(and(eq(identityUsers.orgId, values.orgId), eq(identityUsers.poolId, values.poolId), eq(identityUsers.id, values.userId), eq(identityUsers.deletedAt, 0))),
+        db
+          .select(columns)
+          .from(identityUsers)
+          .where(
+            and(
+              eq(identityUsers.orgId, values.orgId),
+              eq(identityUsers.poolId, values.poolId),
+              eq(identityUsers.id, values.userId),
+              eq(identityUsers.deletedAt, 0),
+            ),
+          ),
       ),
     ],
     [
       "raw sql template (unnamed statement)",
       await cpuPerLookup(() =>
-        db.execute(sql`select id, email, app_roles, banned, created_at from identity_users where org_id = ${values.orgId} and pool_id = ${values.poolId} and id = ${values.userId} and deleted_at = 0`),
+        db.execute(
+          sql`select id, email, app_roles, banned, created_at from identity_users where org_id = ${values.orgId} and pool_id = ${values.poolId} and id = ${values.userId} and deleted_at = 0`,
+        ),
       ),
     ],
     ["prepared statement", await cpuPerLookup(() => prepared(db).execute(values))],
     ["baseline: `select 1`, no parameters", await cpuPerLookup(() => db.execute(sql`select 1`))],
   ];
-  console.log(`\nOne four-condition lookup, ${database.kind}, ${IN_FLIGHT} in flight\n\n| How | CPU per lookup |\n|---|---|`);
+  console.log(
+    `\nOne four-condition lookup, ${database.kind}, ${IN_FLIGHT} in flight\n\n| How | CPU per lookup |\n|---|---|`,
+  );
   for (const [how, micros] of rows) console.log(`| ${how} | ${micros.toFixed(0)} µs |`);
 } finally {
   await database.close();

@@ -6,7 +6,13 @@
 import { fromJsonString, toJsonString } from "@bufbuild/protobuf";
 import { createConnectRouter, createServiceImplSpec } from "@connectrpc/connect";
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
-import { createPathMatcher, decodeRequest, encodeResponse, type HttpRoute, type ServiceHttpRoutes } from "@platform/codegen/runtime";
+import {
+  createPathMatcher,
+  decodeRequest,
+  encodeResponse,
+  type HttpRoute,
+  type ServiceHttpRoutes,
+} from "@platform/codegen/runtime";
 import { createRestHandler } from "@platform/codegen/runtime/server";
 import { BuildServiceRoutes } from "../gen/platform/compute/v1/build_service_http.js";
 import { ComputeServiceRoutes } from "../gen/platform/compute/v1/compute_service_http.js";
@@ -39,28 +45,60 @@ const tables: ServiceHttpRoutes[] = [
   IamServiceRoutes,
 ];
 const entries = tables.flatMap((t) => t.routes.map((route) => ({ route, service: t.service })));
-const matcher = createPathMatcher(entries.map((e) => ({ httpMethod: e.route.httpMethod, template: e.route.template, target: e })));
+const matcher = createPathMatcher(
+  entries.map((e) => ({ httpMethod: e.route.httpMethod, template: e.route.template, target: e })),
+);
 const routeOf = (rpc: string) => entries.find((e) => e.route.rpc === rpc)!.route as HttpRoute;
 
-const createBody = JSON.stringify({ scriptName: "extract", version: 3, inputJson: '{"url":"https://example.com"}', timeout: "5m", metadata: { team: "a", env: "prod" }, loadEnv: true });
+const createBody = JSON.stringify({
+  scriptName: "extract",
+  version: 3,
+  inputJson: '{"url":"https://example.com"}',
+  timeout: "5m",
+  metadata: { team: "a", env: "prod" },
+  loadEnv: true,
+});
 const createBytes = new TextEncoder().encode(createBody);
-const thread = create(ThreadSchema, { threadId: "th_123", scriptName: "extract", scriptVersion: 3, status: ThreadStatus.RUNNING, currentStepPath: "1.0.2", totalSteps: 4, metadata: { team: "a" }, createdAtMs: 1700000000000n });
+const thread = create(ThreadSchema, {
+  threadId: "th_123",
+  scriptName: "extract",
+  scriptVersion: 3,
+  status: ThreadStatus.RUNNING,
+  currentStepPath: "1.0.2",
+  totalSteps: 4,
+  metadata: { team: "a" },
+  createdAtMs: 1700000000000n,
+});
 
 const results = [
   measure("baseline: fromJsonString(CreateThreadRequest)", () => fromJsonString(CreateThreadRequestSchema, createBody)),
   measure("baseline: toJsonString(Thread)", () => toJsonString(ThreadSchema, thread, { alwaysEmitImplicit: true })),
-  measure(`match GET /v1/script/threads/{id} among ${entries.length} routes`, () => matcher.match("GET", "/v1/script/threads/th_123")),
-  measure("match POST /{bucket}/pipelines/_batch-delete (literal beside variable)", () => matcher.match("POST", "/bkt/pipelines/_batch-delete")),
+  measure(`match GET /v1/script/threads/{id} among ${entries.length} routes`, () =>
+    matcher.match("GET", "/v1/script/threads/th_123"),
+  ),
+  measure("match POST /{bucket}/pipelines/_batch-delete (literal beside variable)", () =>
+    matcher.match("POST", "/bkt/pipelines/_batch-delete"),
+  ),
   measure("match + decode POST /v1/script/threads (body *)", () => {
     const m = matcher.match("POST", "/v1/script/threads");
     if (m.kind !== "matched") throw new Error("no match");
-    return decodeRequest(CreateThreadRequestSchema, m.target.route, { captures: m.captures, query: new URLSearchParams(), body: createBytes });
+    return decodeRequest(CreateThreadRequestSchema, m.target.route, {
+      captures: m.captures,
+      query: new URLSearchParams(),
+      body: createBytes,
+    });
   }),
   measure("match + decode GET /v1/script/threads?pageSize=20&statusFilter=THREAD_STATUS_RUNNING", () => {
-    const url = new URL("http://h/v1/script/threads?pageSize=20&statusFilter=THREAD_STATUS_RUNNING&script_name_filter=x");
+    const url = new URL(
+      "http://h/v1/script/threads?pageSize=20&statusFilter=THREAD_STATUS_RUNNING&script_name_filter=x",
+    );
     const m = matcher.match("GET", url.pathname);
     if (m.kind !== "matched") throw new Error("no match");
-    return decodeRequest(m.target.service.methods.find((x) => x.localName === "listThreads")!.input, m.target.route, { captures: m.captures, query: url.searchParams, body: new Uint8Array() });
+    return decodeRequest(m.target.service.methods.find((x) => x.localName === "listThreads")!.input, m.target.route, {
+      captures: m.captures,
+      query: url.searchParams,
+      body: new Uint8Array(),
+    });
   }),
   measure("encode Thread response", () => JSON.stringify(encodeResponse(ThreadSchema, routeOf("getThread"), thread))),
 ];

@@ -28,7 +28,10 @@ step("type-check", "npx", ["tsc", "-p", "tsconfig.json"]);
 step("lint", "npm", ["run", "-s", "lint"]);
 if (step("generate", "npm", ["run", "-s", "generate"])) {
   // The committed gen/ must be exactly what the generator writes from the committed sources.
-  step("generated-code drift", "sh", ["-c", 'test -z "$(git status --porcelain -- gen)" || { git status --porcelain -- gen; git --no-pager diff --stat -- gen; exit 1; }']);
+  step("generated-code drift", "sh", [
+    "-c",
+    'test -z "$(git status --porcelain -- gen)" || { git status --porcelain -- gen; git --no-pager diff --stat -- gen; exit 1; }',
+  ]);
 }
 
 /** Runs vitest (optionally on some paths only) and counts its tests into the summary. */
@@ -36,10 +39,14 @@ function tests(name: string, paths: string[], env: NodeJS.ProcessEnv): void {
   const reportDir = mkdtempSync(join(tmpdir(), "vitest-"));
   const report = join(reportDir, "report.json");
   console.log(`\n=== ${name}: npx vitest run ${paths.join(" ")}`);
-  const vitest = spawnSync("npx", ["vitest", "run", ...paths, "--reporter=default", "--reporter=json", `--outputFile.json=${report}`], {
-    stdio: "inherit",
-    env: { ...process.env, ...env },
-  });
+  const vitest = spawnSync(
+    "npx",
+    ["vitest", "run", ...paths, "--reporter=default", "--reporter=json", `--outputFile.json=${report}`],
+    {
+      stdio: "inherit",
+      env: { ...process.env, ...env },
+    },
+  );
   const result: StepResult = { name, passed: 0, failed: 0 };
   try {
     const json = JSON.parse(readFileSync(report, "utf8")) as { numPassedTests: number; numFailedTests: number };

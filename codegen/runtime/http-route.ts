@@ -50,7 +50,10 @@ export type HttpRouteSource = Omit<HttpRoute, "template"> & { readonly template:
  * generator parsed every template with the same parser before writing it, so this cannot throw
  * for a generated table.
  */
-export function defineHttpRoutes<S extends DescService>(service: S, routes: readonly HttpRouteSource[]): ServiceHttpRoutes<S> {
+export function defineHttpRoutes<S extends DescService>(
+  service: S,
+  routes: readonly HttpRouteSource[],
+): ServiceHttpRoutes<S> {
   return { service, routes: routes.map((route) => ({ ...route, template: parsePathTemplate(route.template) })) };
 }
 

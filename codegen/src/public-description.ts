@@ -8,13 +8,25 @@
 export function publicDescription(text: string): string {
   let out = text;
   // "(… not shown in the specification …)", "(following AIP-158)", "(as in Kubernetes lists)".
-  out = out.replace(/\s*\([^()]*\b(?:specification|following [A-Z]|AIP-\d+|modell?ed on|as in [A-Z][a-z])[^()]*\)/g, "");
+  out = out.replace(
+    /\s*\([^()]*\b(?:specification|following [A-Z]|AIP-\d+|modell?ed on|as in [A-Z][a-z])[^()]*\)/g,
+    "",
+  );
   // The marker clause: the rest of its sentence is the public rule.
-  out = out.replace(/\b[Nn]ot shown in the specification(?: \([^)]*\))?(?: for [^;:,.]*)?(?:[;:,]\s*|\.(?=\s|$)\s*)/g, CUT);
+  out = out.replace(
+    /\b[Nn]ot shown in the specification(?: \([^)]*\))?(?: for [^;:,.]*)?(?:[;:,]\s*|\.(?=\s|$)\s*)/g,
+    CUT,
+  );
   // "following AIP-158, 0 means …" at the start of a sentence: the rule without its source.
-  out = out.replace(/(^|[.;:]\s+|\n\s*|\uE000)(?:[Ff]ollowing|[Mm]odell?ed on|[Aa]s in) [^,.;:\n]*(?:\n[^,.;:\n]*)?,\s+/g, `$1${CUT}`);
+  out = out.replace(
+    /(^|[.;:]\s+|\n\s*|\uE000)(?:[Ff]ollowing|[Mm]odell?ed on|[Aa]s in) [^,.;:\n]*(?:\n[^,.;:\n]*)?,\s+/g,
+    `$1${CUT}`,
+  );
   // "…, following Zilliz Cloud's MODIFYING." and "…, as AIP-133 creates under the parent.".
-  out = out.replace(/,\s+(?:following|modell?ed\s+on|as\s+in|as)\s+(?:AIP-\d+|Google\s+AIP-\d+|[A-Z])(?:[^.;:)]|\.(?=\S))*(?=[.;:)])/g, "");
+  out = out.replace(
+    /,\s+(?:following|modell?ed\s+on|as\s+in|as)\s+(?:AIP-\d+|Google\s+AIP-\d+|[A-Z])(?:[^.;:)]|\.(?=\S))*(?=[.;:)])/g,
+    "",
+  );
   // "we follow Temporal: cancelling …" and "replay and end of stream follow Temporal's …: the stream …".
   out = out.replace(/\s+we\s+follow\s+[A-Z](?:[^.;:]|\.(?=\S))*:/g, ":");
   out = out.replace(/(^|[.;]\s+|\uE000)(?:[^.;:]|\.(?=\S))*\s+follows?\s+[A-Z](?:[^.;:]|\.(?=\S))*:\s+/g, `$1${CUT}`);

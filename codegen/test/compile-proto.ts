@@ -40,7 +40,9 @@ export async function compileProtos(sources: Record<string, string>): Promise<Co
       await writeFile(join(dir, name), text);
     }
     const image = join(dir, "image.binpb");
-    await run(join(root, "node_modules/.bin/buf"), ["build", dir, "--as-file-descriptor-set", "-o", image], { cwd: dir });
+    await run(join(root, "node_modules/.bin/buf"), ["build", dir, "--as-file-descriptor-set", "-o", image], {
+      cwd: dir,
+    });
     const set = fromBinary(FileDescriptorSetSchema, await readFile(image));
     return { set, registry: createFileRegistry(set), files: Object.keys(sources) };
   } finally {

@@ -20,7 +20,11 @@ let services: Map<string, DescService>;
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), "contract-"));
   try {
-    await promisify(execFile)(join(root, "node_modules/.bin/buf"), ["build", "--as-file-descriptor-set", "-o", join(dir, "set.binpb")], { cwd: root });
+    await promisify(execFile)(
+      join(root, "node_modules/.bin/buf"),
+      ["build", "--as-file-descriptor-set", "-o", join(dir, "set.binpb")],
+      { cwd: root },
+    );
     const registry = createFileRegistry(fromBinary(FileDescriptorSetSchema, await readFile(join(dir, "set.binpb"))));
     files = [...registry.files];
     services = new Map(files.flatMap((f) => f.services.map((s) => [s.typeName, s] as const)));
@@ -138,15 +142,34 @@ const specRoutes: Record<string, Record<string, string>> = {
 /** Operations the specification names without a route; they must exist as RPCs. */
 const specMethods: Record<string, string[]> = {
   "platform.compute.v1.BuildService": ["UploadBuildContext"],
-  "platform.data.pipeline.v1.PipelineService": ["CreateTablePipeline", "CreateObjectPipeline", "CreatePipeline", "GetTemplate"],
+  "platform.data.pipeline.v1.PipelineService": [
+    "CreateTablePipeline",
+    "CreateObjectPipeline",
+    "CreatePipeline",
+    "GetTemplate",
+  ],
   "platform.data.source.v1.SourceService": [
-    "CreateSource", "GetSource", "UpdateSource", "DeleteSource",
-    "StoreCredential", "DeleteCredential", "GetOAuthUrl", "ExchangeOAuthCode", "RefreshOAuthToken",
+    "CreateSource",
+    "GetSource",
+    "UpdateSource",
+    "DeleteSource",
+    "StoreCredential",
+    "DeleteCredential",
+    "GetOAuthUrl",
+    "ExchangeOAuthCode",
+    "RefreshOAuthToken",
   ],
   "platform.data.ingest.v1.IngestService": [
-    "CreateRule", "GetRule", "UpdateRule", "DeleteRule",
-    "TriggerDiscovery", "TriggerIngestion", "GetSyncStatus",
-    "TriggerIngest", "GetIngestStatus", "RetryIngestJob",
+    "CreateRule",
+    "GetRule",
+    "UpdateRule",
+    "DeleteRule",
+    "TriggerDiscovery",
+    "TriggerIngestion",
+    "GetSyncStatus",
+    "TriggerIngest",
+    "GetIngestStatus",
+    "RetryIngestJob",
   ],
   "platform.vectordb.v1.VectorDbService": ["GetClusterInProgressTasks"],
 };
@@ -183,7 +206,10 @@ describe("the contract", () => {
   it("binds Search to both of the specification's routes", () => {
     const model = buildServiceModel(services.get("platform.data.vector.v1.VectorService")!, createOptionReader(files));
     const search = model.methods.find((m) => m.method.name === "Search")!;
-    expect(search.routes.map((r) => `${r.httpMethod} ${r.template.source}`)).toEqual(["POST /{bucket}/vector/search", "POST /{bucket}/search/vector"]);
+    expect(search.routes.map((r) => `${r.httpMethod} ${r.template.source}`)).toEqual([
+      "POST /{bucket}/vector/search",
+      "POST /{bucket}/search/vector",
+    ]);
   });
 
   it("gives every unary and server-streaming RPC an HTTP route, and none to client streams", () => {
@@ -191,22 +217,34 @@ describe("the contract", () => {
     const missing = [...services.values()]
       .filter((s) => s.typeName.startsWith("platform."))
       .flatMap((s) => buildServiceModel(s, options).methods)
-      .filter((m) => (m.routes.length > 0) !== (m.method.methodKind === "unary" || m.method.methodKind === "server_streaming"))
+      .filter(
+        (m) => m.routes.length > 0 !== (m.method.methodKind === "unary" || m.method.methodKind === "server_streaming"),
+      )
       .map((m) => `${m.method.parent.typeName}.${m.method.name}`);
     expect(missing).toEqual([]);
   });
 
   it("frames the specification's streams as it says: SSE for script, NDJSON for actions", () => {
     const options = createOptionReader(files);
-    const framing = (service: string, method: string) => options.streamFraming(services.get(service)!.methods.find((m) => m.name === method)!);
-    for (const m of ["WatchThread", "WatchStep", "StreamThreadResult", "StreamStepResult"]) expect(framing("platform.script.v1.ScriptService", m)).toBe("sse");
-    for (const m of ["RunAction", "WatchActionRun"]) expect(framing("platform.data.actions.v1.ActionsService", m)).toBe("ndjson");
+    const framing = (service: string, method: string) =>
+      options.streamFraming(services.get(service)!.methods.find((m) => m.name === method)!);
+    for (const m of ["WatchThread", "WatchStep", "StreamThreadResult", "StreamStepResult"])
+      expect(framing("platform.script.v1.ScriptService", m)).toBe("sse");
+    for (const m of ["RunAction", "WatchActionRun"])
+      expect(framing("platform.data.actions.v1.ActionsService", m)).toBe("ndjson");
   });
 
   it("marks only the specification's public methods public, and asks for the organization header on the script service", () => {
     const options = createOptionReader(files);
-    const publicMethods = [...services.values()].flatMap((s) => s.methods.filter((m) => options.isPublic(m)).map((m) => `${s.name}.${m.name}`));
-    expect(publicMethods.sort()).toEqual(["ScriptService.GetTemplate", "ScriptService.HealthCheck", "ScriptService.ListTemplates", "VectorDbService.HealthCheck"]);
+    const publicMethods = [...services.values()].flatMap((s) =>
+      s.methods.filter((m) => options.isPublic(m)).map((m) => `${s.name}.${m.name}`),
+    );
+    expect(publicMethods.sort()).toEqual([
+      "ScriptService.GetTemplate",
+      "ScriptService.HealthCheck",
+      "ScriptService.ListTemplates",
+      "VectorDbService.HealthCheck",
+    ]);
     const withHeader = [...services.values()].filter((s) => options.organizationHeader(s)).map((s) => s.name);
     expect(withHeader).toEqual(["ScriptService"]);
   });

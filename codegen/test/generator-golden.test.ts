@@ -27,18 +27,20 @@ describe("generator output", () => {
     ]);
   });
 
-  it.each(["golden/v1/golden_client.ts", "golden/v1/golden_http.ts", "golden/v1/golden_server.ts", "openapi/golden.v1.openapi.json"])(
-    "%s matches its golden file",
-    async (name) => {
-      const path = join(goldenDir, `${name.replace(/\//g, "__")}.golden`);
-      const actual = output.get(name)!;
-      if (process.env.UPDATE_GOLDEN) {
-        await mkdir(goldenDir, { recursive: true });
-        await writeFile(path, actual);
-      }
-      expect(actual).toBe(await readFile(path, "utf8"));
-    },
-  );
+  it.each([
+    "golden/v1/golden_client.ts",
+    "golden/v1/golden_http.ts",
+    "golden/v1/golden_server.ts",
+    "openapi/golden.v1.openapi.json",
+  ])("%s matches its golden file", async (name) => {
+    const path = join(goldenDir, `${name.replace(/\//g, "__")}.golden`);
+    const actual = output.get(name)!;
+    if (process.env.UPDATE_GOLDEN) {
+      await mkdir(goldenDir, { recursive: true });
+      await writeFile(path, actual);
+    }
+    expect(actual).toBe(await readFile(path, "utf8"));
+  });
 
   it("is deterministic", async () => {
     const source = await readFile(join(here, "fixtures/golden.proto"), "utf8");

@@ -13,7 +13,8 @@ message Res { string name = 1; }
 message Page { repeated Res a = 1; repeated Res b = 2; string next_page_token = 3; }
 `;
 
-const generate = async (service: string) => runPlugin(await compileProtos({ "rules/v1/rules.proto": `${header}\n${service}` }));
+const generate = async (service: string) =>
+  runPlugin(await compileProtos({ "rules/v1/rules.proto": `${header}\n${service}` }));
 
 const cases: [string, string, string][] = [
   [
@@ -133,7 +134,9 @@ service Health { rpc Check(HealthCheckRequest) returns (HealthCheckResponse); }`
     );
     expect([...files.keys()].filter((name) => name.startsWith("grpc/"))).toEqual([]);
     expect(files.has("rules/v1/rules_server.ts")).toBe(true);
-    const openapi = [...files].filter(([name]) => name.endsWith(".json") || name.endsWith(".yaml")).map(([, content]) => content);
+    const openapi = [...files]
+      .filter(([name]) => name.endsWith(".json") || name.endsWith(".yaml"))
+      .map(([, content]) => content);
     expect(openapi.length).toBeGreaterThan(0);
     for (const document of openapi) expect(document).not.toContain("grpc.health");
   });
@@ -143,7 +146,8 @@ describe("the OpenAPI documents", () => {
   const document = (files: Map<string, string>, name: string): unknown => JSON.parse(files.get(name)!);
 
   it("name the listener of each path, and require in responses what the server always writes", async () => {
-    const files = await generate(`message Both { string id = 1; optional string note = 2; Inner inner = 3; repeated string tags = 4; }
+    const files =
+      await generate(`message Both { string id = 1; optional string note = 2; Inner inner = 3; repeated string tags = 4; }
     message Put { Both both = 1 [(google.api.field_behavior) = REQUIRED]; }
     service Api { rpc P(Put) returns (Both) { option (google.api.http) = {post: "/v1/both" body: "*"}; } }
     service Data {

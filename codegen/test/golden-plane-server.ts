@@ -12,7 +12,9 @@ export const callerKey = createContextKey<string | undefined>(undefined, { descr
 export const requireToken: RestMiddleware = (next) => async (call) => {
   if (call.operation.auth !== "none") {
     if (call.context.requestHeader.get("authorization") !== "Bearer good") {
-      throw new ConnectError("a valid bearer token is required", Code.Unauthenticated, { "www-authenticate": "Bearer" });
+      throw new ConnectError("a valid bearer token is required", Code.Unauthenticated, {
+        "www-authenticate": "Bearer",
+      });
     }
     call.context.values.set(callerKey, "caller-1");
   }
@@ -28,10 +30,17 @@ export function goldenImplementation(): GoldenPlaneImplementation & { unavailabl
   return {
     unavailableLeft: 0,
     async listWidgets(input, context) {
-      return { status: 200, body: { widgets: [...widgets.values()], next: JSON.stringify({ query: input.query, headers: input.headers, space: context.serverVariables.space }) } };
+      return {
+        status: 200,
+        body: {
+          widgets: [...widgets.values()],
+          next: JSON.stringify({ query: input.query, headers: input.headers, space: context.serverVariables.space }),
+        },
+      };
     },
     async createWidget(input) {
-      if ([...widgets.values()].some((w) => w.name === input.body.name)) return { status: 409, body: { error: "body.name: is taken" } };
+      if ([...widgets.values()].some((w) => w.name === input.body.name))
+        return { status: 409, body: { error: "body.name: is taken" } };
       const widget: Widget = { ...input.body, id: `w-${widgets.size + 1}` };
       widgets.set(widget.id, widget);
       return { status: 201, body: widget, headers: { location: `/demo/widgets/${widget.id}` } };
@@ -53,7 +62,8 @@ export function goldenImplementation(): GoldenPlaneImplementation & { unavailabl
       return widgets.delete(input.path.widgetId) ? { status: 204 } : { status: 404, body: { error: "no such widget" } };
     },
     async exchangeToken(input) {
-      if ("invalid" in input) return { status: 400, body: { error: "invalid_request", error_description: input.invalid.message } };
+      if ("invalid" in input)
+        return { status: 400, body: { error: "invalid_request", error_description: input.invalid.message } };
       if (input.body.grant_type === "refresh_token" && input.body.refresh_token === "busy") {
         throw new ConnectError("the user store is migrating", Code.Unavailable, { "retry-after": "5" });
       }
@@ -66,7 +76,9 @@ export function goldenImplementation(): GoldenPlaneImplementation & { unavailabl
     async submitLogin(input, context) {
       const page = context.requestHeader.get("content-type")?.startsWith("application/x-www-form-urlencoded");
       const text = `${input.body.email} remember=${String(input.body.remember)}`;
-      return page ? { status: 200, contentType: "text/html", body: `<p>${text}</p>` } : { status: 200, contentType: "application/json", body: { error: text } };
+      return page
+        ? { status: 200, contentType: "text/html", body: `<p>${text}</p>` }
+        : { status: 200, contentType: "application/json", body: { error: text } };
     },
     async getMe(_input, context) {
       return { status: 200, body: { id: context.values.get(callerKey) ?? "nobody", roles: null } };

@@ -1,19 +1,33 @@
 import type { MediaTypeObject, ParameterObject, ReferenceObject, ResponseObject } from "openapi3-ts/oas31";
 import { describe, expect, it } from "vitest";
-import { loadOpenApiSource, operationsOf, resolveRef, schemaCompilerFor, type OpenApiSource } from "./openapi-source.js";
+import {
+  loadOpenApiSource,
+  operationsOf,
+  resolveRef,
+  schemaCompilerFor,
+  type OpenApiSource,
+} from "./openapi-source.js";
 
 // The identity documents must say what the specification says: its routes with their exact
 // paths, who may call them, and its limits as schema constraints that validation enforces.
 const issuer = await loadOpenApiSource("identity-issuer.yaml");
 const admin = await loadOpenApiSource("identity-admin.yaml");
 
-const routesOf = (source: OpenApiSource) => operationsOf(source.doc).map(({ method, path, op }) => `${method.toUpperCase()} ${path} ${op.operationId}`).sort();
+const routesOf = (source: OpenApiSource) =>
+  operationsOf(source.doc)
+    .map(({ method, path, op }) => `${method.toUpperCase()} ${path} ${op.operationId}`)
+    .sort();
 const operation = (source: OpenApiSource, id: string) => operationsOf(source.doc).find((o) => o.op.operationId === id)!;
 const response = (source: OpenApiSource, id: string, status: string) =>
-  resolveRef<ResponseObject>(source.doc, operation(source, id).op.responses![status] as ResponseObject | ReferenceObject);
+  resolveRef<ResponseObject>(
+    source.doc,
+    operation(source, id).op.responses![status] as ResponseObject | ReferenceObject,
+  );
 const jsonSchemaOf = (r: ResponseObject) => (r.content!["application/json"] as MediaTypeObject).schema;
 const parameter = (source: OpenApiSource, id: string, name: string) =>
-  (operation(source, id).op.parameters ?? []).map((p) => resolveRef<ParameterObject>(source.doc, p as ParameterObject | ReferenceObject)).find((p) => p.name === name)!;
+  (operation(source, id).op.parameters ?? [])
+    .map((p) => resolveRef<ParameterObject>(source.doc, p as ParameterObject | ReferenceObject))
+    .find((p) => p.name === name)!;
 
 describe("the issuer document", () => {
   it("has the specification's issuer routes under {identity_url}/{org}/{pool}", () => {
@@ -41,8 +55,12 @@ describe("the issuer document", () => {
 
   it("is anonymous except GET /user and the OpenID Connect UserInfo endpoint, and rate limits the credential endpoints", () => {
     const bearer = new Set(["getCurrentUser", "getUserInfo", "postUserInfo"]);
-    for (const { op } of operationsOf(issuer.doc)) expect(op["x-platform-auth"], op.operationId).toBe(bearer.has(op.operationId ?? "") ? "pool-bearer" : "none");
-    const limited = operationsOf(issuer.doc).filter((o) => o.op["x-platform-rate-limit"] === "credential").map((o) => o.op.operationId).sort();
+    for (const { op } of operationsOf(issuer.doc))
+      expect(op["x-platform-auth"], op.operationId).toBe(bearer.has(op.operationId ?? "") ? "pool-bearer" : "none");
+    const limited = operationsOf(issuer.doc)
+      .filter((o) => o.op["x-platform-rate-limit"] === "credential")
+      .map((o) => o.op.operationId)
+      .sort();
     expect(limited).toEqual(["recoverPassword", "resetPassword", "signup", "submitLogin", "token", "verifyEmail"]);
   });
 
@@ -53,7 +71,11 @@ describe("the issuer document", () => {
     expect(challenge.required && method.required).toBe(true);
     const validChallenge = compile(challenge.schema!);
     expect(["a".repeat(43), "A-._~".repeat(25) + "abc"].map((v) => validChallenge(v))).toEqual([true, true]);
-    expect(["a".repeat(42), "a".repeat(129), "a".repeat(42) + "+"].map((v) => validChallenge(v))).toEqual([false, false, false]);
+    expect(["a".repeat(42), "a".repeat(129), "a".repeat(42) + "+"].map((v) => validChallenge(v))).toEqual([
+      false,
+      false,
+      false,
+    ]);
     expect(compile(method.schema!)("plain")).toBe(false);
   });
 
@@ -63,8 +85,23 @@ describe("the issuer document", () => {
     const validRequest = schemaCompilerFor(issuer.doc)(body.content["application/json"]!.schema!);
     expect(validRequest({ grant_type: "password", email: "a@example.com", password: "pw", tenant: "acme" })).toBe(true);
     expect(validRequest({ grant_type: "refresh_token", refresh_token: "r" })).toBe(true);
-    expect(validRequest({ grant_type: "authorization_code", code: "c", redirect_uri: "https://app.example/cb", client_id: "web", code_verifier: "v".repeat(43) })).toBe(true);
-    expect(validRequest({ grant_type: "authorization_code", code: "c", redirect_uri: "https://app.example/cb", client_id: "web" })).toBe(false);
+    expect(
+      validRequest({
+        grant_type: "authorization_code",
+        code: "c",
+        redirect_uri: "https://app.example/cb",
+        client_id: "web",
+        code_verifier: "v".repeat(43),
+      }),
+    ).toBe(true);
+    expect(
+      validRequest({
+        grant_type: "authorization_code",
+        code: "c",
+        redirect_uri: "https://app.example/cb",
+        client_id: "web",
+      }),
+    ).toBe(false);
     expect(validRequest({ grant_type: "client_credentials" })).toBe(false);
     for (const status of ["400", "401", "403", "404", "429", "503"]) {
       expect(jsonSchemaOf(response(issuer, "token", status))).toEqual({ $ref: "#/components/schemas/OAuthError" });
@@ -73,10 +110,15 @@ describe("the issuer document", () => {
   });
 
   it("serves the JWKS with max-age=300 and the hosted pages as HTML", () => {
-    const cacheControl = resolveRef(issuer.doc, response(issuer, "getJwks", "200").headers!["Cache-Control"]!) as { schema: { const: string } };
+    const cacheControl = resolveRef(issuer.doc, response(issuer, "getJwks", "200").headers!["Cache-Control"]!) as {
+      schema: { const: string };
+    };
     expect(cacheControl.schema.const).toBe("max-age=300");
-    for (const id of ["showLoginPage", "showResetPage", "showVerifyPage"]) expect(Object.keys(response(issuer, id, "200").content!)).toEqual(["text/html"]);
-    expect(Object.keys((operation(issuer, "submitLogin").op.requestBody as { content: object }).content)).toEqual(["application/x-www-form-urlencoded"]);
+    for (const id of ["showLoginPage", "showResetPage", "showVerifyPage"])
+      expect(Object.keys(response(issuer, id, "200").content!)).toEqual(["text/html"]);
+    expect(Object.keys((operation(issuer, "submitLogin").op.requestBody as { content: object }).content)).toEqual([
+      "application/x-www-form-urlencoded",
+    ]);
   });
 });
 
@@ -121,9 +163,13 @@ describe("the admin document", () => {
     // A pool being created has no migration, and an abort must get through the locked phase.
     const neverLocked = ["createPool", "abortUserStoreMigration"];
     for (const { method, op } of operationsOf(admin.doc)) {
-      expect(op["x-platform-auth"], op.operationId).toBe(op.operationId === "checkIdentityHealth" ? "none" : "platform-bearer");
+      expect(op["x-platform-auth"], op.operationId).toBe(
+        op.operationId === "checkIdentityHealth" ? "none" : "platform-bearer",
+      );
       if (method !== "get" && !neverLocked.includes(op.operationId!)) {
-        expect(Object.keys(response(admin, op.operationId!, "503").headers ?? {}), op.operationId).toContain("Retry-After");
+        expect(Object.keys(response(admin, op.operationId!, "503").headers ?? {}), op.operationId).toContain(
+          "Retry-After",
+        );
       }
     }
     expect(jsonSchemaOf(response(admin, "createPool", "409"))).toEqual({ $ref: "#/components/schemas/Error" });
@@ -142,13 +188,26 @@ describe("the admin document", () => {
   it("holds the tenant slug to 1 to 63 characters of [a-z0-9-] and refuses unknown members", () => {
     const createTenant = schemaCompilerFor(admin.doc)({ $ref: "#/components/schemas/CreateTenantRequest" });
     expect(createTenant({ slug: "acme-1", metadataJson: "{}" })).toBe(true);
-    expect(["", "Acme", "a".repeat(64), "a_b"].map((slug) => createTenant({ slug }))).toEqual([false, false, false, false]);
+    expect(["", "Acme", "a".repeat(64), "a_b"].map((slug) => createTenant({ slug }))).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
     expect(createTenant({ slug: "acme", display_name: "Acme" })).toBe(false);
   });
 
   it("shows the pool's state and migration phases as the specification names them", () => {
     const schemas = admin.doc.components!.schemas! as Record<string, { enum?: string[] }>;
     expect(schemas.PoolState!.enum).toEqual(["active", "migrating", "migration_failed"]);
-    expect(schemas.MigrationPhase!.enum).toEqual(["warm_copy", "locked_delta", "verifying", "cutover", "purging", "done", "failed"]);
+    expect(schemas.MigrationPhase!.enum).toEqual([
+      "warm_copy",
+      "locked_delta",
+      "verifying",
+      "cutover",
+      "purging",
+      "done",
+      "failed",
+    ]);
   });
 });

@@ -46,9 +46,15 @@ describe("a method the implementation leaves out", () => {
   });
 
   it("on an RPC service over Connect: UNIMPLEMENTED, which Connect sends as HTTP 501", async () => {
-    const client = createScriptServiceClient(createConnectTransport({ baseUrl: rpcUrl, httpVersion: "1.1" }), { retry: false });
+    const client = createScriptServiceClient(createConnectTransport({ baseUrl: rpcUrl, httpVersion: "1.1" }), {
+      retry: false,
+    });
     await expect(client.listEnvVars({})).rejects.toMatchObject({ code: Code.Unimplemented });
-    const answer = await fetch(`${rpcUrl}/platform.script.v1.ScriptService/ListEnvVars`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const answer = await fetch(`${rpcUrl}/platform.script.v1.ScriptService/ListEnvVars`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     expect([answer.status, ((await answer.json()) as { code: string }).code]).toEqual([501, "unimplemented"]);
   });
 

@@ -50,40 +50,79 @@ describe("the merged document", async () => {
 
   it("reproduces the specification's routes", () => {
     expect(find("ScriptService_CreateThread")).toMatchObject({ path: "/v1/script/threads", method: "post" });
-    expect(find("ScriptService_WatchStep")).toMatchObject({ path: "/v1/script/threads/{thread_id}/steps/{step_path}/watch", method: "get" });
-    expect(find("ScriptService_UpdateScriptEnv")).toMatchObject({ path: "/v1/script/scripts/{name}/env", method: "patch" });
+    expect(find("ScriptService_WatchStep")).toMatchObject({
+      path: "/v1/script/threads/{thread_id}/steps/{step_path}/watch",
+      method: "get",
+    });
+    expect(find("ScriptService_UpdateScriptEnv")).toMatchObject({
+      path: "/v1/script/scripts/{name}/env",
+      method: "patch",
+    });
     expect(find("ActionsService_RunAction")).toMatchObject({ path: "/actions/run", method: "post" });
-    expect(find("ComputeService_SaveDraft")).toMatchObject({ path: "/v1/compute/app/{organization_name}/{app_name}/draft", method: "post" });
-    expect(find("PipelineService_BatchDeleteArtifacts")).toMatchObject({ path: "/{bucket}/pipelines/_batch-delete", method: "post" });
+    expect(find("ComputeService_SaveDraft")).toMatchObject({
+      path: "/v1/compute/app/{organization_name}/{app_name}/draft",
+      method: "post",
+    });
+    expect(find("PipelineService_BatchDeleteArtifacts")).toMatchObject({
+      path: "/{bucket}/pipelines/_batch-delete",
+      method: "post",
+    });
     expect(find("VectorDbService_HealthCheck")).toMatchObject({ path: "/v1/vectordb/healthz", method: "get" });
-    expect(find("VectorDbService_GetCluster")).toMatchObject({ path: "/v1/vectordb/{or}/clusters/{cluster_id}", method: "get" });
+    expect(find("VectorDbService_GetCluster")).toMatchObject({
+      path: "/v1/vectordb/{or}/clusters/{cluster_id}",
+      method: "get",
+    });
   });
 
   it("documents server streams frame by frame, the declared framing first", () => {
-    expect(Object.keys(find("ScriptService_WatchThread").op.responses!["200"].content)).toEqual(["text/event-stream", "application/x-ndjson"]);
-    expect(Object.keys(find("ActionsService_RunAction").op.responses!["200"].content)).toEqual(["application/x-ndjson", "text/event-stream"]);
+    expect(Object.keys(find("ScriptService_WatchThread").op.responses!["200"].content)).toEqual([
+      "text/event-stream",
+      "application/x-ndjson",
+    ]);
+    expect(Object.keys(find("ActionsService_RunAction").op.responses!["200"].content)).toEqual([
+      "application/x-ndjson",
+      "text/event-stream",
+    ]);
     const run = find("ActionsService_RunAction").op;
     const content = run.responses!["200"].content as Record<string, Record<string, unknown>>;
     expect(content["application/x-ndjson"]).toEqual({
       schema: { $ref: "#/components/schemas/platform.data.actions.v1.ActionEvent" },
       "x-stream-framing": "ndjson",
-      "x-stream-error-schema": { type: "object", properties: { error: { $ref: "#/components/schemas/platform.Error" } }, required: ["error"] },
+      "x-stream-error-schema": {
+        type: "object",
+        properties: { error: { $ref: "#/components/schemas/platform.Error" } },
+        required: ["error"],
+      },
     });
-    expect(content["text/event-stream"]).toMatchObject({ "x-stream-framing": "sse", "x-stream-error-schema": { $ref: "#/components/schemas/platform.Error" } });
+    expect(content["text/event-stream"]).toMatchObject({
+      "x-stream-framing": "sse",
+      "x-stream-error-schema": { $ref: "#/components/schemas/platform.Error" },
+    });
     expect(run.description).toContain('one last line, `{"error": <platform.Error>}`');
     expect(find("ScriptService_WatchThread").op.description).toContain("`event: error`");
   });
 
   it("says which listener serves each path", () => {
     expect(doc.servers!.map((s) => s.url)).toEqual(["{api_url}", "{data_api_url}"]);
-    const servers = (path: string) => (doc.paths![path] as { servers?: { url: string; variables?: Record<string, { default: string }> }[] }).servers;
-    expect(servers("/v1/script/threads")).toEqual([expect.objectContaining({ url: "{api_url}", variables: { api_url: { default: "http://127.0.0.1:8080" } } })]);
-    expect(servers("/actions/run")).toEqual([expect.objectContaining({ url: "{data_api_url}", variables: { data_api_url: { default: "http://127.0.0.1:8081" } } })]);
+    const servers = (path: string) =>
+      (doc.paths![path] as { servers?: { url: string; variables?: Record<string, { default: string }> }[] }).servers;
+    expect(servers("/v1/script/threads")).toEqual([
+      expect.objectContaining({ url: "{api_url}", variables: { api_url: { default: "http://127.0.0.1:8080" } } }),
+    ]);
+    expect(servers("/actions/run")).toEqual([
+      expect.objectContaining({
+        url: "{data_api_url}",
+        variables: { data_api_url: { default: "http://127.0.0.1:8081" } },
+      }),
+    ]);
     expect(servers("/{bucket}/pipelines")?.[0]?.url).toBe("{data_api_url}");
     expect(servers("/admin/templates")?.[0]?.url).toBe("{data_api_url}");
     for (const [path, item] of Object.entries(doc.paths!)) {
       const want = /^\/(actions|admin|\{bucket\})\//.test(path) ? "{data_api_url}" : "{api_url}";
-      expect((item as { servers: { url: string }[] }).servers.map((s) => s.url), path).toEqual([want]);
+      expect(
+        (item as { servers: { url: string }[] }).servers.map((s) => s.url),
+        path,
+      ).toEqual([want]);
     }
   });
 
@@ -123,7 +162,9 @@ describe("the merged document", async () => {
 
   it("leaves path parameters out of the body schema", () => {
     const resume = find("ScriptService_ResumeThread").op;
-    const body = (resume.requestBody as { content: Record<string, { schema: SchemaObject }> }).content["application/json"]!.schema;
+    const body = (resume.requestBody as { content: Record<string, { schema: SchemaObject }> }).content[
+      "application/json"
+    ]!.schema;
     expect(Object.keys(body.properties ?? {})).not.toContain("threadId");
     expect(Object.keys(body.properties ?? {})).toContain("stepInputOverrideJson");
   });

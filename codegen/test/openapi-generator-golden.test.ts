@@ -12,7 +12,8 @@ import { generatePlane } from "../src/openapi/generate-plane.js";
 const here = dirname(fileURLToPath(import.meta.url));
 const fixture = join(here, "fixtures/golden-plane.yaml");
 const goldenDir = join(here, "golden/openapi/golden-plane");
-const generate = async () => generatePlane("golden-plane", "codegen/test/fixtures/golden-plane.yaml", await readFile(fixture, "utf8"));
+const generate = async () =>
+  generatePlane("golden-plane", "codegen/test/fixtures/golden-plane.yaml", await readFile(fixture, "utf8"));
 const output = await generate();
 
 describe("OpenAPI generator output", () => {

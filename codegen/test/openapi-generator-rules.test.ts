@@ -22,19 +22,42 @@ paths:
 ${paths}
 ${components}`;
 
-const generate = (text: string, name = "things") => () => generatePlane(name, "openapi/things.yaml", text);
+const generate =
+  (text: string, name = "things") =>
+  () =>
+    generatePlane(name, "openapi/things.yaml", text);
 
 const cases: [string, string, string][] = [
-  ["an OpenAPI 3.0 document", "openapi: 3.0.3\ninfo: { title: T, version: v1 }\npaths: {}\n", 'openapi/things.yaml: openapi must be 3.1.x, found "3.0.3"'],
-  ["duplicate keys", document(`  /things:${operation("")}\n  /things:${operation("")}`), "openapi/things.yaml: not valid YAML"],
+  [
+    "an OpenAPI 3.0 document",
+    "openapi: 3.0.3\ninfo: { title: T, version: v1 }\npaths: {}\n",
+    'openapi/things.yaml: openapi must be 3.1.x, found "3.0.3"',
+  ],
+  [
+    "duplicate keys",
+    document(`  /things:${operation("")}\n  /things:${operation("")}`),
+    "openapi/things.yaml: not valid YAML",
+  ],
   [
     "an operationId that is not lowerCamelCase",
     document(`  /things:${operation("").replace("getThing", "get-thing")}`),
     'GET /things: operationId must be lowerCamelCase, found "get-thing"',
   ],
-  ["a missing auth extension", document(`  /things:${operation("").replace("      x-platform-auth: none\n", "")}`), "GET /things (getThing): x-platform-auth must be one of none, pool-bearer, platform-bearer, found undefined"],
-  ["an unknown rate limit", document(`  /things:${operation("      x-platform-rate-limit: ip")}`), 'GET /things (getThing): x-platform-rate-limit must be "credential", found "ip"'],
-  ["two tags", document(`  /things:${operation("").replace("[Things]", "[Things, More]")}`), "GET /things (getThing): needs exactly one tag, naming its plane"],
+  [
+    "a missing auth extension",
+    document(`  /things:${operation("").replace("      x-platform-auth: none\n", "")}`),
+    "GET /things (getThing): x-platform-auth must be one of none, pool-bearer, platform-bearer, found undefined",
+  ],
+  [
+    "an unknown rate limit",
+    document(`  /things:${operation("      x-platform-rate-limit: ip")}`),
+    'GET /things (getThing): x-platform-rate-limit must be "credential", found "ip"',
+  ],
+  [
+    "two tags",
+    document(`  /things:${operation("").replace("[Things]", "[Things, More]")}`),
+    "GET /things (getThing): needs exactly one tag, naming its plane",
+  ],
   [
     "a path variable without a parameter",
     document(`  /things/{id}:${operation("")}`),
@@ -42,25 +65,33 @@ const cases: [string, string, string][] = [
   ],
   [
     "a cookie parameter",
-    document(`  /things:${operation("      parameters:\n        - { name: session, in: cookie, schema: { type: string } }")}`),
+    document(
+      `  /things:${operation("      parameters:\n        - { name: session, in: cookie, schema: { type: string } }")}`,
+    ),
     'GET /things (getThing) parameter "session": parameters in cookie are not supported',
   ],
   [
     "a comma-separated query parameter",
-    document(`  /things:${operation("      parameters:\n        - { name: ids, in: query, explode: false, schema: { type: array, items: { type: string } } }")}`),
+    document(
+      `  /things:${operation("      parameters:\n        - { name: ids, in: query, explode: false, schema: { type: array, items: { type: string } } }")}`,
+    ),
     'GET /things (getThing) parameter "ids": only the default style (form, explode true) is supported',
   ],
   [
     "a body on GET",
-    document(`  /things:${operation("      requestBody:\n        content:\n          application/json:\n            schema: { type: object }")}`),
+    document(
+      `  /things:${operation("      requestBody:\n        content:\n          application/json:\n            schema: { type: object }")}`,
+    ),
     "GET /things (getThing): a GET cannot have a request body",
   ],
   [
     "media types with different body schemas",
-    document(`  /things:${operation("").replace("get:", "post:")}`.replace(
-      "      x-platform-auth: none\n",
-      "      x-platform-auth: none\n      requestBody:\n        content:\n          application/json:\n            schema: { type: object }\n          application/x-www-form-urlencoded:\n            schema: { type: string }\n",
-    )),
+    document(
+      `  /things:${operation("").replace("get:", "post:")}`.replace(
+        "      x-platform-auth: none\n",
+        "      x-platform-auth: none\n      requestBody:\n        content:\n          application/json:\n            schema: { type: object }\n          application/x-www-form-urlencoded:\n            schema: { type: string }\n",
+      ),
+    ),
     "POST /things (getThing): every media type of the request body must have the same schema",
   ],
   [
@@ -70,12 +101,17 @@ const cases: [string, string, string][] = [
   ],
   [
     "an error schema with no message field",
-    document(`  /things:${operation("")}\n        "404":\n          description: Gone.\n          content:\n            application/json:\n              schema: { type: object, properties: { reason: { type: string } } }`),
+    document(
+      `  /things:${operation("")}\n        "404":\n          description: Gone.\n          content:\n            application/json:\n              schema: { type: object, properties: { reason: { type: string } } }`,
+    ),
     'GET /things (getThing) response 404 application/json: cannot tell how to write errors in this schema; give it an "error" (and "error_description"), or "code" and "message", or "message" property',
   ],
   [
     "a $ref into a schema",
-    document(`  /things:${operation("").replace("schema: { type: object }", 'schema: { $ref: "#/components/schemas/Thing/properties/id" }')}`, "components:\n  schemas:\n    Thing: { type: object }"),
+    document(
+      `  /things:${operation("").replace("schema: { type: object }", 'schema: { $ref: "#/components/schemas/Thing/properties/id" }')}`,
+      "components:\n  schemas:\n    Thing: { type: object }",
+    ),
     'GET /things (getThing) response 200: $ref "#/components/schemas/Thing/properties/id" must name a schema in #/components/schemas/',
   ],
   [
@@ -85,7 +121,9 @@ const cases: [string, string, string][] = [
   ],
   [
     "two operations that match the same requests",
-    document(`  /things/{a}:${operation("      parameters: [{ name: a, in: path, required: true, schema: { type: string } }]")}\n  /things/{b}:${operation("      parameters: [{ name: b, in: path, required: true, schema: { type: string } }]").replace("getThing", "getOther")}`),
+    document(
+      `  /things/{a}:${operation("      parameters: [{ name: a, in: path, required: true, schema: { type: string } }]")}\n  /things/{b}:${operation("      parameters: [{ name: b, in: path, required: true, schema: { type: string } }]").replace("getThing", "getOther")}`,
+    ),
     "openapi/things.yaml: ambiguous routes:\n  GET /things/{a} (getThing) and GET /things/{b} (getOther)",
   ],
   [
@@ -105,6 +143,8 @@ describe("documents the OpenAPI generator refuses", () => {
   });
 
   it("refuses a file name that is not kebab-case", () => {
-    expect(generate(document(`  /things:${operation("")}`), "Things")).toThrow("openapi/things.yaml: the file name must be kebab-case");
+    expect(generate(document(`  /things:${operation("")}`), "Things")).toThrow(
+      "openapi/things.yaml: the file name must be kebab-case",
+    );
   });
 });

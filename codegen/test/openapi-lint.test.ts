@@ -10,7 +10,9 @@ import { describe, expect, it } from "vitest";
 // `redocly lint` with the recommended rules (redocly.yaml at the repository root) and
 // swagger-parser's validation.
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
-const generated = (await readdir(join(root, "gen/openapi"))).filter((n) => n.endsWith(".json")).map((n) => `gen/openapi/${n}`);
+const generated = (await readdir(join(root, "gen/openapi")))
+  .filter((n) => n.endsWith(".json"))
+  .map((n) => `gen/openapi/${n}`);
 const sources = (await readdir(join(root, "openapi"))).filter((n) => n.endsWith(".yaml")).map((n) => `openapi/${n}`);
 const documents = [...generated, ...sources].sort();
 
@@ -34,14 +36,16 @@ async function lintAll(): Promise<LintReport[]> {
       process.execPath,
       [cli, "lint", "--config", "redocly.yaml", "--format=json", ...documents],
       // Offline: no usage reports, no update check.
-      { cwd: root, env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" }, maxBuffer: 64 * 1024 * 1024 },
+      {
+        cwd: root,
+        env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+        maxBuffer: 64 * 1024 * 1024,
+      },
       // A lint error makes the CLI exit with 1: the report still says which.
       (error, out) => (out.trim() !== "" ? resolve(out) : reject(error ?? new Error("redocly printed nothing"))),
     );
   });
-  return stdout
-    .split(/(?<=\n\})(?=\{)/)
-    .map((chunk) => JSON.parse(chunk) as LintReport);
+  return stdout.split(/(?<=\n\})(?=\{)/).map((chunk) => JSON.parse(chunk) as LintReport);
 }
 
 const where = (p: LintProblem) => `${p.location[0]?.source.ref ?? "?"}${p.location[0]?.pointer ?? ""}`;
@@ -56,13 +60,17 @@ describe("redocly lint (recommended)", async () => {
   });
 
   it("finds no error in any document", () => {
-    const errors = problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId} at ${where(p)}: ${p.message}`);
+    const errors = problems
+      .filter((p) => p.severity === "error")
+      .map((p) => `${p.ruleId} at ${where(p)}: ${p.message}`);
     expect(errors).toEqual([]);
   });
 
   it("finds not even a warning in the generated documents", () => {
     const warnings = problems
-      .filter((p) => p.location.some((l) => relative(root, l.source.ref).startsWith("gen/") || l.source.ref.startsWith("gen/")))
+      .filter((p) =>
+        p.location.some((l) => relative(root, l.source.ref).startsWith("gen/") || l.source.ref.startsWith("gen/")),
+      )
       .map((p) => `${p.ruleId} at ${where(p)}: ${p.message}`);
     expect(warnings).toEqual([]);
   });
@@ -70,7 +78,9 @@ describe("redocly lint (recommended)", async () => {
 
 describe("swagger-parser", () => {
   it.each(documents)("validates %s", async (document) => {
-    await expect(SwaggerParser.validate(join(root, document))).resolves.toMatchObject({ openapi: expect.stringMatching(/^3\.1\./) });
+    await expect(SwaggerParser.validate(join(root, document))).resolves.toMatchObject({
+      openapi: expect.stringMatching(/^3\.1\./),
+    });
   });
 });
 

@@ -10,11 +10,17 @@ import { generatePlane } from "../src/openapi/generate-plane.js";
 // it, and the server can build its handler (ajv compiles every schema), so a schema ajv refuses
 // fails here rather than at a server's start.
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
-const names = (await readdir(join(root, "openapi")).catch(() => [] as string[])).filter((f) => f.endsWith(".yaml")).map((f) => f.slice(0, -5));
+const names = (await readdir(join(root, "openapi")).catch(() => [] as string[]))
+  .filter((f) => f.endsWith(".yaml"))
+  .map((f) => f.slice(0, -5));
 
 describe.each(names)("%s", (name) => {
   it("is generated into gen/openapi exactly", async () => {
-    const files = generatePlane(name, `openapi/${name}.yaml`, await readFile(join(root, "openapi", `${name}.yaml`), "utf8"));
+    const files = generatePlane(
+      name,
+      `openapi/${name}.yaml`,
+      await readFile(join(root, "openapi", `${name}.yaml`), "utf8"),
+    );
     for (const [file, content] of files) {
       expect(await readFile(join(root, "gen/openapi", name, file), "utf8"), `${name}/${file}`).toBe(content);
     }

@@ -1,7 +1,13 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { OpenAPIObject, ParameterObject, ReferenceObject, ResponseObject } from "openapi3-ts/oas31";
 import { describe, expect, it } from "vitest";
-import { loadOpenApiSource, openApiSourceNames, operationsOf, resolveRef, schemaCompilerFor } from "./openapi-source.js";
+import {
+  loadOpenApiSource,
+  openApiSourceNames,
+  operationsOf,
+  resolveRef,
+  schemaCompilerFor,
+} from "./openapi-source.js";
 
 // Every document in openapi/ is the source of truth of a REST-only plane: it must be valid
 // OpenAPI 3.1 and keep the conventions the generator builds handlers and SDK methods from.
@@ -35,36 +41,40 @@ describe.each(sources)("$name", (source) => {
     }
   });
 
-  it.each(operations.map((o) => [`${o.method.toUpperCase()} ${o.path}`, o] as const))("%s follows the conventions", (_, { path, op, pathItem }) => {
-    expect(op.operationId).toMatch(/^[a-z][A-Za-z0-9]*$/);
-    expect(op.tags).toHaveLength(1);
-    expect((doc.tags ?? []).map((t) => t.name)).toContain(op.tags![0]);
-    expect(op.summary?.trim()).toBeTruthy();
-    expect(platformAuth).toContain(op["x-platform-auth"]);
-    if (op["x-platform-auth"] === "none") expect(op.security).toEqual([]);
-    else expect(op.security?.length).toBeGreaterThan(0);
-    if (op["x-platform-rate-limit"] !== undefined) expect(op["x-platform-rate-limit"]).toBe("credential");
-    if (op["x-platform-validation"] !== undefined) expect(op["x-platform-validation"]).toBe("handler");
+  it.each(operations.map((o) => [`${o.method.toUpperCase()} ${o.path}`, o] as const))(
+    "%s follows the conventions",
+    (_, { path, op, pathItem }) => {
+      expect(op.operationId).toMatch(/^[a-z][A-Za-z0-9]*$/);
+      expect(op.tags).toHaveLength(1);
+      expect((doc.tags ?? []).map((t) => t.name)).toContain(op.tags![0]);
+      expect(op.summary?.trim()).toBeTruthy();
+      expect(platformAuth).toContain(op["x-platform-auth"]);
+      if (op["x-platform-auth"] === "none") expect(op.security).toEqual([]);
+      else expect(op.security?.length).toBeGreaterThan(0);
+      if (op["x-platform-rate-limit"] !== undefined) expect(op["x-platform-rate-limit"]).toBe("credential");
+      if (op["x-platform-validation"] !== undefined) expect(op["x-platform-validation"]).toBe("handler");
 
-    const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
-    const declared = [...(pathItem.parameters ?? []), ...(op.parameters ?? [])]
-      .map((p) => resolveRef<ParameterObject>(doc, p as ParameterObject | ReferenceObject))
-      .filter((p) => p.in === "path")
-      .map((p) => p.name)
-      .sort();
-    expect(declared).toEqual(templated);
+      const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
+      const declared = [...(pathItem.parameters ?? []), ...(op.parameters ?? [])]
+        .map((p) => resolveRef<ParameterObject>(doc, p as ParameterObject | ReferenceObject))
+        .filter((p) => p.in === "path")
+        .map((p) => p.name)
+        .sort();
+      expect(declared).toEqual(templated);
 
-    for (const [status, value] of Object.entries(op.responses ?? {})) {
-      const response = resolveRef<ResponseObject>(doc, value as ResponseObject | ReferenceObject);
-      expect(response, `${op.operationId} ${status}`).toBeDefined();
-      if (status === "default" || Number(status) >= 400) {
-        const media = Object.values(response.content ?? {});
-        expect(media.length, `${op.operationId} ${status} has a body`).toBeGreaterThan(0);
-        for (const m of media) expect(m.schema, `${op.operationId} ${status}`).toBeDefined();
+      for (const [status, value] of Object.entries(op.responses ?? {})) {
+        const response = resolveRef<ResponseObject>(doc, value as ResponseObject | ReferenceObject);
+        expect(response, `${op.operationId} ${status}`).toBeDefined();
+        if (status === "default" || Number(status) >= 400) {
+          const media = Object.values(response.content ?? {});
+          expect(media.length, `${op.operationId} ${status} has a body`).toBeGreaterThan(0);
+          for (const m of media) expect(m.schema, `${op.operationId} ${status}`).toBeDefined();
+        }
+        if (/^3\d\d$/.test(status))
+          expect(Object.keys(response.headers ?? {}), `${op.operationId} ${status}`).toContain("Location");
       }
-      if (/^3\d\d$/.test(status)) expect(Object.keys(response.headers ?? {}), `${op.operationId} ${status}`).toContain("Location");
-    }
-  });
+    },
+  );
 });
 
 describe("all documents together", () => {
@@ -88,7 +98,8 @@ function reachableComponents(doc: OpenAPIObject): Set<string> {
   const reached = new Set<string>();
   const pending = refsIn(doc.paths);
   for (const { op } of operationsOf(doc)) {
-    for (const requirement of op.security ?? []) for (const scheme of Object.keys(requirement)) pending.push(`#/components/securitySchemes/${scheme}`);
+    for (const requirement of op.security ?? [])
+      for (const scheme of Object.keys(requirement)) pending.push(`#/components/securitySchemes/${scheme}`);
   }
   while (pending.length > 0) {
     const ref = pending.pop()!;

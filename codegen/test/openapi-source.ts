@@ -46,14 +46,19 @@ const httpMethods = ["get", "put", "post", "delete", "options", "head", "patch",
 
 export function operationsOf(doc: OpenAPIObject): SourceOperation[] {
   return Object.entries(doc.paths ?? {}).flatMap(([path, pathItem]) =>
-    httpMethods.filter((method) => pathItem[method]).map((method) => ({ path, method, pathItem, op: pathItem[method]! })),
+    httpMethods
+      .filter((method) => pathItem[method])
+      .map((method) => ({ path, method, pathItem, op: pathItem[method]! })),
   );
 }
 
 /** Follows a local `$ref` (`#/components/...`) to what it names; other values come back as they are. */
 export function resolveRef<T>(doc: OpenAPIObject, value: T | { $ref: string }): T {
   if (typeof value !== "object" || value === null || !("$ref" in value)) return value as T;
-  const segments = value.$ref.replace(/^#\//, "").split("/").map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
+  const segments = value.$ref
+    .replace(/^#\//, "")
+    .split("/")
+    .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
   let target: unknown = doc;
   for (const segment of segments) target = (target as Record<string, unknown> | undefined)?.[segment];
   return target as T;
@@ -68,7 +73,8 @@ const componentsId = "urn:openapi:components";
 export function schemaCompilerFor(doc: OpenAPIObject): (schema: object) => ValidateFunction {
   const ajv = new Ajv2020({ allErrors: true, strict: true });
   formatsPlugin.default(ajv);
-  const pointAtDefs = (schema: object): object => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', `"${componentsId}#/$defs/`));
+  const pointAtDefs = (schema: object): object =>
+    JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', `"${componentsId}#/$defs/`));
   ajv.addSchema({ $id: componentsId, $defs: pointAtDefs(doc.components?.schemas ?? {}) });
   return (schema) => ajv.compile(pointAtDefs(schema));
 }

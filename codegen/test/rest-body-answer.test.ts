@@ -26,8 +26,15 @@ afterAll(() => plane.close());
 
 describe("a body-answering REST client", () => {
   it("resolves to the success's body, and to nothing for a success without one", async () => {
-    const created = await client.createWidget({ body: { name: "dial", redirect_uris: ["https://a.example/cb"], tags: [] } });
-    expect(created).toEqual({ name: "dial", redirect_uris: ["https://a.example/cb"], tags: [], id: expect.any(String) });
+    const created = await client.createWidget({
+      body: { name: "dial", redirect_uris: ["https://a.example/cb"], tags: [] },
+    });
+    expect(created).toEqual({
+      name: "dial",
+      redirect_uris: ["https://a.example/cb"],
+      tags: [],
+      id: expect.any(String),
+    });
     expect((await client.getWidget({ path: { widgetId: created.id } })).name).toBe("dial");
     expect(await client.deleteWidget({ path: { widgetId: created.id } })).toBeUndefined();
   });
@@ -51,12 +58,22 @@ describe("a body-answering REST client", () => {
   it("throws an error status as a RestCallError carrying status, code and message", async () => {
     const error = await client.getWidget({ path: { widgetId: "w-77" } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RestCallError);
-    expect(error).toMatchObject({ status: 404, code: Code.NotFound, rawMessage: "widget w-77 does not exist", operationId: "getWidget" });
+    expect(error).toMatchObject({
+      status: 404,
+      code: Code.NotFound,
+      rawMessage: "widget w-77 does not exist",
+      operationId: "getWidget",
+    });
   });
 
   it("throws for a redirect the operation does not document instead of returning it", async () => {
     const redirecting: typeof fetch = async () => new Response(null, { status: 304 });
-    const other = createRestClient<RestBodyClient<GoldenPlaneClient>>(GoldenPlaneRoutes, { baseUrl: plane.url, serverVariables: { space: "demo" }, answer: "body", fetch: redirecting });
+    const other = createRestClient<RestBodyClient<GoldenPlaneClient>>(GoldenPlaneRoutes, {
+      baseUrl: plane.url,
+      serverVariables: { space: "demo" },
+      answer: "body",
+      fetch: redirecting,
+    });
     await expect(other.listWidgets()).rejects.toMatchObject({ status: 304, code: Code.Unknown });
   });
 });

@@ -91,7 +91,9 @@ export async function loadConformance(): Promise<Conformance> {
     }
   }
   const spec = createServiceImplSpec(service, impl as Partial<ServiceImpl<DescService>>);
-  const targets: RestRouteTarget[] = model.methods.flatMap((m) => m.routes.map((route) => ({ route, spec: spec.methods[route.rpc]! })));
+  const targets: RestRouteTarget[] = model.methods.flatMap((m) =>
+    m.routes.map((route) => ({ route, spec: spec.methods[route.rpc]! })),
+  );
   return state;
 }
 
@@ -197,17 +199,39 @@ export async function runCase(conformance: Conformance, row: ConformanceCase): P
 type Extra = Omit<Partial<ConformanceCase>, "name" | "call">;
 
 /** A row whose request reaches `rpc` as exactly `request` (fields beyond the empty message). */
-export function accepts(name: string, call: HttpCall, rpc: string, request: JsonObject, extra: Extra = {}): ConformanceCase {
+export function accepts(
+  name: string,
+  call: HttpCall,
+  rpc: string,
+  request: JsonObject,
+  extra: Extra = {},
+): ConformanceCase {
   return { name, call, rpc, request, ...extra };
 }
 
 /** A row answered with `status` and exactly the error body `{code, message}`. */
-export function rejects(name: string, call: HttpCall, status: number, code: string, message: string | RegExp, extra: Extra = {}): ConformanceCase {
+export function rejects(
+  name: string,
+  call: HttpCall,
+  status: number,
+  code: string,
+  message: string | RegExp,
+  extra: Extra = {},
+): ConformanceCase {
   return { name, call, status, error: { code, message }, ...extra };
 }
 
-export const get = (path: string, headers?: Record<string, string>): HttpCall => ({ method: "GET", path, ...(headers ? { headers } : {}) });
-export const withBody = (method: string, path: string, body: string | Uint8Array, headers?: Record<string, string>): HttpCall => ({
+export const get = (path: string, headers?: Record<string, string>): HttpCall => ({
+  method: "GET",
+  path,
+  ...(headers ? { headers } : {}),
+});
+export const withBody = (
+  method: string,
+  path: string,
+  body: string | Uint8Array,
+  headers?: Record<string, string>,
+): HttpCall => ({
   method,
   path,
   body,

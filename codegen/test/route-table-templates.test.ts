@@ -15,7 +15,10 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 async function filesUnder(dir: string, keep: (name: string) => boolean): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries.filter((e) => e.isFile() && keep(e.name)).map((e) => join(e.parentPath, e.name)).sort();
+  return entries
+    .filter((e) => e.isFile() && keep(e.name))
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
 }
 
 const protoTables = await filesUnder(join(root, "gen/platform"), (name) => name.endsWith("_http.ts"));
@@ -29,43 +32,65 @@ function writtenStrings(text: string, key: string): string[] {
 describe("generated route tables", () => {
   it("are found", () => {
     expect(protoTables.length).toBeGreaterThan(5);
-    expect(planeTables.map((file) => relative(root, file))).toEqual(["gen/openapi/identity-admin/routes.ts", "gen/openapi/identity-issuer/routes.ts"]);
+    expect(planeTables.map((file) => relative(root, file))).toEqual([
+      "gen/openapi/identity-admin/routes.ts",
+      "gen/openapi/identity-issuer/routes.ts",
+    ]);
   });
 
-  it.each(protoTables.map((file) => [relative(root, file), file]))("%s writes templates as strings and parses them when it loads", async (_name, file) => {
-    const text = await readFile(file, "utf8");
-    expect(text).not.toContain('"segments"');
-    const written = writtenStrings(text, "template");
-    expect(written.every((t) => typeof t === "string" && t.startsWith("/"))).toBe(true);
-    const module = (await import(pathToFileURL(file).href)) as Record<string, ServiceHttpRoutes>;
-    const tables = Object.values(module);
-    const loaded = tables.flatMap((table) => table.routes.map((route) => route.template));
-    expect(loaded).toEqual(written.map((source) => parsePathTemplate(source)));
-    expect(loaded.map((template) => template.source)).toEqual(written);
-  });
+  it.each(protoTables.map((file) => [relative(root, file), file]))(
+    "%s writes templates as strings and parses them when it loads",
+    async (_name, file) => {
+      const text = await readFile(file, "utf8");
+      expect(text).not.toContain('"segments"');
+      const written = writtenStrings(text, "template");
+      expect(written.every((t) => typeof t === "string" && t.startsWith("/"))).toBe(true);
+      const module = (await import(pathToFileURL(file).href)) as Record<string, ServiceHttpRoutes>;
+      const tables = Object.values(module);
+      const loaded = tables.flatMap((table) => table.routes.map((route) => route.template));
+      expect(loaded).toEqual(written.map((source) => parsePathTemplate(source)));
+      expect(loaded.map((template) => template.source)).toEqual(written);
+    },
+  );
 
-  it.each(planeTables.map((file) => [relative(root, file), file]))("%s writes its base path and templates as strings", async (_name, file) => {
-    const text = await readFile(file, "utf8");
-    expect(text).not.toContain('"segments"');
-    const written = writtenStrings(text, "template");
-    const [basePath] = writtenStrings(text, "basePath");
-    const module = (await import(pathToFileURL(file).href)) as Record<string, RestPlane>;
-    const [plane] = Object.values(module);
-    expect(plane!.basePath).toEqual(parsePathTemplate(basePath!));
-    expect(plane!.operations.map((op) => op.template)).toEqual(written.map((source) => parsePathTemplate(source)));
-  });
+  it.each(planeTables.map((file) => [relative(root, file), file]))(
+    "%s writes its base path and templates as strings",
+    async (_name, file) => {
+      const text = await readFile(file, "utf8");
+      expect(text).not.toContain('"segments"');
+      const written = writtenStrings(text, "template");
+      const [basePath] = writtenStrings(text, "basePath");
+      const module = (await import(pathToFileURL(file).href)) as Record<string, RestPlane>;
+      const [plane] = Object.values(module);
+      expect(plane!.basePath).toEqual(parsePathTemplate(basePath!));
+      expect(plane!.operations.map((op) => op.template)).toEqual(written.map((source) => parsePathTemplate(source)));
+    },
+  );
 });
 
 describe("loading a route table", () => {
   it("parses with the path-template parser, so a broken text fails at load, not on a request", () => {
-    const route = { rpc: "healthCheck", httpMethod: "GET", body: "", responseBody: "", queryFields: [], additionalBinding: false };
-    expect(defineHttpRoutes(ScriptService, [{ ...route, template: "/v1/{name=shelves/*}:check" }]).routes[0]!.template).toMatchObject({
+    const route = {
+      rpc: "healthCheck",
+      httpMethod: "GET",
+      body: "",
+      responseBody: "",
+      queryFields: [],
+      additionalBinding: false,
+    };
+    expect(
+      defineHttpRoutes(ScriptService, [{ ...route, template: "/v1/{name=shelves/*}:check" }]).routes[0]!.template,
+    ).toMatchObject({
       segments: [{ kind: "literal", value: "v1" }, { kind: "literal", value: "shelves" }, { kind: "wildcard" }],
       variables: [{ fieldPath: "name", start: 1, end: 3 }],
       verb: "check",
     });
-    expect(() => defineHttpRoutes(ScriptService, [{ ...route, template: "v1/health" }])).toThrow(/must start with "\/"/);
-    expect(() => defineRestPlane({ name: "p", basePath: "/{org", errorBody: "message", operations: [] })).toThrow(/path template/);
+    expect(() => defineHttpRoutes(ScriptService, [{ ...route, template: "v1/health" }])).toThrow(
+      /must start with "\/"/,
+    );
+    expect(() => defineRestPlane({ name: "p", basePath: "/{org", errorBody: "message", operations: [] })).toThrow(
+      /path template/,
+    );
   });
 });
 

@@ -8,7 +8,10 @@ import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BuildService } from "../../gen/platform/compute/v1/build_service_pb.js";
 import { createScriptServiceClient } from "../../gen/platform/script/v1/script_service_client.js";
-import { registerScriptService, type ScriptServiceImplementation } from "../../gen/platform/script/v1/script_service_server.js";
+import {
+  registerScriptService,
+  type ScriptServiceImplementation,
+} from "../../gen/platform/script/v1/script_service_server.js";
 import { ThreadEventSchema } from "../../gen/platform/script/v1/events_pb.js";
 import { ThreadSchema, ThreadStatus } from "../../gen/platform/script/v1/thread_pb.js";
 import { createServiceRouter } from "../runtime/server/index.js";
@@ -22,8 +25,16 @@ const implementation: Partial<ScriptServiceImplementation> = {
     return create(ThreadSchema, { threadId: "t-1", status: ThreadStatus.RUNNING, createdAtMs: 1700000000000n });
   },
   async *watchThread(req) {
-    yield create(ThreadEventSchema, { threadId: req.threadId, timestampMs: 1n, event: { case: "started", value: { scriptName: "s", totalSteps: 2 } } });
-    yield create(ThreadEventSchema, { threadId: req.threadId, timestampMs: 2n, event: { case: "completed", value: { durationMs: 5n, stepsExecuted: 2 } } });
+    yield create(ThreadEventSchema, {
+      threadId: req.threadId,
+      timestampMs: 1n,
+      event: { case: "started", value: { scriptName: "s", totalSteps: 2 } },
+    });
+    yield create(ThreadEventSchema, {
+      threadId: req.threadId,
+      timestampMs: 2n,
+      event: { case: "completed", value: { durationMs: 5n, stepsExecuted: 2 } },
+    });
   },
 };
 
@@ -60,7 +71,10 @@ describe.each(transports)("generated client over %s", (_name, transport) => {
 
   it("carries the error code", async () => {
     const client = createScriptServiceClient(transport(), { retry: false });
-    await expect(client.getThread({ threadId: "missing" })).rejects.toMatchObject({ code: Code.NotFound, rawMessage: "thread missing not found" });
+    await expect(client.getThread({ threadId: "missing" })).rejects.toMatchObject({
+      code: Code.NotFound,
+      rawMessage: "thread missing not found",
+    });
   });
 
   it("streams", async () => {
@@ -86,7 +100,12 @@ describe("the same implementation over its HTTP routes", () => {
   it("binds the path variable and writes enums by name", async () => {
     const response = await request(`${http1Url}/v1/script/threads/t-1`);
     const body = (await response.body.json()) as Record<string, unknown>;
-    expect([response.statusCode, body.threadId, body.status, body.createdAtMs]).toEqual([200, "t-1", "THREAD_STATUS_RUNNING", "1700000000000"]);
+    expect([response.statusCode, body.threadId, body.status, body.createdAtMs]).toEqual([
+      200,
+      "t-1",
+      "THREAD_STATUS_RUNNING",
+      "1700000000000",
+    ]);
   });
 
   it("answers the error envelope with the code's status", async () => {
@@ -99,8 +118,12 @@ describe("the same implementation over its HTTP routes", () => {
     const response = await request(`${http1Url}/v1/script/threads/t-1/watch`);
     expect(response.headers["content-type"]).toBe("text/event-stream");
     const text = await response.body.text();
-    expect(text.split("\n\n").filter(Boolean).map((e) => Object.keys(JSON.parse(e.replace(/^data: /, "")))))
-      .toEqual([expect.arrayContaining(["started"]), expect.arrayContaining(["completed"])]);
+    expect(
+      text
+        .split("\n\n")
+        .filter(Boolean)
+        .map((e) => Object.keys(JSON.parse(e.replace(/^data: /, "")))),
+    ).toEqual([expect.arrayContaining(["started"]), expect.arrayContaining(["completed"])]);
   });
 
   it("serves HTTP routes over HTTP/2 as well", async () => {
@@ -108,7 +131,11 @@ describe("the same implementation over its HTTP routes", () => {
     const body = await new Promise<string>((resolve, reject) => {
       const stream = session.request({ ":path": "/v1/script/health" });
       let data = "";
-      stream.setEncoding("utf8").on("data", (chunk: string) => (data += chunk)).on("end", () => resolve(data)).on("error", reject);
+      stream
+        .setEncoding("utf8")
+        .on("data", (chunk: string) => (data += chunk))
+        .on("end", () => resolve(data))
+        .on("error", reject);
     });
     session.close();
     expect(JSON.parse(body)).toMatchObject({ status: "ok" });
@@ -120,8 +147,14 @@ describe("the same implementation over its HTTP routes", () => {
       new Promise<string>((resolve, reject) => {
         const socket = new Socket();
         let data = "";
-        socket.connect(Number(new URL(http1Url).port), "127.0.0.1", () => socket.end(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
-        socket.setEncoding("utf8").on("data", (chunk: string) => (data += chunk)).on("end", () => resolve(data.split("\r\n")[0]!)).on("error", reject);
+        socket.connect(Number(new URL(http1Url).port), "127.0.0.1", () =>
+          socket.end(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+        );
+        socket
+          .setEncoding("utf8")
+          .on("data", (chunk: string) => (data += chunk))
+          .on("end", () => resolve(data.split("\r\n")[0]!))
+          .on("error", reject);
       });
     expect(await raw("//evil/v1/script/health")).toBe("HTTP/1.1 404 Not Found");
     expect(await raw("/v1/script/threads/../health")).toBe("HTTP/1.1 404 Not Found");
@@ -146,21 +179,36 @@ describe("a gRPC call of a method nobody serves", () => {
 
   it.each(grpcTransports)("is UNIMPLEMENTED over %s, naming the unknown service", async (_name, transport) => {
     const builds = createClient(BuildService, transport());
-    await expect(builds.getBuild({})).rejects.toMatchObject({ code: Code.Unimplemented, rawMessage: "service platform.compute.v1.BuildService is not served here" });
+    await expect(builds.getBuild({})).rejects.toMatchObject({
+      code: Code.Unimplemented,
+      rawMessage: "service platform.compute.v1.BuildService is not served here",
+    });
   });
 
   it("is answered HTTP 200 with grpc-status 12, and stays a 404 over Connect", async () => {
-    const grpcWeb = await request(`${http1Url}/platform.compute.v1.BuildService/GetBuild`, { method: "POST", headers: { "content-type": "application/grpc-web+proto" }, body: new Uint8Array(5) });
+    const grpcWeb = await request(`${http1Url}/platform.compute.v1.BuildService/GetBuild`, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto" },
+      body: new Uint8Array(5),
+    });
     expect([grpcWeb.statusCode, grpcWeb.headers["grpc-status"]]).toEqual([200, "12"]);
     await grpcWeb.body.dump();
-    const method = await request(`${http1Url}/platform.script.v1.ScriptService/HealthCheckV2`, { method: "POST", headers: { "content-type": "application/grpc-web+proto" }, body: new Uint8Array(5) });
-    expect([method.statusCode, method.headers["grpc-status"], decodeURIComponent(String(method.headers["grpc-message"]))]).toEqual([
-      200,
-      "12",
-      "method HealthCheckV2 is not implemented by service platform.script.v1.ScriptService",
-    ]);
+    const method = await request(`${http1Url}/platform.script.v1.ScriptService/HealthCheckV2`, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto" },
+      body: new Uint8Array(5),
+    });
+    expect([
+      method.statusCode,
+      method.headers["grpc-status"],
+      decodeURIComponent(String(method.headers["grpc-message"])),
+    ]).toEqual([200, "12", "method HealthCheckV2 is not implemented by service platform.script.v1.ScriptService"]);
     await method.body.dump();
-    const connect = await request(`${http1Url}/platform.compute.v1.BuildService/GetBuild`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const connect = await request(`${http1Url}/platform.compute.v1.BuildService/GetBuild`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     expect([connect.statusCode, connect.headers["grpc-status"]]).toEqual([404, undefined]);
     await connect.body.dump();
   });

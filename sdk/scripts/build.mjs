@@ -30,7 +30,10 @@ const clientRuntimeOnly = {
     b.onResolve({ filter: runtimeSpecifier }, () => ({ path: clientRuntime }));
   },
 };
-for (const [format, dir] of [["esm", "esm"], ["cjs", "cjs"]]) {
+for (const [format, dir] of [
+  ["esm", "esm"],
+  ["cjs", "cjs"],
+]) {
   await build({
     entryPoints: [join(sdkDir, "src/index.ts")],
     outfile: join(dist, dir, "index.js"),
@@ -40,7 +43,9 @@ for (const [format, dir] of [["esm", "esm"], ["cjs", "cjs"]]) {
     target: "es2022",
     external: Object.keys(manifest.dependencies ?? {}),
     plugins: [clientRuntimeOnly],
-    banner: { js: `// ${manifest.name} ${manifest.version}: built from its repository's sdk/, gen/ and codegen/runtime/client/.` },
+    banner: {
+      js: `// ${manifest.name} ${manifest.version}: built from its repository's sdk/, gen/ and codegen/runtime/client/.`,
+    },
     legalComments: "none",
     logLevel: "warning",
   });
@@ -59,12 +64,16 @@ for (const file of walk(join(dist, "esm"))) {
   let target = relative(dirname(file), runtimeDeclarations).split(sep).join("/");
   if (!target.startsWith(".")) target = `./${target}`;
   const rewritten = text.replace(/(["'])@platform\/codegen\/runtime(?:\/client)?\1/g, `"${target}"`);
-  if (/@platform\//.test(rewritten)) throw new Error(`${relative(sdkDir, file)} still imports a package of the repository`);
+  if (/@platform\//.test(rewritten))
+    throw new Error(`${relative(sdkDir, file)} still imports a package of the repository`);
   if (rewritten !== text) writeFileSync(file, rewritten);
 }
 writeFileSync(join(dist, "esm/index.d.ts"), 'export * from "./sdk/src/index.js";\n');
 // The same tree read as CommonJS declarations, for `require` (its own package.json says so).
-cpSync(join(dist, "esm"), join(dist, "cjs"), { recursive: true, filter: (path) => path !== join(dist, "esm/index.js") });
+cpSync(join(dist, "esm"), join(dist, "cjs"), {
+  recursive: true,
+  filter: (path) => path !== join(dist, "esm/index.js"),
+});
 writeFileSync(join(dist, "cjs/index.d.ts"), 'export * from "./sdk/src/index.js";\n');
 
 function* walk(dir) {

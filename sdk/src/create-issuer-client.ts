@@ -1,4 +1,9 @@
-import { createRestClient, type RestBodyClient, type RestClientOptions, type RetryPolicy } from "@platform/codegen/runtime/client";
+import {
+  createRestClient,
+  type RestBodyClient,
+  type RestClientOptions,
+  type RetryPolicy,
+} from "@platform/codegen/runtime/client";
 import type { IdentityIssuerClient as IdentityIssuerResultClient } from "../../gen/openapi/identity-issuer/client.js";
 import { IdentityIssuerRoutes } from "../../gen/openapi/identity-issuer/routes.js";
 

@@ -22,7 +22,10 @@ beforeAll(async () => {
   const router = createServiceRouter();
   registerScriptService(router, {
     healthCheck: (_req, ctx) => {
-      seen.push({ authorization: ctx.requestHeader.get("authorization"), organization: ctx.requestHeader.get("x-organization-name") });
+      seen.push({
+        authorization: ctx.requestHeader.get("authorization"),
+        organization: ctx.requestHeader.get("x-organization-name"),
+      });
       return { status: "ok", version: "test" };
     },
     getThread(req) {
@@ -62,7 +65,14 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe.each(["connect", "grpc-web"] as const)("createPlatformClient over %s", (protocol) => {
-  const client = () => createPlatformClient({ apiUrl: url, token: "dk_test", organization: "acme", protocol, retry: { initialDelayMs: 1 } });
+  const client = () =>
+    createPlatformClient({
+      apiUrl: url,
+      token: "dk_test",
+      organization: "acme",
+      protocol,
+      retry: { initialDelayMs: 1 },
+    });
 
   it("sends the bearer token and the organization header", async () => {
     seen.length = 0;
@@ -90,14 +100,18 @@ describe.each(["connect", "grpc-web"] as const)("createPlatformClient over %s", 
   });
 
   it("ends a call at its per-call timeout", async () => {
-    await expect(client().script.getScriptEnv({ name: "slow" }, { timeoutMs: 100 })).rejects.toMatchObject({ code: Code.DeadlineExceeded });
+    await expect(client().script.getScriptEnv({ name: "slow" }, { timeoutMs: 100 })).rejects.toMatchObject({
+      code: Code.DeadlineExceeded,
+    });
   });
 
   it("ends a call when its AbortSignal fires", async () => {
     const controller = new AbortController();
     // Aborted once the server runs the call, so it is cut in flight.
     slowEntered.push(() => controller.abort());
-    await expect(client().script.getScriptEnv({ name: "slow" }, { signal: controller.signal })).rejects.toMatchObject({ code: Code.Canceled });
+    await expect(client().script.getScriptEnv({ name: "slow" }, { signal: controller.signal })).rejects.toMatchObject({
+      code: Code.Canceled,
+    });
   });
 
   it("iterates every item across pages", async () => {

@@ -1,17 +1,52 @@
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
-import { createRestClient, type RestBodyClient, type RestClientOptions, type ServiceClientOptions } from "@platform/codegen/runtime/client";
-import { createBuildServiceClient, type BuildServiceClient } from "../../gen/platform/compute/v1/build_service_client.js";
-import { createComputeServiceClient, type ComputeServiceClient } from "../../gen/platform/compute/v1/compute_service_client.js";
-import { createSecretServiceClient, type SecretServiceClient } from "../../gen/platform/compute/v1/secret_service_client.js";
-import { createActionsServiceClient, type ActionsServiceClient } from "../../gen/platform/data/actions/v1/actions_service_client.js";
-import { createIngestServiceClient, type IngestServiceClient } from "../../gen/platform/data/ingest/v1/ingest_service_client.js";
-import { createPipelineServiceClient, type PipelineServiceClient } from "../../gen/platform/data/pipeline/v1/pipeline_service_client.js";
-import { createSourceServiceClient, type SourceServiceClient } from "../../gen/platform/data/source/v1/source_service_client.js";
-import { createVectorServiceClient, type VectorServiceClient } from "../../gen/platform/data/vector/v1/vector_service_client.js";
+import {
+  createRestClient,
+  type RestBodyClient,
+  type RestClientOptions,
+  type ServiceClientOptions,
+} from "@platform/codegen/runtime/client";
+import {
+  createBuildServiceClient,
+  type BuildServiceClient,
+} from "../../gen/platform/compute/v1/build_service_client.js";
+import {
+  createComputeServiceClient,
+  type ComputeServiceClient,
+} from "../../gen/platform/compute/v1/compute_service_client.js";
+import {
+  createSecretServiceClient,
+  type SecretServiceClient,
+} from "../../gen/platform/compute/v1/secret_service_client.js";
+import {
+  createActionsServiceClient,
+  type ActionsServiceClient,
+} from "../../gen/platform/data/actions/v1/actions_service_client.js";
+import {
+  createIngestServiceClient,
+  type IngestServiceClient,
+} from "../../gen/platform/data/ingest/v1/ingest_service_client.js";
+import {
+  createPipelineServiceClient,
+  type PipelineServiceClient,
+} from "../../gen/platform/data/pipeline/v1/pipeline_service_client.js";
+import {
+  createSourceServiceClient,
+  type SourceServiceClient,
+} from "../../gen/platform/data/source/v1/source_service_client.js";
+import {
+  createVectorServiceClient,
+  type VectorServiceClient,
+} from "../../gen/platform/data/vector/v1/vector_service_client.js";
 import { createIamServiceClient, type IamServiceClient } from "../../gen/platform/iam/v1/iam_service_client.js";
-import { createScriptServiceClient, type ScriptServiceClient } from "../../gen/platform/script/v1/script_service_client.js";
-import { createVectorDbServiceClient, type VectorDbServiceClient } from "../../gen/platform/vectordb/v1/vectordb_service_client.js";
+import {
+  createScriptServiceClient,
+  type ScriptServiceClient,
+} from "../../gen/platform/script/v1/script_service_client.js";
+import {
+  createVectorDbServiceClient,
+  type VectorDbServiceClient,
+} from "../../gen/platform/vectordb/v1/vectordb_service_client.js";
 import type { IdentityAdminClient as IdentityAdminResultClient } from "../../gen/openapi/identity-admin/client.js";
 import { IdentityAdminRoutes } from "../../gen/openapi/identity-admin/routes.js";
 import { createIssuerClient, type IdentityIssuerClient } from "./create-issuer-client.js";
@@ -65,7 +100,11 @@ export interface PlatformClient {
    * The issuer of one identity pool, `{identityUrl}/{org}/{pool}`. Its `token` is a pool access
    * token (for `getCurrentUser`): the platform credential is never sent to an issuer.
    */
-  identityIssuer(pool: { readonly org: string; readonly pool: string; readonly token?: RestClientOptions["token"] }): IdentityIssuerClient;
+  identityIssuer(pool: {
+    readonly org: string;
+    readonly pool: string;
+    readonly token?: RestClientOptions["token"];
+  }): IdentityIssuerClient;
 }
 
 /**
@@ -96,7 +135,13 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       ...rest,
     }),
     identityIssuer: ({ org, pool, token }) =>
-      createIssuerClient({ identityUrl: options.identityUrl ?? options.apiUrl, org, pool, ...(token !== undefined ? { token } : {}), ...rest }),
+      createIssuerClient({
+        identityUrl: options.identityUrl ?? options.apiUrl,
+        org,
+        pool,
+        ...(token !== undefined ? { token } : {}),
+        ...rest,
+      }),
   };
 }
 

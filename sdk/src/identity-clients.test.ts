@@ -33,13 +33,18 @@ function recording(handler: http.RequestListener): http.RequestListener {
 beforeAll(async () => {
   const admin = createIdentityAdminHandler({
     async rotatePoolKeys(input) {
-      if (input.path.pool === "missing") return { status: 404, body: { code: "not_found", message: "pool missing not found" } };
+      if (input.path.pool === "missing")
+        return { status: 404, body: { code: "not_found", message: "pool missing not found" } };
       return { status: 200, body: { key: jwk } };
     },
   });
   const issuer = createIdentityIssuerHandler({
     async getJwks(_input, context) {
-      return { status: 200, body: { keys: [{ ...jwk, kid: `${context.serverVariables.org}/${context.serverVariables.pool}` }] }, headers: { "cache-control": "max-age=300" } };
+      return {
+        status: 200,
+        body: { keys: [{ ...jwk, kid: `${context.serverVariables.org}/${context.serverVariables.pool}` }] },
+        headers: { "cache-control": "max-age=300" },
+      };
     },
   });
   api = http.createServer(recording(admin.nodeHandler()));
@@ -62,7 +67,9 @@ describe("identity clients", () => {
   });
 
   it("throws an admin error as a RestCallError with the Connect code", async () => {
-    const error = await client().identityAdmin.rotatePoolKeys({ path: { pool: "missing" } }).catch((e: unknown) => e);
+    const error = await client()
+      .identityAdmin.rotatePoolKeys({ path: { pool: "missing" } })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RestCallError);
     expect(error).toMatchObject({ code: Code.NotFound, status: 404, rawMessage: "pool missing not found" });
   });

@@ -1,7 +1,17 @@
 // The platform SDK: one factory over generated, typed service clients.
-export { createPlatformClient, type IdentityAdminClient, type PlatformClient, type PlatformClientOptions } from "./create-platform-client.js";
+export {
+  createPlatformClient,
+  type IdentityAdminClient,
+  type PlatformClient,
+  type PlatformClientOptions,
+} from "./create-platform-client.js";
 export { createIssuerClient, type IdentityIssuerClient, type IssuerClientOptions } from "./create-issuer-client.js";
-export { defaultRetryPolicy, RestCallError, type RestCallOptions, type RetryPolicy } from "@platform/codegen/runtime/client";
+export {
+  defaultRetryPolicy,
+  RestCallError,
+  type RestCallOptions,
+  type RetryPolicy,
+} from "@platform/codegen/runtime/client";
 export { Code, ConnectError } from "@connectrpc/connect";
 
 // The generated messages, enums and service clients, one namespace per proto package:

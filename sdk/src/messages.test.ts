@@ -11,7 +11,11 @@ const gen = join(here, "../../gen/platform");
 
 function generated(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? generated(join(dir, entry.name)) : /_(pb|client)\.ts$/.test(entry.name) ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? generated(join(dir, entry.name))
+      : /_(pb|client)\.ts$/.test(entry.name)
+        ? [join(dir, entry.name)]
+        : [],
   );
 }
 
@@ -19,7 +23,9 @@ describe("the SDK's message namespaces", () => {
   it("re-export every generated message and client module of a service package", () => {
     const exported = new Set(
       readdirSync(join(here, "messages")).flatMap((file) =>
-        [...readFileSync(join(here, "messages", file), "utf8").matchAll(/from "(.+)\.js"/g)].map((m) => join(here, "messages", `${m[1]}.ts`)),
+        [...readFileSync(join(here, "messages", file), "utf8").matchAll(/from "(.+)\.js"/g)].map((m) =>
+          join(here, "messages", `${m[1]}.ts`),
+        ),
       ),
     );
     // platform/api holds the contract's own annotations, which only the generator reads.

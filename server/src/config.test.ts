@@ -5,32 +5,57 @@ describe("serve configuration", () => {
   it("trusts no proxy by default, and the listed addresses and ranges from the flag or the environment", () => {
     expect(parseServeConfig([], {}).trustedProxies).toBeUndefined();
     const fromFlag = parseServeConfig(["--trusted-proxies", "10.0.0.0/8, ::1"], {}).trustedProxies;
-    expect([fromFlag?.check("10.20.30.40"), fromFlag?.check("::1", "ipv6"), fromFlag?.check("192.0.2.1")]).toEqual([true, true, false]);
-    expect(parseServeConfig([], { PLATFORM_TRUSTED_PROXIES: "192.0.2.1" }).trustedProxies?.check("192.0.2.1")).toBe(true);
+    expect([fromFlag?.check("10.20.30.40"), fromFlag?.check("::1", "ipv6"), fromFlag?.check("192.0.2.1")]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    expect(parseServeConfig([], { PLATFORM_TRUSTED_PROXIES: "192.0.2.1" }).trustedProxies?.check("192.0.2.1")).toBe(
+      true,
+    );
   });
 
   it("refuses a proxy entry that is not an address or range, naming the setting and the entry", () => {
     const parse = () => parseServeConfig(["--trusted-proxies", "10.0.0.0/8,proxy.internal"], {});
     expect(parse).toThrow(ConfigError);
-    expect(parse).toThrow('--trusted-proxies (PLATFORM_TRUSTED_PROXIES): "proxy.internal" is not an IP address or CIDR range');
+    expect(parse).toThrow(
+      '--trusted-proxies (PLATFORM_TRUSTED_PROXIES): "proxy.internal" is not an IP address or CIDR range',
+    );
   });
 
   it("runs 8 threads at once by default, at least 1, from the flag or the environment", () => {
     expect(parseServeConfig([], {}).threadConcurrency).toBe(8);
     expect(parseServeConfig(["--thread-concurrency", "1"], {}).threadConcurrency).toBe(1);
     expect(parseServeConfig([], { PLATFORM_THREAD_CONCURRENCY: "32" }).threadConcurrency).toBe(32);
-    expect(() => parseServeConfig(["--thread-concurrency", "0"], {})).toThrow('--thread-concurrency (PLATFORM_THREAD_CONCURRENCY) must be at least 1, got "0"');
-    expect(() => parseServeConfig(["--thread-concurrency", "many"], {})).toThrow('--thread-concurrency (PLATFORM_THREAD_CONCURRENCY) must be an integer from 0 to 1024, got "many"');
+    expect(() => parseServeConfig(["--thread-concurrency", "0"], {})).toThrow(
+      '--thread-concurrency (PLATFORM_THREAD_CONCURRENCY) must be at least 1, got "0"',
+    );
+    expect(() => parseServeConfig(["--thread-concurrency", "many"], {})).toThrow(
+      '--thread-concurrency (PLATFORM_THREAD_CONCURRENCY) must be an integer from 0 to 1024, got "many"',
+    );
   });
 
   it("bounds every thread by default, and takes other limits from flags or the environment", () => {
-    expect(parseServeConfig([], {}).threadLimits).toEqual({ memoryBytes: 128 * 1024 * 1024, concurrentIterations: 16, expressions: { cost: 100_000, timeMs: 30 } });
-    const set = parseServeConfig(["--thread-memory-bytes", "1048576", "--thread-concurrent-iterations", "4", "--expression-cost-limit", "5000"], { PLATFORM_EXPRESSION_TIME_LIMIT_MS: "20" });
-    expect(set.threadLimits).toEqual({ memoryBytes: 1_048_576, concurrentIterations: 4, expressions: { cost: 5_000, timeMs: 20 } });
+    expect(parseServeConfig([], {}).threadLimits).toEqual({
+      memoryBytes: 128 * 1024 * 1024,
+      concurrentIterations: 16,
+      expressions: { cost: 100_000, timeMs: 30 },
+    });
+    const set = parseServeConfig(
+      ["--thread-memory-bytes", "1048576", "--thread-concurrent-iterations", "4", "--expression-cost-limit", "5000"],
+      { PLATFORM_EXPRESSION_TIME_LIMIT_MS: "20" },
+    );
+    expect(set.threadLimits).toEqual({
+      memoryBytes: 1_048_576,
+      concurrentIterations: 4,
+      expressions: { cost: 5_000, timeMs: 20 },
+    });
   });
 
   it("refuses a thread limit of zero, naming the setting", () => {
-    expect(() => parseServeConfig(["--thread-concurrent-iterations", "0"], {})).toThrow('--thread-concurrent-iterations (PLATFORM_THREAD_CONCURRENT_ITERATIONS) must be at least 1, got "0"');
+    expect(() => parseServeConfig(["--thread-concurrent-iterations", "0"], {})).toThrow(
+      '--thread-concurrent-iterations (PLATFORM_THREAD_CONCURRENT_ITERATIONS) must be at least 1, got "0"',
+    );
     expect(() => parseServeConfig([], { PLATFORM_THREAD_MEMORY_BYTES: "lots" })).toThrow(ConfigError);
   });
 });

@@ -5,7 +5,11 @@ import { ConfigError } from "./config-error.js";
 import { parseTrustedProxies } from "./net/client-address.js";
 import { MAIL_ENV, readMailConfig, type MailConfig } from "./services/identity/mail-config.js";
 import { DEFAULT_EXPRESSION_COST_LIMIT, DEFAULT_EXPRESSION_TIME_LIMIT_MS } from "./services/script/dsl/cost-meter.js";
-import { DEFAULT_THREAD_CONCURRENT_ITERATIONS, DEFAULT_THREAD_MEMORY_BYTES, type ThreadLimits } from "./services/script/engine/thread-budget.js";
+import {
+  DEFAULT_THREAD_CONCURRENT_ITERATIONS,
+  DEFAULT_THREAD_MEMORY_BYTES,
+  type ThreadLimits,
+} from "./services/script/engine/thread-budget.js";
 import { LLM_ENV, readLlmConfig, type LlmConfig } from "./services/script/tools/llm-config.js";
 
 /** Everything `platform-server serve` can be told, from flags or their environment variables. */
@@ -62,34 +66,154 @@ interface Setting {
 }
 
 export const settings = {
-  dataDir: { flag: "data-dir", env: "PLATFORM_DATA_DIR", fallback: "./.platform", help: "where the embedded database, keys and files live" },
+  dataDir: {
+    flag: "data-dir",
+    env: "PLATFORM_DATA_DIR",
+    fallback: "./.platform",
+    help: "where the embedded database, keys and files live",
+  },
   host: { flag: "host", env: "PLATFORM_HOST", fallback: "127.0.0.1", help: "address every listener binds" },
-  apiPort: { flag: "api-port", env: "PLATFORM_API_PORT", fallback: "8080", help: "script, compute, secrets, builds, vector databases, IAM, identity admin (0 = any free port)" },
-  dataPort: { flag: "data-port", env: "PLATFORM_DATA_PORT", fallback: "8081", help: "actions, pipelines, vector engine, search" },
+  apiPort: {
+    flag: "api-port",
+    env: "PLATFORM_API_PORT",
+    fallback: "8080",
+    help: "script, compute, secrets, builds, vector databases, IAM, identity admin (0 = any free port)",
+  },
+  dataPort: {
+    flag: "data-port",
+    env: "PLATFORM_DATA_PORT",
+    fallback: "8081",
+    help: "actions, pipelines, vector engine, search",
+  },
   gitPort: { flag: "git-port", env: "PLATFORM_GIT_PORT", fallback: "8082", help: "git gateway" },
   registryPort: { flag: "registry-port", env: "PLATFORM_REGISTRY_PORT", fallback: "8083", help: "container registry" },
-  identityPort: { flag: "identity-port", env: "PLATFORM_IDENTITY_PORT", fallback: "8084", help: "identity pools (OIDC issuer)" },
-  corsOrigin: { flag: "cors-origin", env: "PLATFORM_CORS_ORIGINS", fallback: "", help: "browser origin allowed to call (repeatable; comma-separated in the env var; * for any)" },
-  maxBodyBytes: { flag: "max-body-bytes", env: "PLATFORM_MAX_BODY_BYTES", fallback: String(16 * 1024 * 1024), help: "largest request body; 413 beyond it" },
-  databaseUrl: { flag: "database-url", env: "DATABASE_URL", fallback: "", help: "PostgreSQL URL; empty uses the embedded database" },
-  secretKey: { flag: "secret-key", env: "PLATFORM_SECRET_KEY", fallback: "", help: "base64 32-byte key sealing secrets; empty generates <data-dir>/secret.key" },
-  shutdownGraceMs: { flag: "shutdown-grace-ms", env: "PLATFORM_SHUTDOWN_GRACE_MS", fallback: "10000", help: "time in-flight requests get on SIGTERM" },
-  threadLeaseMs: { flag: "thread-lease-ms", env: "PLATFORM_THREAD_LEASE_MS", fallback: "30000", help: "claim on a running thread; a dead process's threads resume this long after it died" },
-  threadConcurrency: { flag: "thread-concurrency", env: "PLATFORM_THREAD_CONCURRENCY", fallback: "8", help: "threads one process runs at once (from 1); a waiting thread takes no slot" },
-  threadMemoryBytes: { flag: "thread-memory-bytes", env: "PLATFORM_THREAD_MEMORY_BYTES", fallback: String(DEFAULT_THREAD_MEMORY_BYTES), help: "step outputs a thread holds plus response bodies it is reading; the step that passes it fails" },
-  threadConcurrentIterations: { flag: "thread-concurrent-iterations", env: "PLATFORM_THREAD_CONCURRENT_ITERATIONS", fallback: String(DEFAULT_THREAD_CONCURRENT_ITERATIONS), help: "iterations running at once in one thread across nested loops, beyond one per running loop" },
-  expressionCostLimit: { flag: "expression-cost-limit", env: "PLATFORM_EXPRESSION_COST_LIMIT", fallback: String(DEFAULT_EXPRESSION_COST_LIMIT), help: "cost units one evaluation of a script's expressions may spend" },
-  expressionTimeLimitMs: { flag: "expression-time-limit-ms", env: "PLATFORM_EXPRESSION_TIME_LIMIT_MS", fallback: String(DEFAULT_EXPRESSION_TIME_LIMIT_MS), help: "wall-clock ceiling of one evaluation of a script's expressions" },
-  allowPrivateNetwork: { flag: "allow-private-network", env: "PLATFORM_ALLOW_PRIVATE_NETWORK", fallback: "false", help: "true lets callbacks and http.request reach loopback, private and link-local hosts (development only)" },
-  trustedProxies: { flag: "trusted-proxies", env: "PLATFORM_TRUSTED_PROXIES", fallback: "", help: "addresses and CIDR ranges of reverse proxies whose X-Forwarded-For names the client, comma-separated (the identity plane's rate limits count that address); empty trusts none" },
-  blobDir: { flag: "blob-dir", env: "PLATFORM_BLOB_DIR", fallback: "", help: "filesystem object store for artifacts; empty uses <data-dir>/blobs" },
-  publicApiUrl: { flag: "public-api-url", env: "PLATFORM_PUBLIC_API_URL", fallback: "", help: "URL clients reach the api plane at, used in download links; empty uses the listener's address" },
-  publicIdentityUrl: { flag: "public-identity-url", env: "PLATFORM_PUBLIC_IDENTITY_URL", fallback: "", help: "URL clients reach the identity plane at: the base of every pool's issuer and of e-mailed links; empty uses the listener's address" },
-  smtpUrl: { flag: "smtp-url", env: MAIL_ENV.smtpUrl, fallback: "", help: "SMTP server for identity e-mails (smtps://user:password@host:465 or smtp://…:587); empty writes them to the log" },
-  mailFrom: { flag: "mail-from", env: MAIL_ENV.from, fallback: "", help: "From address of identity e-mails (required with the SMTP URL)" },
-  llmBaseUrl: { flag: "llm-base-url", env: LLM_ENV.baseUrl, fallback: "", help: "OpenAI-compatible API root for the llm.complete tool (for example https://api.openai.com/v1)" },
+  identityPort: {
+    flag: "identity-port",
+    env: "PLATFORM_IDENTITY_PORT",
+    fallback: "8084",
+    help: "identity pools (OIDC issuer)",
+  },
+  corsOrigin: {
+    flag: "cors-origin",
+    env: "PLATFORM_CORS_ORIGINS",
+    fallback: "",
+    help: "browser origin allowed to call (repeatable; comma-separated in the env var; * for any)",
+  },
+  maxBodyBytes: {
+    flag: "max-body-bytes",
+    env: "PLATFORM_MAX_BODY_BYTES",
+    fallback: String(16 * 1024 * 1024),
+    help: "largest request body; 413 beyond it",
+  },
+  databaseUrl: {
+    flag: "database-url",
+    env: "DATABASE_URL",
+    fallback: "",
+    help: "PostgreSQL URL; empty uses the embedded database",
+  },
+  secretKey: {
+    flag: "secret-key",
+    env: "PLATFORM_SECRET_KEY",
+    fallback: "",
+    help: "base64 32-byte key sealing secrets; empty generates <data-dir>/secret.key",
+  },
+  shutdownGraceMs: {
+    flag: "shutdown-grace-ms",
+    env: "PLATFORM_SHUTDOWN_GRACE_MS",
+    fallback: "10000",
+    help: "time in-flight requests get on SIGTERM",
+  },
+  threadLeaseMs: {
+    flag: "thread-lease-ms",
+    env: "PLATFORM_THREAD_LEASE_MS",
+    fallback: "30000",
+    help: "claim on a running thread; a dead process's threads resume this long after it died",
+  },
+  threadConcurrency: {
+    flag: "thread-concurrency",
+    env: "PLATFORM_THREAD_CONCURRENCY",
+    fallback: "8",
+    help: "threads one process runs at once (from 1); a waiting thread takes no slot",
+  },
+  threadMemoryBytes: {
+    flag: "thread-memory-bytes",
+    env: "PLATFORM_THREAD_MEMORY_BYTES",
+    fallback: String(DEFAULT_THREAD_MEMORY_BYTES),
+    help: "step outputs a thread holds plus response bodies it is reading; the step that passes it fails",
+  },
+  threadConcurrentIterations: {
+    flag: "thread-concurrent-iterations",
+    env: "PLATFORM_THREAD_CONCURRENT_ITERATIONS",
+    fallback: String(DEFAULT_THREAD_CONCURRENT_ITERATIONS),
+    help: "iterations running at once in one thread across nested loops, beyond one per running loop",
+  },
+  expressionCostLimit: {
+    flag: "expression-cost-limit",
+    env: "PLATFORM_EXPRESSION_COST_LIMIT",
+    fallback: String(DEFAULT_EXPRESSION_COST_LIMIT),
+    help: "cost units one evaluation of a script's expressions may spend",
+  },
+  expressionTimeLimitMs: {
+    flag: "expression-time-limit-ms",
+    env: "PLATFORM_EXPRESSION_TIME_LIMIT_MS",
+    fallback: String(DEFAULT_EXPRESSION_TIME_LIMIT_MS),
+    help: "wall-clock ceiling of one evaluation of a script's expressions",
+  },
+  allowPrivateNetwork: {
+    flag: "allow-private-network",
+    env: "PLATFORM_ALLOW_PRIVATE_NETWORK",
+    fallback: "false",
+    help: "true lets callbacks and http.request reach loopback, private and link-local hosts (development only)",
+  },
+  trustedProxies: {
+    flag: "trusted-proxies",
+    env: "PLATFORM_TRUSTED_PROXIES",
+    fallback: "",
+    help: "addresses and CIDR ranges of reverse proxies whose X-Forwarded-For names the client, comma-separated (the identity plane's rate limits count that address); empty trusts none",
+  },
+  blobDir: {
+    flag: "blob-dir",
+    env: "PLATFORM_BLOB_DIR",
+    fallback: "",
+    help: "filesystem object store for artifacts; empty uses <data-dir>/blobs",
+  },
+  publicApiUrl: {
+    flag: "public-api-url",
+    env: "PLATFORM_PUBLIC_API_URL",
+    fallback: "",
+    help: "URL clients reach the api plane at, used in download links; empty uses the listener's address",
+  },
+  publicIdentityUrl: {
+    flag: "public-identity-url",
+    env: "PLATFORM_PUBLIC_IDENTITY_URL",
+    fallback: "",
+    help: "URL clients reach the identity plane at: the base of every pool's issuer and of e-mailed links; empty uses the listener's address",
+  },
+  smtpUrl: {
+    flag: "smtp-url",
+    env: MAIL_ENV.smtpUrl,
+    fallback: "",
+    help: "SMTP server for identity e-mails (smtps://user:password@host:465 or smtp://…:587); empty writes them to the log",
+  },
+  mailFrom: {
+    flag: "mail-from",
+    env: MAIL_ENV.from,
+    fallback: "",
+    help: "From address of identity e-mails (required with the SMTP URL)",
+  },
+  llmBaseUrl: {
+    flag: "llm-base-url",
+    env: LLM_ENV.baseUrl,
+    fallback: "",
+    help: "OpenAI-compatible API root for the llm.complete tool (for example https://api.openai.com/v1)",
+  },
   llmApiKey: { flag: "llm-api-key", env: LLM_ENV.apiKey, fallback: "", help: "bearer token for that API" },
-  llmModel: { flag: "llm-model", env: LLM_ENV.model, fallback: "", help: "model used when a call names none (required with the base URL)" },
+  llmModel: {
+    flag: "llm-model",
+    env: LLM_ENV.model,
+    fallback: "",
+    help: "model used when a call names none (required with the base URL)",
+  },
 } satisfies Record<string, Setting>;
 
 export { ConfigError };
@@ -112,7 +236,8 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const integer = (setting: Setting, max: number): number => {
     const text = read(setting);
     const value = Number(text);
-    if (!/^[0-9]+$/.test(text) || value > max) throw new ConfigError(`--${setting.flag} (${setting.env}) must be an integer from 0 to ${max}, got "${text}"`);
+    if (!/^[0-9]+$/.test(text) || value > max)
+      throw new ConfigError(`--${setting.flag} (${setting.env}) must be an integer from 0 to ${max}, got "${text}"`);
     return value;
   };
   const port = (setting: Setting) => integer(setting, 65535);
@@ -179,7 +304,8 @@ function publicUrl(setting: Setting, text: string): string | undefined {
   } catch {
     throw new ConfigError(`--${setting.flag} (${setting.env}) must be an absolute URL, got "${text}"`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(`--${setting.flag} (${setting.env}) must start with http:// or https://, got "${text}"`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new ConfigError(`--${setting.flag} (${setting.env}) must start with http:// or https://, got "${text}"`);
   return text.replace(/\/+$/, "");
 }
 

@@ -27,8 +27,14 @@ import { createIssuerPlane, type IssuerPlane } from "./services/identity/issuer/
 import { createIdentityServices } from "./services/identity/pool-context.js";
 import { createPoolStore } from "./services/identity/pool-store.js";
 import { createSmtpMailSender, type MailSender } from "./services/identity/smtp-mail-sender.js";
-import { MIGRATION_RETRY_AFTER_SECONDS, poolLockedForMigration } from "./services/identity/user-store-migration/migration-lock.js";
-import { startMigrationWorker, type MigrationWorker } from "./services/identity/user-store-migration/migration-worker.js";
+import {
+  MIGRATION_RETRY_AFTER_SECONDS,
+  poolLockedForMigration,
+} from "./services/identity/user-store-migration/migration-lock.js";
+import {
+  startMigrationWorker,
+  type MigrationWorker,
+} from "./services/identity/user-store-migration/migration-worker.js";
 import type { UserStoreDirectory } from "./services/identity/user-store-directory.js";
 import { createCallbackDeliverer, type CallbackDeliverer } from "./services/script/callbacks/callback-deliverer.js";
 import { createCallbackPoster } from "./services/script/callbacks/callback-poster.js";
@@ -116,7 +122,10 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     // chosen here from configuration when it is added. Every process on one database must then
     // share the store, as they share the secret key that signs its download links.
     const blobs = createFilesystemBlobStore(config.blobDir);
-    const downloadLinks = createBlobUrlSigner({ signingKey: box.deriveKey(DOWNLOAD_LINK_KEY_PURPOSE), baseUrl: () => config.publicApiUrl ?? apiUrl });
+    const downloadLinks = createBlobUrlSigner({
+      signingKey: box.deriveKey(DOWNLOAD_LINK_KEY_PURPOSE),
+      baseUrl: () => config.publicApiUrl ?? apiUrl,
+    });
     const artifacts = createArtifactStore(db, blobs);
     const pageTokens = createPageTokenSigner(box.deriveKey(PAGE_TOKEN_KEY_PURPOSE));
 
@@ -130,7 +139,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       shutdownSignal: shutdown.signal,
       onUnexpectedError: (error, where) => logger.error("call failed", { ...where, error }),
     });
-    const tools = createToolRegistry([createNativeToolSource({ llm: config.llm, celWorkers, allowPrivateNetwork: config.allowPrivateNetwork })]);
+    const tools = createToolRegistry([
+      createNativeToolSource({ llm: config.llm, celWorkers, allowPrivateNetwork: config.allowPrivateNetwork }),
+    ]);
     const templates = createTemplateMethods(await loadTemplateCatalog());
     signals = await createThreadSignals(database);
     const threadStore = createThreadStore(db);
@@ -146,23 +157,56 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       limits: config.threadLimits,
       log: (msg, fields) => logger.warn(msg, fields),
     });
-    const threads = createThreadMethods({ db, store: threadStore, signals, artifacts, downloadLinks, box, allowPrivateCallbacks: config.allowPrivateNetwork });
+    const threads = createThreadMethods({
+      db,
+      store: threadStore,
+      signals,
+      artifacts,
+      downloadLinks,
+      box,
+      allowPrivateCallbacks: config.allowPrivateNetwork,
+    });
     const callbackKeys = createCallbackSigningKeys({ db, box });
-    deliverer = createCallbackDeliverer({ db, signals, keys: callbackKeys, post: createCallbackPoster(createGuardedDispatcher({ allowPrivateNetwork: config.allowPrivateNetwork })), log: (msg, fields) => logger.warn(msg, fields) });
-    registerScriptService(api, createScriptService({ db, box, version, startedAt, tools, templates, threads, callbackKeys }));
+    deliverer = createCallbackDeliverer({
+      db,
+      signals,
+      keys: callbackKeys,
+      post: createCallbackPoster(createGuardedDispatcher({ allowPrivateNetwork: config.allowPrivateNetwork })),
+      log: (msg, fields) => logger.warn(msg, fields),
+    });
+    registerScriptService(
+      api,
+      createScriptService({ db, box, version, startedAt, tools, templates, threads, callbackKeys }),
+    );
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));
     // Last: reflection and health answer for every service registered above.
     registerGrpcProtocolServices(api, health);
 
     // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.
-    const common = { host: config.host, corsOrigins: config.corsOrigins, maxBodyBytes: config.maxBodyBytes, logger, isReady: () => ready, shutdownController: shutdown };
+    const common = {
+      host: config.host,
+      corsOrigins: config.corsOrigins,
+      maxBodyBytes: config.maxBodyBytes,
+      logger,
+      isReady: () => ready,
+      shutdownController: shutdown,
+    };
     const identity = createIdentityServices(db, box, { logger, sender: mailSender });
     userStores = identity.userStores;
     // Any process may take a pool's user-store migration over: the job is leased, like a thread.
-    userStoreMigrations = await startMigrationWorker({ db, directory: userStores, logger, listen: (channel, handler) => database.listen(channel, handler) });
+    userStoreMigrations = await startMigrationWorker({
+      db,
+      directory: userStores,
+      logger,
+      listen: (channel, handler) => database.listen(channel, handler),
+    });
     const identityAdmin = createIdentityAdminPlane(
-      { services: identity, pools: createPoolStore(db), identityUrl: () => identityUrl || `http://${config.host}:${config.ports.identity}` },
+      {
+        services: identity,
+        pools: createPoolStore(db),
+        identityUrl: () => identityUrl || `http://${config.host}:${config.ports.identity}`,
+      },
       { logger, readMaxBytes: config.maxBodyBytes, pageTokens },
     );
     // Each listener documents what it routes: assembled once, here, from the contract documents.
@@ -191,7 +235,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       publicUrl: config.publicIdentityUrl,
       maxBodyBytes: config.maxBodyBytes,
       logger,
-      lockedForMigration: (record) => (poolLockedForMigration(record) ? { retryAfterSeconds: MIGRATION_RETRY_AFTER_SECONDS } : undefined),
+      lockedForMigration: (record) =>
+        poolLockedForMigration(record) ? { retryAfterSeconds: MIGRATION_RETRY_AFTER_SECONDS } : undefined,
       trustedProxies: config.trustedProxies,
     });
     const identityListener = await listenPlane({

@@ -58,9 +58,12 @@ describe.each(listeners)("the $name listener's reference", (listener) => {
     const document = (await response.json()) as OpenApi;
     expect(document.openapi).toMatch(/^3\.1\./);
     for (const path of listener.paths) expect(Object.keys(document.paths)).toContain(path);
-    const operationIds = Object.values(document.paths).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
+    const operationIds = Object.values(document.paths).flatMap((item) =>
+      Object.values(item).map((operation) => operation.operationId),
+    );
     for (const operation of listener.operations) expect(operationIds).toContain(operation);
-    for (const path of listener.absent) expect(Object.keys(document.paths).filter((p) => p.startsWith(path))).toEqual([]);
+    for (const path of listener.absent)
+      expect(Object.keys(document.paths).filter((p) => p.startsWith(path))).toEqual([]);
   });
 
   it("answers a revalidation with 304, gzips on request and refuses other methods with 405", async () => {
@@ -68,19 +71,28 @@ describe.each(listeners)("the $name listener's reference", (listener) => {
     const etag = first.headers.get("etag");
     const firstText = await first.text();
     expect(etag).toMatch(/^"[\w-]+"$/);
-    const again = await fetch(`${listener.url()}/openapi.json`, { headers: { "if-none-match": etag!, "accept-encoding": "identity" } });
+    const again = await fetch(`${listener.url()}/openapi.json`, {
+      headers: { "if-none-match": etag!, "accept-encoding": "identity" },
+    });
     expect(again.status).toBe(304);
     // fetch() asks for gzip and unpacks it: the document arrives whole, under the gzip validator.
     const zipped = await fetch(`${listener.url()}/openapi.json`);
     expect(zipped.headers.get("content-encoding")).toBe("gzip");
     expect(zipped.headers.get("etag")).not.toBe(etag);
     expect(((await zipped.json()) as OpenApi).paths).toEqual((JSON.parse(firstText) as OpenApi).paths);
-    const head = await fetch(`${listener.url()}/openapi.json`, { method: "HEAD", headers: { "accept-encoding": "identity" } });
+    const head = await fetch(`${listener.url()}/openapi.json`, {
+      method: "HEAD",
+      headers: { "accept-encoding": "identity" },
+    });
     expect(head.status).toBe(200);
     expect(head.headers.get("etag")).toBe(etag);
     expect(Number(head.headers.get("content-length"))).toBe(Buffer.byteLength(firstText));
     expect(await head.text()).toBe("");
-    const post = await fetch(`${listener.url()}/openapi.json`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    const post = await fetch(`${listener.url()}/openapi.json`, {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
     expect(post.status).toBe(405);
     expect(post.headers.get("allow")).toBe("GET, HEAD");
   });
@@ -141,7 +153,9 @@ describe("the api listener's reference page", () => {
       const answer = page.waitForResponse((response) => response.url() === `${apiUrl()}/v1/script/health`);
       await operation.locator("button.execute").click();
       expect((await answer).status()).toBe(200);
-      await expect.poll(() => operation.locator(".live-responses-table tbody").innerText()).toMatch(/200[\s\S]*"status": "ok"/);
+      await expect
+        .poll(() => operation.locator(".live-responses-table tbody").innerText())
+        .toMatch(/200[\s\S]*"status": "ok"/);
     } finally {
       await page.close();
     }
@@ -152,14 +166,25 @@ describe("npm run docs", () => {
   let outDir: string;
   beforeAll(async () => {
     outDir = await mkdtemp(join(tmpdir(), "platform-docs-site-"));
-    await promisify(execFile)(process.execPath, ["--import", "tsx", join(repoRoot, "scripts/build-docs.ts"), outDir], { cwd: repoRoot });
+    await promisify(execFile)(process.execPath, ["--import", "tsx", join(repoRoot, "scripts/build-docs.ts"), outDir], {
+      cwd: repoRoot,
+    });
   }, 60_000);
   afterAll(async () => {
     await rm(outDir, { recursive: true, force: true });
   });
 
   it("writes a page per listener with the renderer's files, referring only to files beside it", async () => {
-    for (const file of ["index.html", "assets/swagger-ui-bundle.js", "assets/swagger-ui.css", "assets/reference.js", "api/index.html", "api/openapi.json", "identity/index.html", "identity/openapi.json"]) {
+    for (const file of [
+      "index.html",
+      "assets/swagger-ui-bundle.js",
+      "assets/swagger-ui.css",
+      "assets/reference.js",
+      "api/index.html",
+      "api/openapi.json",
+      "identity/index.html",
+      "identity/openapi.json",
+    ]) {
       expect(existsSync(join(outDir, file)), file).toBe(true);
     }
     for (const page of ["index.html", "api/index.html", "identity/index.html"]) {
@@ -179,7 +204,9 @@ describe("npm run docs", () => {
       const built = JSON.parse(await readFile(join(outDir, listener.name, "openapi.json"), "utf8")) as OpenApi;
       const served = (await (await fetch(`${listener.url()}/openapi.json`)).json()) as OpenApi;
       expect(Object.keys(built.paths).sort()).toEqual(Object.keys(served.paths).sort());
-      expect(Object.keys(built.components?.schemas ?? {}).sort()).toEqual(Object.keys(served.components?.schemas ?? {}).sort());
+      expect(Object.keys(built.components?.schemas ?? {}).sort()).toEqual(
+        Object.keys(served.components?.schemas ?? {}).sort(),
+      );
     }
   });
 
@@ -199,7 +226,9 @@ describe("npm run docs", () => {
       } finally {
         await page.close();
       }
-      expect(requests.filter((url) => !url.startsWith(pathToFileURL(outDir).href + "/") && !url.startsWith("data:"))).toEqual([]);
+      expect(
+        requests.filter((url) => !url.startsWith(pathToFileURL(outDir).href + "/") && !url.startsWith("data:")),
+      ).toEqual([]);
     }
   });
 });

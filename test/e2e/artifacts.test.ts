@@ -47,11 +47,24 @@ beforeAll(async () => {
 describe("thread artifacts", () => {
   it("are listed through the SDK by path, with name, type, size and a link on the api listener", async () => {
     const { artifacts } = await acme.client.script.listArtifacts({ threadId });
-    expect(artifacts.map(({ name, path, contentType, sizeBytes }) => ({ name, path, contentType, sizeBytes }))).toEqual([
-      { name: "blob.bin", path: "data/blob.bin", contentType: "application/octet-stream", sizeBytes: BigInt(binary.length) },
-      { name: "summary.md", path: "reports/summary.md", contentType: "text/markdown; charset=utf-8", sizeBytes: BigInt(Buffer.byteLength(text)) },
-    ]);
-    for (const artifact of artifacts) expect(artifact.downloadUrl.startsWith(`${apiUrl()}/v1/blobs/threads/${threadId}/artifacts/`)).toBe(true);
+    expect(artifacts.map(({ name, path, contentType, sizeBytes }) => ({ name, path, contentType, sizeBytes }))).toEqual(
+      [
+        {
+          name: "blob.bin",
+          path: "data/blob.bin",
+          contentType: "application/octet-stream",
+          sizeBytes: BigInt(binary.length),
+        },
+        {
+          name: "summary.md",
+          path: "reports/summary.md",
+          contentType: "text/markdown; charset=utf-8",
+          sizeBytes: BigInt(Buffer.byteLength(text)),
+        },
+      ],
+    );
+    for (const artifact of artifacts)
+      expect(artifact.downloadUrl.startsWith(`${apiUrl()}/v1/blobs/threads/${threadId}/artifacts/`)).toBe(true);
   });
 
   it("download byte-exact with no credentials, with their headers", async () => {
@@ -89,7 +102,12 @@ describe("thread artifacts", () => {
   it("refuse changed or unsigned links with 403", async () => {
     const { artifacts } = await acme.client.script.listArtifacts({ threadId });
     const url = artifacts[1]!.downloadUrl;
-    for (const changed of [url.replace("name=summary.md", "name=summary.html"), url.replace("summary.md?", "SUMMARY.md?"), url.replace(/signature=[^&]+/, "signature=AAAA"), url.split("?")[0]!]) {
+    for (const changed of [
+      url.replace("name=summary.md", "name=summary.html"),
+      url.replace("summary.md?", "SUMMARY.md?"),
+      url.replace(/signature=[^&]+/, "signature=AAAA"),
+      url.split("?")[0]!,
+    ]) {
       const answer = await request(changed);
       expect(answer.statusCode, changed).toBe(403);
       expect(answer.headers["content-type"]).toBe("text/plain; charset=utf-8");
@@ -102,13 +120,18 @@ describe("thread artifacts", () => {
     const answer = await request(`${apiUrl()}/v1/script/threads/${threadId}/artifacts`, { headers: other.headers });
     expect(answer.statusCode).toBe(404);
     await answer.body.dump();
-    await expect(acme.client.script.listArtifacts({ threadId: "nope" })).rejects.toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringMatching(/^thread_id/) });
+    await expect(acme.client.script.listArtifacts({ threadId: "nope" })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+      rawMessage: expect.stringMatching(/^thread_id/),
+    });
   });
 
   it("are listed over HTTP/JSON, sizes as strings, with links that work", async () => {
     const answer = await request(`${apiUrl()}/v1/script/threads/${threadId}/artifacts`, { headers: acme.headers });
     expect(answer.statusCode).toBe(200);
-    const body = (await answer.body.json()) as { artifacts: { name: string; path: string; contentType: string; sizeBytes: string; downloadUrl: string }[] };
+    const body = (await answer.body.json()) as {
+      artifacts: { name: string; path: string; contentType: string; sizeBytes: string; downloadUrl: string }[];
+    };
     expect(body.artifacts.map((a) => [a.path, a.sizeBytes])).toEqual([
       ["data/blob.bin", String(binary.length)],
       ["reports/summary.md", String(Buffer.byteLength(text))],

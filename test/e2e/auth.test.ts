@@ -8,7 +8,10 @@ let other: TestOrganization;
 beforeAll(async () => {
   [acme, other] = await Promise.all([createOrganization("acme"), createOrganization("other")]);
   await acme.client.script.setEnvVar({ key: "PRIVATE", value: "acme-only" });
-  await acme.client.secrets.createSecret({ name: "acme-git", value: { value: { case: "gitSecret", value: { username: "u", token: "t" } } } });
+  await acme.client.secrets.createSecret({
+    name: "acme-git",
+    value: { value: { case: "gitSecret", value: { username: "u", token: "t" } } },
+  });
 });
 
 async function get(path: string, headers: Record<string, string>) {
@@ -18,7 +21,11 @@ async function get(path: string, headers: Record<string, string>) {
 
 describe("credentials", () => {
   it("401 without a token, with a malformed one, and with an unknown one", async () => {
-    const attempts: Record<string, string>[] = [{}, { authorization: "Basic abc" }, { authorization: "Bearer dk_not-a-real-key" }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: "Basic abc" },
+      { authorization: "Bearer dk_not-a-real-key" },
+    ];
     for (const headers of attempts) {
       const { status, body } = await get("/v1/compute/secrets", headers);
       expect([status, body.code]).toEqual([401, "unauthenticated"]);
@@ -27,7 +34,10 @@ describe("credentials", () => {
 
   it("403 when x-organization-name is missing or names another organization", async () => {
     expect((await get("/v1/script/env", { authorization: `Bearer ${acme.token}` })).status).toBe(403);
-    const mismatch = await get("/v1/script/env", { authorization: `Bearer ${acme.token}`, "x-organization-name": other.name });
+    const mismatch = await get("/v1/script/env", {
+      authorization: `Bearer ${acme.token}`,
+      "x-organization-name": other.name,
+    });
     expect([mismatch.status, mismatch.body.code]).toEqual([403, "permission_denied"]);
   });
 
@@ -59,7 +69,9 @@ describe("tenancy", () => {
   });
 
   it("another organization's IAM is NOT_FOUND", async () => {
-    expect((await get(`/v1/iam/orgs/${acme.id}/api-keys`, { authorization: `Bearer ${other.token}` })).status).toBe(404);
+    expect((await get(`/v1/iam/orgs/${acme.id}/api-keys`, { authorization: `Bearer ${other.token}` })).status).toBe(
+      404,
+    );
     expect((await get(`/v1/iam/orgs/${acme.id}`, { authorization: `Bearer ${other.token}` })).status).toBe(404);
   });
 

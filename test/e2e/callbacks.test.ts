@@ -23,14 +23,28 @@ const answers: number[] = [];
 
 beforeAll(async () => {
   acme = await createOrganization("callbacks");
-  await acme.client.script.createScript({ name: "quick", source: "dsl: script/1\nsteps:\n  - {id: one, set: {values: {x: 1}}}\noutput: {x: \"${vars.x}\"}\n" });
-  await acme.client.script.createScript({ name: "broken", source: 'dsl: script/1\nsteps:\n  - {id: bad, execute: {tool: json.transform, input: {data: 1, expression: "data.missing"}}}\n' });
-  await acme.client.script.createScript({ name: "slow", source: "dsl: script/1\nsteps:\n  - {id: nap, execute: {tool: sleep, input: {duration: 30s}}}\n" });
+  await acme.client.script.createScript({
+    name: "quick",
+    source: 'dsl: script/1\nsteps:\n  - {id: one, set: {values: {x: 1}}}\noutput: {x: "${vars.x}"}\n',
+  });
+  await acme.client.script.createScript({
+    name: "broken",
+    source:
+      'dsl: script/1\nsteps:\n  - {id: bad, execute: {tool: json.transform, input: {data: 1, expression: "data.missing"}}}\n',
+  });
+  await acme.client.script.createScript({
+    name: "slow",
+    source: "dsl: script/1\nsteps:\n  - {id: nap, execute: {tool: sleep, input: {duration: 30s}}}\n",
+  });
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      received.push({ path: req.url ?? "", headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString("utf8") });
+      received.push({
+        path: req.url ?? "",
+        headers: req.headers as Record<string, string>,
+        body: Buffer.concat(chunks).toString("utf8"),
+      });
       res.writeHead(answers.shift() ?? 204).end();
     });
   });
@@ -51,19 +65,35 @@ async function deliveryTo(path: string, count = 1): Promise<Received[]> {
   throw new Error(`no callback reached ${path}`);
 }
 
-async function verified(delivery: Received): Promise<{ type: string; timestamp: string; data: Record<string, unknown> }> {
+async function verified(
+  delivery: Received,
+): Promise<{ type: string; timestamp: string; data: Record<string, unknown> }> {
   const { key } = await acme.client.script.getCallbackSigningKey({});
-  return new Webhook(key).verify(delivery.body, delivery.headers) as { type: string; timestamp: string; data: Record<string, unknown> };
+  return new Webhook(key).verify(delivery.body, delivery.headers) as {
+    type: string;
+    timestamp: string;
+    data: Record<string, unknown>;
+  };
 }
 
 describe("thread callbacks", () => {
   it("posts a completed thread's final state, signed with the organization's key", async () => {
-    const { threadId } = await acme.client.script.createThread({ scriptName: "quick", callbackUrl: `${receiverUrl}/done?source=e2e`, metadata: { order: "42" } });
+    const { threadId } = await acme.client.script.createThread({
+      scriptName: "quick",
+      callbackUrl: `${receiverUrl}/done?source=e2e`,
+      metadata: { order: "42" },
+    });
     const [delivery] = await deliveryTo("/done?source=e2e");
     expect(delivery!.headers["content-type"]).toBe("application/json");
     const payload = await verified(delivery!);
     expect(payload.type).toBe("thread.completed");
-    expect(payload.data).toMatchObject({ threadId, status: "THREAD_STATUS_COMPLETED", scriptName: "quick", metadata: { order: "42" }, organizationName: acme.name });
+    expect(payload.data).toMatchObject({
+      threadId,
+      status: "THREAD_STATUS_COMPLETED",
+      scriptName: "quick",
+      metadata: { order: "42" },
+      organizationName: acme.name,
+    });
     // The callback carries what GetThread answers at the end.
     const thread = await acme.client.script.getThread({ threadId });
     expect(payload.data.finishedAtMs).toBe(String(thread.finishedAtMs));
@@ -85,12 +115,18 @@ describe("thread callbacks", () => {
     expect(rotated.key).not.toBe(before.key);
     expect(Number(rotated.previousKeyExpiresAtMs)).toBeGreaterThan(Date.now() + 23 * 3600_000);
 
-    const { threadId } = await acme.client.script.createThread({ scriptName: "slow", callbackUrl: `${receiverUrl}/cancelled` });
+    const { threadId } = await acme.client.script.createThread({
+      scriptName: "slow",
+      callbackUrl: `${receiverUrl}/cancelled`,
+    });
     await acme.client.script.cancelThread({ threadId, reason: "changed my mind" });
     const [delivery] = await deliveryTo("/cancelled");
     expect(delivery!.headers["webhook-signature"]!.split(" ")).toHaveLength(2);
     for (const key of [before.key, rotated.key]) {
-      const payload = new Webhook(key).verify(delivery!.body, delivery!.headers) as { type: string; data: { threadId: string } };
+      const payload = new Webhook(key).verify(delivery!.body, delivery!.headers) as {
+        type: string;
+        data: { threadId: string };
+      };
       expect(payload).toMatchObject({ type: "thread.cancelled", data: { threadId } });
     }
   });
@@ -103,13 +139,17 @@ describe("thread callbacks", () => {
     expect(body.createdAtMs).toMatch(/^\d+$/);
 
     const viewer = await acme.client.iam.createApiKey({ orgId: acme.id, name: "viewer", roles: ["script.viewer"] });
-    const asViewer = await request(`${apiUrl()}/v1/script/callback-signing-key`, { headers: { ...acme.headers, authorization: `Bearer ${viewer.secret}` } });
+    const asViewer = await request(`${apiUrl()}/v1/script/callback-signing-key`, {
+      headers: { ...acme.headers, authorization: `Bearer ${viewer.secret}` },
+    });
     expect(asViewer.statusCode).toBe(403);
     await asViewer.body.dump();
   });
 
   it("refuses a callback URL the server will not call, naming the field", async () => {
-    const error = await acme.client.script.createThread({ scriptName: "quick", callbackUrl: "ftp://example.com/x" }).catch((e: unknown) => e);
+    const error = await acme.client.script
+      .createThread({ scriptName: "quick", callbackUrl: "ftp://example.com/x" })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: Code.InvalidArgument });
     expect(String((error as Error).message)).toMatch(/callback_url/);
   });

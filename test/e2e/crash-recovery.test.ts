@@ -4,7 +4,13 @@ import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { ThreadStatus } from "../../gen/platform/script/v1/thread_pb.js";
 import { createPlatformClient } from "../../sdk/src/index.js";
-import { freshDatabase, runAdmin, startPlatformServer, type StartedServer, type TestPostgresDatabase } from "./platform-server.js";
+import {
+  freshDatabase,
+  runAdmin,
+  startPlatformServer,
+  type StartedServer,
+  type TestPostgresDatabase,
+} from "./platform-server.js";
 
 // kill -9 of the server in the middle of a thread: after a restart on the same data, the thread
 // completes, and no step that had completed runs again.

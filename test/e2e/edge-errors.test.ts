@@ -28,8 +28,20 @@ const credentials = (): Interceptor => (next) => (req) => {
 };
 
 const transports: [string, () => Transport][] = [
-  ["Connect JSON", () => createConnectTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors: [credentials()] })],
-  ["Connect binary", () => createConnectTransport({ baseUrl: apiUrl(), httpVersion: "2", useBinaryFormat: true, interceptors: [credentials()] })],
+  [
+    "Connect JSON",
+    () => createConnectTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors: [credentials()] }),
+  ],
+  [
+    "Connect binary",
+    () =>
+      createConnectTransport({
+        baseUrl: apiUrl(),
+        httpVersion: "2",
+        useBinaryFormat: true,
+        interceptors: [credentials()],
+      }),
+  ],
   ["gRPC", () => createGrpcTransport({ baseUrl: apiUrl(), interceptors: [credentials()] })],
   ["gRPC-web", () => createGrpcWebTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors: [credentials()] })],
 ];
@@ -57,7 +69,10 @@ describe.each(transports)("NUL characters over %s", (_name, transport) => {
     ];
     for (const [call, field] of cases) {
       const error = await failure(call());
-      expect([error.code, error.rawMessage]).toEqual([Code.InvalidArgument, `${field}: must not contain the NUL character (U+0000)`]);
+      expect([error.code, error.rawMessage]).toEqual([
+        Code.InvalidArgument,
+        `${field}: must not contain the NUL character (U+0000)`,
+      ]);
     }
   });
 });
@@ -65,13 +80,26 @@ describe.each(transports)("NUL characters over %s", (_name, transport) => {
 describe("NUL characters over the HTTP routes", () => {
   it("are refused as 400 naming the field, in the query and in the body", async () => {
     const query = await fetch(`${apiUrl()}/v1/script/threads?scriptNameFilter=a%00b`, { headers: acme.headers });
-    expect([query.status, await query.json()]).toEqual([400, { code: "invalid_argument", message: "script_name_filter: must not contain the NUL character (U+0000)" }]);
-    const body = await fetch(`${apiUrl()}/v1/script/env`, { method: "PUT", headers: { ...acme.headers, "content-type": "application/json" }, body: JSON.stringify({ key: "K", value: "v\0" }) });
-    expect([body.status, await body.json()]).toEqual([400, { code: "invalid_argument", message: "value: must not contain the NUL character (U+0000)" }]);
+    expect([query.status, await query.json()]).toEqual([
+      400,
+      { code: "invalid_argument", message: "script_name_filter: must not contain the NUL character (U+0000)" },
+    ]);
+    const body = await fetch(`${apiUrl()}/v1/script/env`, {
+      method: "PUT",
+      headers: { ...acme.headers, "content-type": "application/json" },
+      body: JSON.stringify({ key: "K", value: "v\0" }),
+    });
+    expect([body.status, await body.json()]).toEqual([
+      400,
+      { code: "invalid_argument", message: "value: must not contain the NUL character (U+0000)" },
+    ]);
   });
 
   it("in a thread's input never answers with SQL or the organization's environment", async () => {
-    await acme.client.script.createScript({ name: "nul-input", source: "dsl: script/1\nsteps:\n  - id: echo\n    set: {values: {a: '${inputs.a}'}}\n" });
+    await acme.client.script.createScript({
+      name: "nul-input",
+      source: "dsl: script/1\nsteps:\n  - id: echo\n    set: {values: {a: '${inputs.a}'}}\n",
+    });
     const response = await fetch(`${apiUrl()}/v1/script/threads`, {
       method: "POST",
       headers: { ...acme.headers, "content-type": "application/json" },
@@ -96,20 +124,39 @@ describe("NUL characters on the identity planes", () => {
       ["POST", "/pools/edge/tenants", { slug: "t", displayName: "T\0" }, "body.displayName"],
       // JSON documents written as strings: the NUL is an escape in the text, a character in the document.
       ["POST", "/pools/edge/tenants", { slug: "t", metadataJson: '{"a":"\\u0000"}' }, "body.metadataJson.a"],
-      ["POST", "/pools/edge/connections", { kind: "local", configJson: '{"a":"\\u0000"}', enabled: true }, "body.configJson.a"],
+      [
+        "POST",
+        "/pools/edge/connections",
+        { kind: "local", configJson: '{"a":"\\u0000"}', enabled: true },
+        "body.configJson.a",
+      ],
     ];
     for (const [method, path, body, field] of cases) {
       const answer = await callIdentityAdmin(method, path, acme.headers, body);
-      expect([answer.status, answer.body]).toEqual([400, { code: "invalid_argument", message: `${field}: must not contain the NUL character (U+0000)` }]);
+      expect([answer.status, answer.body]).toEqual([
+        400,
+        { code: "invalid_argument", message: `${field}: must not contain the NUL character (U+0000)` },
+      ]);
     }
   });
 
   it("are refused as 400 by the issuer, without any credential", async () => {
     const base = `${identityUrl()}/${acme.name}/edge`;
-    const token = await fetch(`${base}/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "grant_type=password&email=a%00%40b.example&password=x" });
+    const token = await fetch(`${base}/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "grant_type=password&email=a%00%40b.example&password=x",
+    });
     expect(token.status).toBe(400);
-    expect(await token.json()).toMatchObject({ error: "invalid_request", error_description: expect.stringContaining("must not contain the NUL character") });
-    const recover = await fetch(`${base}/recover`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "a\0@b.example" }) });
+    expect(await token.json()).toMatchObject({
+      error: "invalid_request",
+      error_description: expect.stringContaining("must not contain the NUL character"),
+    });
+    const recover = await fetch(`${base}/recover`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "a\0@b.example" }),
+    });
     expect(recover.status).toBe(400);
     const pool = await fetch(`${identityUrl()}/${acme.name}/ed%00ge/.well-known/openid-configuration`);
     expect(pool.status).toBe(400);
@@ -122,16 +169,26 @@ describe("malformed binary messages", () => {
   const expected = "the request message is not a valid binary platform.script.v1.ListThreadsRequest";
 
   it("are invalid_argument over Connect, POST and GET", async () => {
-    const post = await fetch(`${apiUrl()}${path}`, { method: "POST", headers: { ...acme.headers, "content-type": "application/proto" }, body: Buffer.from(malformed) });
+    const post = await fetch(`${apiUrl()}${path}`, {
+      method: "POST",
+      headers: { ...acme.headers, "content-type": "application/proto" },
+      body: Buffer.from(malformed),
+    });
     expect(post.status).toBe(400);
     expect(await post.json()).toMatchObject({ code: "invalid_argument", message: expect.stringContaining(expected) });
     const message = Buffer.from(malformed).toString("base64url");
-    const get = await fetch(`${apiUrl()}${path}?connect=v1&encoding=proto&base64=1&message=${message}`, { headers: acme.headers });
+    const get = await fetch(`${apiUrl()}${path}?connect=v1&encoding=proto&base64=1&message=${message}`, {
+      headers: acme.headers,
+    });
     expect(get.status).toBe(400);
     expect(await get.json()).toMatchObject({ code: "invalid_argument" });
     // A well-formed message still goes through the same guard.
     const valid = toBinary(ListThreadsRequestSchema, create(ListThreadsRequestSchema, { pageSize: 1 }));
-    const ok = await fetch(`${apiUrl()}${path}`, { method: "POST", headers: { ...acme.headers, "content-type": "application/proto" }, body: Buffer.from(valid) });
+    const ok = await fetch(`${apiUrl()}${path}`, {
+      method: "POST",
+      headers: { ...acme.headers, "content-type": "application/proto" },
+      body: Buffer.from(valid),
+    });
     expect(ok.status).toBe(200);
   });
 
@@ -142,8 +199,14 @@ describe("malformed binary messages", () => {
   });
 
   it("are invalid_argument over gRPC-web", async () => {
-    const response = await fetch(`${apiUrl()}${path}`, { method: "POST", headers: { ...acme.headers, "content-type": "application/grpc-web+proto" }, body: Buffer.from(envelope(malformed)) });
-    const trailer = response.headers.get("grpc-status") ?? /grpc-status:\s*(\d+)/.exec(Buffer.from(await response.arrayBuffer()).toString("latin1"))?.[1];
+    const response = await fetch(`${apiUrl()}${path}`, {
+      method: "POST",
+      headers: { ...acme.headers, "content-type": "application/grpc-web+proto" },
+      body: Buffer.from(envelope(malformed)),
+    });
+    const trailer =
+      response.headers.get("grpc-status") ??
+      /grpc-status:\s*(\d+)/.exec(Buffer.from(await response.arrayBuffer()).toString("latin1"))?.[1];
     expect(trailer).toBe(String(Code.InvalidArgument));
   });
 });
@@ -156,25 +219,39 @@ describe("enum names a server does not know", () => {
       body: JSON.stringify({ statusFilter: "THREAD_STATUS_BOGUS" }),
     });
     expect([connect.status, ((await connect.json()) as { code: string }).code]).toEqual([400, "invalid_argument"]);
-    const route = await fetch(`${apiUrl()}/v1/script/threads?statusFilter=THREAD_STATUS_BOGUS`, { headers: acme.headers });
+    const route = await fetch(`${apiUrl()}/v1/script/threads?statusFilter=THREAD_STATUS_BOGUS`, {
+      headers: acme.headers,
+    });
     expect([route.status, ((await route.json()) as { code: string }).code]).toEqual([400, "invalid_argument"]);
   });
 });
 
 describe("page tokens", () => {
   it("are signed: a real one pages on, a forged or edited one is invalid_argument on every route", async () => {
-    await acme.client.script.createScript({ name: "paged", source: "dsl: script/1\nsteps:\n  - id: one\n    set: {values: {a: 1}}\n" });
+    await acme.client.script.createScript({
+      name: "paged",
+      source: "dsl: script/1\nsteps:\n  - id: one\n    set: {values: {a: 1}}\n",
+    });
     for (let i = 0; i < 3; i++) await acme.client.script.createThread({ scriptName: "paged" });
     const first = await acme.client.script.listThreads({ pageSize: 1 });
     expect(first.nextPageToken).not.toBe("");
     const second = await acme.client.script.listThreads({ pageSize: 1, pageToken: first.nextPageToken });
     expect(second.threads[0]!.threadId).not.toBe(first.threads[0]!.threadId);
 
-    const forged = [`x${first.nextPageToken}`, first.nextPageToken.replace(/.$/, (c) => (c === "A" ? "B" : "A")), first.nextPageToken.split(".")[0]!];
+    const forged = [
+      `x${first.nextPageToken}`,
+      first.nextPageToken.replace(/.$/, (c) => (c === "A" ? "B" : "A")),
+      first.nextPageToken.split(".")[0]!,
+    ];
     for (const token of forged) {
       const error = await failure(acme.client.script.listThreads({ pageSize: 1, pageToken: token }));
-      expect([error.code, error.rawMessage]).toEqual([Code.InvalidArgument, "page_token: is not a token from a previous ListThreads response"]);
-      const route = await fetch(`${apiUrl()}/v1/script/threads?pageSize=1&pageToken=${encodeURIComponent(token)}`, { headers: acme.headers });
+      expect([error.code, error.rawMessage]).toEqual([
+        Code.InvalidArgument,
+        "page_token: is not a token from a previous ListThreads response",
+      ]);
+      const route = await fetch(`${apiUrl()}/v1/script/threads?pageSize=1&pageToken=${encodeURIComponent(token)}`, {
+        headers: acme.headers,
+      });
       expect(route.status).toBe(400);
     }
     // A token of one list is not a token of another.
@@ -184,12 +261,27 @@ describe("page tokens", () => {
 
   it("are signed on the identity admin plane: an edited cursor is 400 naming query.cursor", async () => {
     await acme.client.identityAdmin.createPool({ body: { name: "cursors" } });
-    for (const email of ["c1@x.example", "c2@x.example"]) await acme.client.identityAdmin.createUser({ path: { pool: "cursors" }, body: { email, password: "long-enough-password" } });
+    for (const email of ["c1@x.example", "c2@x.example"])
+      await acme.client.identityAdmin.createUser({
+        path: { pool: "cursors" },
+        body: { email, password: "long-enough-password" },
+      });
     const page = await acme.client.identityAdmin.listUsers({ path: { pool: "cursors" }, query: { limit: 1 } });
     const cursor = page.nextCursor!;
-    const edited = await callIdentityAdmin("GET", `/pools/cursors/users?limit=1&cursor=${encodeURIComponent(`x${cursor}`)}`, acme.headers);
-    expect([edited.status, edited.body.message]).toEqual([400, "query.cursor: is not a cursor from a previous listUsers page"]);
-    const next = await callIdentityAdmin("GET", `/pools/cursors/users?limit=1&cursor=${encodeURIComponent(cursor)}`, acme.headers);
+    const edited = await callIdentityAdmin(
+      "GET",
+      `/pools/cursors/users?limit=1&cursor=${encodeURIComponent(`x${cursor}`)}`,
+      acme.headers,
+    );
+    expect([edited.status, edited.body.message]).toEqual([
+      400,
+      "query.cursor: is not a cursor from a previous listUsers page",
+    ]);
+    const next = await callIdentityAdmin(
+      "GET",
+      `/pools/cursors/users?limit=1&cursor=${encodeURIComponent(cursor)}`,
+      acme.headers,
+    );
     expect(next.status).toBe(200);
   });
 });
@@ -215,8 +307,15 @@ describe("the REST stacks refuse the same request the same way", () => {
   beforeAll(async () => {
     server = await startPlatformServer(["--max-body-bytes", String(LIMIT)]);
     const created = await runAdmin(server.dataDir, ["create-org", "stacks"]);
-    headers = { authorization: `Bearer ${(created.json as { apiKey: string }).apiKey}`, "x-organization-name": "stacks" };
-    const pool = await fetch(`${server.urls.api}/v1/identity/pools`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ name: "shop" }) });
+    headers = {
+      authorization: `Bearer ${(created.json as { apiKey: string }).apiKey}`,
+      "x-organization-name": "stacks",
+    };
+    const pool = await fetch(`${server.urls.api}/v1/identity/pools`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ name: "shop" }),
+    });
     expect(pool.status).toBe(200);
     issuer = `${server.urls.identity}/stacks/shop`;
   });
@@ -226,41 +325,108 @@ describe("the REST stacks refuse the same request the same way", () => {
 
   /** Where each plane answers and how its body carries the message. */
   const planes = () => [
-    { plane: "RPC route", url: `${server.urls.api}/v1/script/env`, method: "PUT", body: (code: string, message: string) => ({ code, message }) },
-    { plane: "identity admin", url: `${server.urls.api}/v1/identity/pools`, method: "POST", body: (code: string, message: string) => ({ code, message }) },
-    { plane: "issuer", url: `${issuer}/signup`, method: "POST", body: (_code: string, message: string) => ({ error: message }) },
-    { plane: "issuer token (RFC 6749)", url: `${issuer}/token`, method: "POST", body: (code: string, message: string) => ({ error: oauthCodes[code], error_description: message }) },
+    {
+      plane: "RPC route",
+      url: `${server.urls.api}/v1/script/env`,
+      method: "PUT",
+      body: (code: string, message: string) => ({ code, message }),
+    },
+    {
+      plane: "identity admin",
+      url: `${server.urls.api}/v1/identity/pools`,
+      method: "POST",
+      body: (code: string, message: string) => ({ code, message }),
+    },
+    {
+      plane: "issuer",
+      url: `${issuer}/signup`,
+      method: "POST",
+      body: (_code: string, message: string) => ({ error: message }),
+    },
+    {
+      plane: "issuer token (RFC 6749)",
+      url: `${issuer}/token`,
+      method: "POST",
+      body: (code: string, message: string) => ({ error: oauthCodes[code], error_description: message }),
+    },
   ];
-  const oauthCodes: Record<string, string> = { invalid_argument: "invalid_request", resource_exhausted: "temporarily_unavailable", internal: "server_error" };
+  const oauthCodes: Record<string, string> = {
+    invalid_argument: "invalid_request",
+    resource_exhausted: "temporarily_unavailable",
+    internal: "server_error",
+  };
 
   async function answer(url: string, init: RequestInit & { duplex?: "half" }) {
-    const response = await fetch(url, { ...init, headers: { ...headers, ...(init.headers as Record<string, string>) } });
-    return { status: response.status, allow: response.headers.get("allow"), accept: response.headers.get("accept"), type: response.headers.get("content-type"), body: (await response.json()) as unknown };
+    const response = await fetch(url, {
+      ...init,
+      headers: { ...headers, ...(init.headers as Record<string, string>) },
+    });
+    return {
+      status: response.status,
+      allow: response.headers.get("allow"),
+      accept: response.headers.get("accept"),
+      type: response.headers.get("content-type"),
+      body: (await response.json()) as unknown,
+    };
   }
 
   it("404 for an unknown path, with the same message", async () => {
     const rpc = await answer(`${server.urls.api}/v1/script/nothing`, {});
-    expect(rpc).toEqual({ status: 404, allow: null, accept: null, type: "application/json", body: { code: "not_found", message: "no route for GET /v1/script/nothing" } });
+    expect(rpc).toEqual({
+      status: 404,
+      allow: null,
+      accept: null,
+      type: "application/json",
+      body: { code: "not_found", message: "no route for GET /v1/script/nothing" },
+    });
     const plane = await answer(`${issuer}/nothing`, {});
-    expect(plane).toEqual({ status: 404, allow: null, accept: null, type: "application/json", body: { error: "no route for GET /stacks/shop/nothing" } });
+    expect(plane).toEqual({
+      status: 404,
+      allow: null,
+      accept: null,
+      type: "application/json",
+      body: { error: "no route for GET /stacks/shop/nothing" },
+    });
   });
 
   it("405 with Allow for a known path and another method", async () => {
     const cases: [string, string, string, (message: string) => unknown][] = [
-      [`${server.urls.api}/v1/script/health`, "/v1/script/health", "GET", (message) => ({ code: "unimplemented", message })],
-      [`${server.urls.api}/v1/identity/pools`, "/v1/identity/pools", "GET, POST", (message) => ({ code: "unimplemented", message })],
+      [
+        `${server.urls.api}/v1/script/health`,
+        "/v1/script/health",
+        "GET",
+        (message) => ({ code: "unimplemented", message }),
+      ],
+      [
+        `${server.urls.api}/v1/identity/pools`,
+        "/v1/identity/pools",
+        "GET, POST",
+        (message) => ({ code: "unimplemented", message }),
+      ],
       [`${issuer}/signup`, "/stacks/shop/signup", "POST", (message) => ({ error: message })],
     ];
     for (const [url, path, allow, body] of cases) {
       const refused = await answer(url, { method: "DELETE" });
-      expect(refused).toEqual({ status: 405, allow, accept: null, type: "application/json", body: body(`DELETE is not allowed on ${path}; allowed: ${allow}`) });
+      expect(refused).toEqual({
+        status: 405,
+        allow,
+        accept: null,
+        type: "application/json",
+        body: body(`DELETE is not allowed on ${path}; allowed: ${allow}`),
+      });
     }
   });
 
   it("413 for a body over the limit, whether its length is declared or it is sent in chunks", async () => {
     const oversized = JSON.stringify({ key: "K", value: "v".repeat(LIMIT) });
     for (const { plane, url, method, body } of planes()) {
-      const expected = { status: 413, allow: null, accept: null, type: "application/json", body: body("resource_exhausted", `request body exceeds ${LIMIT} bytes`) };
+      const expected = {
+        status: 413,
+        allow: null,
+        accept: null,
+        type: "application/json",
+        body: body("resource_exhausted", `request body exceeds ${LIMIT} bytes`),
+      };
       const declared = await answer(url, { method, headers: { "content-type": "application/json" }, body: oversized });
       expect({ plane, ...declared }).toEqual({ plane, ...expected });
       const chunked = new ReadableStream<Uint8Array>({
@@ -269,7 +435,12 @@ describe("the REST stacks refuse the same request the same way", () => {
           controller.close();
         },
       });
-      const streamed = await answer(url, { method, headers: { "content-type": "application/json" }, body: chunked, duplex: "half" });
+      const streamed = await answer(url, {
+        method,
+        headers: { "content-type": "application/json" },
+        body: chunked,
+        duplex: "half",
+      });
       expect({ plane, ...streamed }).toEqual({ plane, ...expected });
     }
   });
@@ -287,13 +458,21 @@ describe("the REST stacks refuse the same request the same way", () => {
       });
     }
     // The token endpoint takes forms as RFC 6749 clients send them, and JSON.
-    const token = await answer(`${issuer}/token`, { method: "POST", headers: { "content-type": "text/plain" }, body: "grant_type=password" });
+    const token = await answer(`${issuer}/token`, {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: "grant_type=password",
+    });
     expect(token).toEqual({
       status: 415,
       allow: null,
       accept: "application/x-www-form-urlencoded, application/json",
       type: "application/json",
-      body: { error: "invalid_request", error_description: 'unsupported content type "text/plain": send application/x-www-form-urlencoded, application/json' },
+      body: {
+        error: "invalid_request",
+        error_description:
+          'unsupported content type "text/plain": send application/x-www-form-urlencoded, application/json',
+      },
     });
   });
 });
@@ -307,9 +486,17 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("an unexpected failure underneat
     try {
       const created = await runAdmin(server.dataDir, ["create-org", "failing"]);
       const { apiKey } = created.json as { apiKey: string };
-      const owner = { authorization: `Bearer ${apiKey}`, "x-organization-name": "failing", "content-type": "application/json" };
+      const owner = {
+        authorization: `Bearer ${apiKey}`,
+        "x-organization-name": "failing",
+        "content-type": "application/json",
+      };
       const post = (url: string, body: unknown, requestId: string, type = "application/json") =>
-        fetch(url, { method: "POST", headers: { ...owner, "content-type": type, "x-request-id": requestId }, body: typeof body === "string" ? body : JSON.stringify(body) });
+        fetch(url, {
+          method: "POST",
+          headers: { ...owner, "content-type": type, "x-request-id": requestId },
+          body: typeof body === "string" ? body : JSON.stringify(body),
+        });
       expect((await post(`${server.urls.api}/v1/identity/pools`, { name: "shop" }, "setup-pool")).status).toBe(200);
       const user = { email: "ada@failing.example", password: "correct horse battery staple", emailVerified: true };
       expect((await post(`${server.urls.api}/v1/identity/pools/shop/users`, user, "setup-user")).status).toBe(200);
@@ -327,34 +514,69 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("an unexpected failure underneat
       };
       const all: Transport[] = [
         createConnectTransport({ baseUrl: server.urls.api!, httpVersion: "1.1", interceptors: [withCredentials] }),
-        createConnectTransport({ baseUrl: server.urls.api!, httpVersion: "2", useBinaryFormat: true, interceptors: [withCredentials] }),
+        createConnectTransport({
+          baseUrl: server.urls.api!,
+          httpVersion: "2",
+          useBinaryFormat: true,
+          interceptors: [withCredentials],
+        }),
         createGrpcTransport({ baseUrl: server.urls.api!, interceptors: [withCredentials] }),
         createGrpcWebTransport({ baseUrl: server.urls.api!, httpVersion: "1.1", interceptors: [withCredentials] }),
       ];
       for (const transport of all) {
-        const error = await failure(createScriptServiceClient(transport, { retry: false }).setEnvVar({ key: "TOKEN", value: secretValue }));
+        const error = await failure(
+          createScriptServiceClient(transport, { retry: false }).setEnvVar({ key: "TOKEN", value: secretValue }),
+        );
         expect(error.code).toBe(Code.Internal);
         expect(error.rawMessage).toMatch(/^internal error \(request id req-application-[\w-]+\)$/);
       }
       const route = await fetch(`${server.urls.api}/v1/script/env`, {
         method: "PUT",
-        headers: { authorization: `Bearer ${apiKey}`, "x-organization-name": "failing", "content-type": "application/json", "x-request-id": "req-route" },
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          "x-organization-name": "failing",
+          "content-type": "application/json",
+          "x-request-id": "req-route",
+        },
         body: JSON.stringify({ key: "TOKEN", value: secretValue }),
       });
-      expect([route.status, await route.json()]).toEqual([500, { code: "internal", message: "internal error (request id req-route)" }]);
+      expect([route.status, await route.json()]).toEqual([
+        500,
+        { code: "internal", message: "internal error (request id req-route)" },
+      ]);
 
       // The same failure on the REST planes: the same status and message, in each plane's shape.
       const issuer = `${server.urls.identity}/failing/shop`;
-      const admin = await post(`${server.urls.api}/v1/identity/pools/shop/tenants`, { slug: "t", displayName: secretValue }, "req-admin");
-      expect([admin.status, await admin.json()]).toEqual([500, { code: "internal", message: "internal error (request id req-admin)" }]);
-      const signup = await post(`${issuer}/signup`, { email: "bob@failing.example", password: secretValue }, "req-signup");
+      const admin = await post(
+        `${server.urls.api}/v1/identity/pools/shop/tenants`,
+        { slug: "t", displayName: secretValue },
+        "req-admin",
+      );
+      expect([admin.status, await admin.json()]).toEqual([
+        500,
+        { code: "internal", message: "internal error (request id req-admin)" },
+      ]);
+      const signup = await post(
+        `${issuer}/signup`,
+        { email: "bob@failing.example", password: secretValue },
+        "req-signup",
+      );
       expect([signup.status, await signup.json()]).toEqual([500, { error: "internal error (request id req-signup)" }]);
-      const grant = new URLSearchParams({ grant_type: "password", email: user.email, password: user.password }).toString();
+      const grant = new URLSearchParams({
+        grant_type: "password",
+        email: user.email,
+        password: user.password,
+      }).toString();
       const token = await post(`${issuer}/token`, grant, "req-token", "application/x-www-form-urlencoded");
-      expect([token.status, await token.json()]).toEqual([500, { error: "server_error", error_description: "internal error (request id req-token)" }]);
+      expect([token.status, await token.json()]).toEqual([
+        500,
+        { error: "server_error", error_description: "internal error (request id req-token)" },
+      ]);
 
       for (const requestId of ["req-route", "req-admin", "req-signup", "req-token"]) {
-        const logged = server.logs.filter((line) => line.includes(`"requestId":"${requestId}"`) && line.includes('"level":"error"'));
+        const logged = server.logs.filter(
+          (line) => line.includes(`"requestId":"${requestId}"`) && line.includes('"level":"error"'),
+        );
         expect(logged.length, requestId).toBe(1);
         expect(logged[0]).toContain("refuse_writes");
       }
@@ -377,7 +599,13 @@ function grpcCall(path: string, body: Uint8Array): Promise<{ status: string; mes
   return new Promise((resolve, reject) => {
     const session = http2.connect(apiUrl());
     session.on("error", reject);
-    const stream = session.request({ ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers", ...acme.headers });
+    const stream = session.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/grpc",
+      te: "trailers",
+      ...acme.headers,
+    });
     let headers: http2.IncomingHttpHeaders = {};
     stream.on("response", (h) => (headers = h));
     stream.on("trailers", (trailers) => {

@@ -17,7 +17,10 @@ let client: PlatformClient;
 /** Bodies of the chat completion requests the model received. */
 const asked: { model: string; messages: { content: string }[] }[] = [];
 /** The branch the model names next; it changes its mind after the first answer. */
-const answers = ['{"branch": "escalate", "reasoning": "the customer is angry"}', '{"branch": "archive", "reasoning": "on second thought"}'];
+const answers = [
+  '{"branch": "escalate", "reasoning": "the customer is angry"}',
+  '{"branch": "archive", "reasoning": "on second thought"}',
+];
 
 beforeAll(async () => {
   model = createServer((request, response) => {
@@ -27,7 +30,12 @@ beforeAll(async () => {
       asked.push(JSON.parse(body) as (typeof asked)[number]);
       const content = answers.length > 1 ? answers.shift()! : answers[0]!;
       response.writeHead(200, { "content-type": "application/json" });
-      response.end(JSON.stringify({ model: "served", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] }));
+      response.end(
+        JSON.stringify({
+          model: "served",
+          choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => model.listen(0, "127.0.0.1", resolve));
@@ -38,7 +46,15 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
   targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
-  server = await startPlatformServer(["--llm-base-url", modelUrl, "--llm-model", "house-model", "--thread-concurrency", "1", "--allow-private-network=true"]);
+  server = await startPlatformServer([
+    "--llm-base-url",
+    modelUrl,
+    "--llm-model",
+    "house-model",
+    "--thread-concurrency",
+    "1",
+    "--allow-private-network=true",
+  ]);
   const created = await runAdmin(server.dataDir, ["create-org", "llmco"]);
   const { apiKey } = created.json as { apiKey: string };
   client = createPlatformClient({ apiUrl: server.urls.api!, token: apiKey, organization: "llmco" });
@@ -78,9 +94,16 @@ steps:
   - {id: call, retry: {maxAttempts: 3, backoff: fixed, initial: 5s}, execute: {tool: http.request, input: {url: "${targetUrl}/down/backs-off"}}}
 `,
     });
-    await client.script.createScript({ name: "quick", source: "dsl: script/1\nsteps:\n  - {id: one, set: {values: {x: 1}}}\n" });
+    await client.script.createScript({
+      name: "quick",
+      source: "dsl: script/1\nsteps:\n  - {id: one, set: {values: {x: 1}}}\n",
+    });
     const backingOff = (await client.script.createThread({ scriptName: "backs-off" })).threadId;
-    await until(async () => hits.get("/down/backs-off") ?? 0, (count) => count === 1, "the first attempt");
+    await until(
+      async () => hits.get("/down/backs-off") ?? 0,
+      (count) => count === 1,
+      "the first attempt",
+    );
 
     const quick = (await client.script.createThread({ scriptName: "quick" })).threadId;
     expect((await finished(quick)).status).toBe(ThreadStatus.COMPLETED);
@@ -115,16 +138,25 @@ steps:
 output: {route: "\${steps.route.output.chosen_branch}", why: "\${steps.route.output.reasoning}", paged: "\${vars.paged}"}
 `,
   });
-  const { threadId } = await client.script.createThread({ scriptName: "triage", inputJson: JSON.stringify({ message: "this is the third time I write" }) });
+  const { threadId } = await client.script.createThread({
+    scriptName: "triage",
+    inputJson: JSON.stringify({ message: "this is the third time I write" }),
+  });
   const thread = await finished(threadId);
   expect([thread.status, thread.error]).toEqual([ThreadStatus.COMPLETED, ""]);
 
   const result = await client.script.getThreadResult({ threadId, stepPath: "0" });
-  expect(JSON.parse(new TextDecoder().decode(result.outputData))).toEqual({ route: "escalate", why: "the customer is angry", paged: true });
+  expect(JSON.parse(new TextDecoder().decode(result.outputData))).toEqual({
+    route: "escalate",
+    why: "the customer is angry",
+    paged: true,
+  });
   expect(asked).toHaveLength(1);
   expect(asked[0]!.model).toBe("house-model");
   expect(asked[0]!.messages[0]!.content).toContain("Route this message: this is the third time I write");
   const decide = result.stepDetails.find((step) => step.stepPath === "0")!;
   expect(decide.tool).toBe("llm.complete");
-  expect(JSON.parse(new TextDecoder().decode(decide.inputData))).toEqual({ decision: { strategy: "llm", chosen_branch: "escalate", reasoning: "the customer is angry" } });
+  expect(JSON.parse(new TextDecoder().decode(decide.inputData))).toEqual({
+    decision: { strategy: "llm", chosen_branch: "escalate", reasoning: "the customer is angry" },
+  });
 });

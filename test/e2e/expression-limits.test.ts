@@ -66,13 +66,19 @@ async function ended(threadId: string, deadline: number): Promise<void> {
 
 it("keeps the server answering while a thread evaluates costly expressions, and fails the thread naming the step, the field and the limit", async () => {
   // A first thread with nothing to evaluate: the worker parses and caches the script outside the measurement.
-  const warmUp = await acme.client.script.createThread({ scriptName: "heavy", inputJson: JSON.stringify({ l: [], rounds: [] }) });
+  const warmUp = await acme.client.script.createThread({
+    scriptName: "heavy",
+    inputJson: JSON.stringify({ l: [], rounds: [] }),
+  });
   await ended(warmUp.threadId, Date.now() + 30_000);
   const idle = percentile(await sampleHealth(new Promise((resolve) => setTimeout(resolve, 3_000)), 4), 0.99);
 
   const { threadId } = await acme.client.script.createThread({
     scriptName: "heavy",
-    inputJson: JSON.stringify({ l: Array.from({ length: 300 }, (_, i) => i), rounds: Array.from({ length: ROUNDS }, (_, i) => i) }),
+    inputJson: JSON.stringify({
+      l: Array.from({ length: 300 }, (_, i) => i),
+      rounds: Array.from({ length: ROUNDS }, (_, i) => i),
+    }),
   });
   // Until the thread ends, or a deadline that the unbounded evaluation would pass.
   const latencies = await sampleHealth(ended(threadId, Date.now() + 45_000), 4);
@@ -88,7 +94,11 @@ it("keeps the server answering while a thread evaluates costly expressions, and 
   expect(thread.status).toBe(ThreadStatus.FAILED);
   // The cost limit stops it; on a machine so loaded that 100,000 units take over 30 ms, the time limit does.
   const limit = /it (exceeded the cost limit of 100000 units|ran longer than the time limit of 30 ms)$/;
-  expect(thread.error).toMatch(new RegExp(`^step "check" at /steps/1/set/values/all: expression "${HEAVY.replace(/[().+]/g, "\\$&")}" failed: ${limit.source}`));
+  expect(thread.error).toMatch(
+    new RegExp(
+      `^step "check" at /steps/1/set/values/all: expression "${HEAVY.replace(/[().+]/g, "\\$&")}" failed: ${limit.source}`,
+    ),
+  );
   const result = await acme.client.script.getThreadResult({ threadId });
   const attempts = result.steps.filter((step) => step.name === "attempt");
   expect(attempts).toHaveLength(ROUNDS);

@@ -55,9 +55,16 @@ describe.skipIf(!libfaketime)("identity issuer: an authorization code past its 6
     });
     const name = `expiry-${randomBytes(4).toString("hex")}`;
     const created = await runAdmin(server.dataDir, ["create-org", name]);
-    const admin = createPlatformClient({ apiUrl: server.urls.api!, token: (created.json as { apiKey: string }).apiKey, organization: name }).identityAdmin;
+    const admin = createPlatformClient({
+      apiUrl: server.urls.api!,
+      token: (created.json as { apiKey: string }).apiKey,
+      organization: name,
+    }).identityAdmin;
     await admin.createPool({ body: { name: "app" } });
-    await admin.updatePool({ path: { pool: "app" }, body: { settingsJson: JSON.stringify({ redirect_uris: [REDIRECT_URI] }) } });
+    await admin.updatePool({
+      path: { pool: "app" },
+      body: { settingsJson: JSON.stringify({ redirect_uris: [REDIRECT_URI] }) },
+    });
     await admin.createUser({ path: { pool: "app" }, body: { email: "ada@example.com", password: PASSWORD } });
     issuer = `${server.urls.identity}/${name}/app`;
   }, 120_000);
@@ -95,7 +102,13 @@ describe.skipIf(!libfaketime)("identity issuer: an authorization code past its 6
   const exchange = (code: string, verifier: string) =>
     fetch(`${issuer}/token`, {
       method: "POST",
-      body: new URLSearchParams({ grant_type: "authorization_code", code, client_id: "web-app", redirect_uri: REDIRECT_URI, code_verifier: verifier }),
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code,
+        client_id: "web-app",
+        redirect_uri: REDIRECT_URI,
+        code_verifier: verifier,
+      }),
     });
 
   it("is refused with invalid_grant once the server's clock has passed its 60 s, and works before", async () => {
@@ -107,6 +120,9 @@ describe.skipIf(!libfaketime)("identity issuer: an authorization code past its 6
     const refused = await exchange(late.code, late.verifier);
     // 401 invalid_grant, as the issuer document gives an expired code.
     expect(refused.status).toBe(401);
-    expect(await refused.json()).toMatchObject({ error: "invalid_grant", error_description: expect.stringMatching(/expired/) });
+    expect(await refused.json()).toMatchObject({
+      error: "invalid_grant",
+      error_description: expect.stringMatching(/expired/),
+    });
   });
 });

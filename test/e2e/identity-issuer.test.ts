@@ -50,19 +50,30 @@ async function createPool(name: string, documents: { settings?: object; policies
     },
   });
   const issuer = `${identityUrl()}/${acme.name}/${name}`;
-  const as = await oauth.processDiscoveryResponse(new URL(issuer), await oauth.discoveryRequest(new URL(issuer), { algorithm: "oidc", ...insecure }));
+  const as = await oauth.processDiscoveryResponse(
+    new URL(issuer),
+    await oauth.discoveryRequest(new URL(issuer), { algorithm: "oidc", ...insecure }),
+  );
   return { name, issuer, as };
 }
 
-async function createUser(pool: TestPool, email = `u-${randomBytes(4).toString("hex")}@example.com`): Promise<{ id: string; email: string }> {
-  const user = await acme.client.identityAdmin.createUser({ path: { pool: pool.name }, body: { email, password: PASSWORD } });
+async function createUser(
+  pool: TestPool,
+  email = `u-${randomBytes(4).toString("hex")}@example.com`,
+): Promise<{ id: string; email: string }> {
+  const user = await acme.client.identityAdmin.createUser({
+    path: { pool: pool.name },
+    body: { email, password: PASSWORD },
+  });
   return { id: user.id, email };
 }
 
 async function post(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
   const response = await fetch(url, { method: "POST", body: new URLSearchParams(form), headers, redirect: "manual" });
   const text = await response.text();
-  const json = response.headers.get("content-type")?.startsWith("application/json") ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+  const json = response.headers.get("content-type")?.startsWith("application/json")
+    ? (JSON.parse(text) as Record<string, unknown>)
+    : undefined;
   return { status: response.status, headers: response.headers, text, json: json ?? {} };
 }
 
@@ -117,7 +128,15 @@ async function codeFlow(pool: TestPool, email: string) {
 
 async function exchange(pool: TestPool, flow: Awaited<ReturnType<typeof codeFlow>>) {
   const params = oauth.validateAuthResponse(pool.as, CLIENT, flow.callback, flow.state);
-  return oauth.authorizationCodeGrantRequest(pool.as, CLIENT, oauth.None(), params, REDIRECT_URI, flow.verifier, insecure);
+  return oauth.authorizationCodeGrantRequest(
+    pool.as,
+    CLIENT,
+    oauth.None(),
+    params,
+    REDIRECT_URI,
+    flow.verifier,
+    insecure,
+  );
 }
 
 beforeAll(async () => {
@@ -144,10 +163,18 @@ describe("identity issuer: discovery and keys", () => {
     expect(discovery.headers.get("cache-control")).toBe("max-age=300");
     const jwks = await fetch(pool.as.jwks_uri!);
     expect(jwks.headers.get("cache-control")).toBe("max-age=300");
-    expect(((await jwks.json()) as { keys: unknown[] }).keys[0]).toMatchObject({ kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig" });
+    expect(((await jwks.json()) as { keys: unknown[] }).keys[0]).toMatchObject({
+      kty: "OKP",
+      crv: "Ed25519",
+      alg: "EdDSA",
+      use: "sig",
+    });
 
     const missing = await fetch(`${identityUrl()}/${acme.name}/nope/.well-known/jwks.json`);
-    expect([missing.status, await missing.json()]).toEqual([404, { error: `no pool "nope" in organization "${acme.name}"` }]);
+    expect([missing.status, await missing.json()]).toEqual([
+      404,
+      { error: `no pool "nope" in organization "${acme.name}"` },
+    ]);
     const other = await createOrganization("issuer-other");
     const foreign = await fetch(`${identityUrl()}/${other.name}/disco/.well-known/openid-configuration`);
     expect(foreign.status).toBe(404);
@@ -155,9 +182,17 @@ describe("identity issuer: discovery and keys", () => {
 
   it("GET /branding shows the display name and the live password minimum", async () => {
     const pool = await createPool("brand", { policies: { password: { min_length: 12 } } });
-    await acme.client.identityAdmin.updatePool({ path: { pool: "brand" }, body: { displayName: "Brand <Co>", brandingJson: JSON.stringify({ primary_color: "#112233" }) } });
+    await acme.client.identityAdmin.updatePool({
+      path: { pool: "brand" },
+      body: { displayName: "Brand <Co>", brandingJson: JSON.stringify({ primary_color: "#112233" }) },
+    });
     const branding = await fetch(`${pool.issuer}/branding`);
-    expect(await branding.json()).toEqual({ display_name: "Brand <Co>", primary_color: "#112233", password_min_length: 12, signup_enabled: true });
+    expect(await branding.json()).toEqual({
+      display_name: "Brand <Co>",
+      primary_color: "#112233",
+      password_min_length: 12,
+      signup_enabled: true,
+    });
   });
 });
 
@@ -170,24 +205,46 @@ describe("identity issuer: code flow with PKCE", () => {
     expect(flow.callback.searchParams.get("iss")).toBe(pool.issuer);
     expect(flow.callback.searchParams.get("state")).toBe(flow.state);
 
-    const tokens = await oauth.processAuthorizationCodeResponse(pool.as, CLIENT, await exchange(pool, flow), { expectedNonce: flow.nonce, requireIdToken: true });
+    const tokens = await oauth.processAuthorizationCodeResponse(pool.as, CLIENT, await exchange(pool, flow), {
+      expectedNonce: flow.nonce,
+      requireIdToken: true,
+    });
     expect(tokens).toMatchObject({ token_type: "bearer", expires_in: 900 });
-    const { payload: idToken } = await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(pool.as.jwks_uri!)), { issuer: pool.issuer, audience: CLIENT.client_id });
+    const { payload: idToken } = await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(pool.as.jwks_uri!)), {
+      issuer: pool.issuer,
+      audience: CLIENT.client_id,
+    });
     expect(idToken).toMatchObject({ sub: user.id, nonce: flow.nonce, email: user.email });
     const claims = oauth.getValidatedIdTokenClaims(tokens)!;
     expect(claims.sub).toBe(user.id);
 
-    const refreshed = await oauth.processRefreshTokenResponse(pool.as, CLIENT, await oauth.refreshTokenGrantRequest(pool.as, CLIENT, oauth.None(), tokens.refresh_token!, insecure));
+    const refreshed = await oauth.processRefreshTokenResponse(
+      pool.as,
+      CLIENT,
+      await oauth.refreshTokenGrantRequest(pool.as, CLIENT, oauth.None(), tokens.refresh_token!, insecure),
+    );
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
-    const { payload: access } = await jwtVerify(refreshed.access_token, createRemoteJWKSet(new URL(pool.as.jwks_uri!)), { issuer: pool.issuer, audience: "pool:web", typ: "at+jwt" });
+    const { payload: access } = await jwtVerify(
+      refreshed.access_token,
+      createRemoteJWKSet(new URL(pool.as.jwks_uri!)),
+      { issuer: pool.issuer, audience: "pool:web", typ: "at+jwt" },
+    );
     expect(access).toMatchObject({ sub: user.id, client_id: CLIENT.client_id });
 
     const me = await fetch(`${pool.issuer}/user`, { headers: { authorization: `Bearer ${refreshed.access_token}` } });
     expect(me.status).toBe(200);
-    expect(await me.json()).toMatchObject({ claims: { sub: user.id, aud: "pool:web" }, user: { id: user.id, email: user.email } });
+    expect(await me.json()).toMatchObject({
+      claims: { sub: user.id, aud: "pool:web" },
+      user: { id: user.id, email: user.email },
+    });
 
     // The discovery document's UserInfo endpoint, as the client library calls and checks it.
-    const info = await oauth.processUserInfoResponse(pool.as, CLIENT, claims.sub, await oauth.userInfoRequest(pool.as, CLIENT, refreshed.access_token, insecure));
+    const info = await oauth.processUserInfoResponse(
+      pool.as,
+      CLIENT,
+      claims.sub,
+      await oauth.userInfoRequest(pool.as, CLIENT, refreshed.access_token, insecure),
+    );
     expect(info).toEqual({ sub: user.id, email: user.email, email_verified: false });
   });
 
@@ -204,7 +261,11 @@ describe("identity issuer: code flow with PKCE", () => {
     const short = await startAuthorization(pool, { code_challenge: "too-short" });
     expect(short.response.status).toBe(302);
     const back = new URL(short.location);
-    expect([back.searchParams.get("error"), back.searchParams.get("state"), back.searchParams.get("iss")]).toEqual(["invalid_request", short.state, pool.issuer]);
+    expect([back.searchParams.get("error"), back.searchParams.get("state"), back.searchParams.get("iss")]).toEqual([
+      "invalid_request",
+      short.state,
+      pool.issuer,
+    ]);
     const plain = await startAuthorization(pool, { code_challenge_method: "plain" });
     expect(new URL(plain.location).searchParams.get("error")).toBe("invalid_request");
 
@@ -229,14 +290,24 @@ describe("identity issuer: code flow with PKCE", () => {
       client_id: CLIENT.client_id,
       code_verifier: await oauth.calculatePKCECodeChallenge(plainFlow.verifier),
     });
-    expect([echoed.status, echoed.json.error, echoed.json.error_description]).toEqual([401, "invalid_grant", "code_verifier does not match the code_challenge"]);
+    expect([echoed.status, echoed.json.error, echoed.json.error_description]).toEqual([
+      401,
+      "invalid_grant",
+      "code_verifier does not match the code_challenge",
+    ]);
   });
 
   it("a replayed code is refused and revokes the session the first exchange started", async () => {
     const pool = await createPool("replay");
     const user = await createUser(pool);
     const flow = await codeFlow(pool, user.email);
-    const form = { grant_type: "authorization_code", code: flow.callback.searchParams.get("code")!, redirect_uri: REDIRECT_URI, client_id: CLIENT.client_id, code_verifier: flow.verifier };
+    const form = {
+      grant_type: "authorization_code",
+      code: flow.callback.searchParams.get("code")!,
+      redirect_uri: REDIRECT_URI,
+      client_id: CLIENT.client_id,
+      code_verifier: flow.verifier,
+    };
     const first = await post(`${pool.issuer}/token`, form);
     expect(first.status).toBe(200);
     const again = await post(`${pool.issuer}/token`, form);
@@ -249,7 +320,13 @@ describe("identity issuer: code flow with PKCE", () => {
     const pool = await createPool("bound");
     const user = await createUser(pool);
     const flow = await codeFlow(pool, user.email);
-    const other = await post(`${pool.issuer}/token`, { grant_type: "authorization_code", code: flow.callback.searchParams.get("code")!, redirect_uri: REDIRECT_URI, client_id: "another-app", code_verifier: flow.verifier });
+    const other = await post(`${pool.issuer}/token`, {
+      grant_type: "authorization_code",
+      code: flow.callback.searchParams.get("code")!,
+      redirect_uri: REDIRECT_URI,
+      client_id: "another-app",
+      code_verifier: flow.verifier,
+    });
     expect([other.status, other.json.error]).toEqual([401, "invalid_grant"]);
   });
 
@@ -273,9 +350,17 @@ describe("identity issuer: password and refresh grants", () => {
     expect(form.status).toBe(200);
     expect(form.headers.get("cache-control")).toBe("no-store");
     expect(form.json).toMatchObject({ token_type: "bearer", expires_in: 900 });
-    const json = await fetch(`${pool.issuer}/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ grant_type: "password", email: user.email, password: PASSWORD }) });
+    const json = await fetch(`${pool.issuer}/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ grant_type: "password", email: user.email, password: PASSWORD }),
+    });
     expect(json.status).toBe(200);
-    const bad = await post(`${pool.issuer}/token`, { grant_type: "password", email: user.email, password: "wrong password!" });
+    const bad = await post(`${pool.issuer}/token`, {
+      grant_type: "password",
+      email: user.email,
+      password: "wrong password!",
+    });
     expect([bad.status, bad.json.error]).toEqual([401, "invalid_grant"]);
     const unsupported = await post(`${pool.issuer}/token`, { grant_type: "client_credentials" });
     expect([unsupported.status, unsupported.json.error]).toEqual([400, "unsupported_grant_type"]);
@@ -285,10 +370,20 @@ describe("identity issuer: password and refresh grants", () => {
     const pool = await createPool("standard");
     const user = await createUser(pool);
     // What Authlib's password grant sends for a public client.
-    const tokens = await post(`${pool.issuer}/token`, { grant_type: "password", username: user.email, password: PASSWORD, scope: "openid email", client_id: "cli" });
+    const tokens = await post(`${pool.issuer}/token`, {
+      grant_type: "password",
+      username: user.email,
+      password: PASSWORD,
+      scope: "openid email",
+      client_id: "cli",
+    });
     expect(tokens.status).toBe(200);
     const jwks = createRemoteJWKSet(new URL(pool.as.jwks_uri!));
-    const { payload } = await jwtVerify(tokens.json.id_token as string, jwks, { issuer: pool.issuer, audience: "cli", typ: "JWT" });
+    const { payload } = await jwtVerify(tokens.json.id_token as string, jwks, {
+      issuer: pool.issuer,
+      audience: "cli",
+      typ: "JWT",
+    });
     expect(payload).toMatchObject({ sub: user.id, email: user.email });
 
     const byForm = await post(`${pool.issuer}/userinfo`, { access_token: tokens.json.access_token as string });
@@ -299,14 +394,22 @@ describe("identity issuer: password and refresh grants", () => {
     const noToken = await fetch(`${pool.issuer}/userinfo`);
     expect([noToken.status, noToken.headers.get("www-authenticate")]).toEqual([401, "Bearer"]);
 
-    const conflicting = await post(`${pool.issuer}/token`, { grant_type: "password", username: user.email, email: "other@example.com", password: PASSWORD });
+    const conflicting = await post(`${pool.issuer}/token`, {
+      grant_type: "password",
+      username: user.email,
+      email: "other@example.com",
+      password: PASSWORD,
+    });
     expect([conflicting.status, conflicting.json.error]).toEqual([400, "invalid_request"]);
   });
 
   it("the password grant can be switched off while the hosted login stays open", async () => {
     const pool = await createPool("nodirect");
     const user = await createUser(pool);
-    await acme.client.identityAdmin.upsertConnection({ path: { pool: "nodirect" }, body: { kind: "local", configJson: JSON.stringify({ password_grant: false }), enabled: true } });
+    await acme.client.identityAdmin.upsertConnection({
+      path: { pool: "nodirect" },
+      body: { kind: "local", configJson: JSON.stringify({ password_grant: false }), enabled: true },
+    });
     const refused = await passwordGrant(pool, user.email);
     expect([refused.status, refused.json.error]).toEqual([403, "access_denied"]);
     const flow = await codeFlow(pool, user.email);
@@ -329,17 +432,45 @@ describe("identity issuer: password and refresh grants", () => {
     const pool = await createPool("client-bound");
     const user = await createUser(pool);
     const flow = await codeFlow(pool, user.email);
-    const tokens = await oauth.processAuthorizationCodeResponse(pool.as, CLIENT, await exchange(pool, flow), { expectedNonce: flow.nonce, requireIdToken: true });
-    const other = await post(`${pool.issuer}/token`, { grant_type: "refresh_token", refresh_token: tokens.refresh_token!, client_id: "another-app" });
+    const tokens = await oauth.processAuthorizationCodeResponse(pool.as, CLIENT, await exchange(pool, flow), {
+      expectedNonce: flow.nonce,
+      requireIdToken: true,
+    });
+    const other = await post(`${pool.issuer}/token`, {
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token!,
+      client_id: "another-app",
+    });
     expect([other.status, other.json.error]).toEqual([401, "invalid_grant"]);
     // The refused attempt used nothing up: the client the token belongs to refreshes it as usual.
-    const own = await oauth.processRefreshTokenResponse(pool.as, CLIENT, await oauth.refreshTokenGrantRequest(pool.as, CLIENT, oauth.None(), tokens.refresh_token!, insecure));
+    const own = await oauth.processRefreshTokenResponse(
+      pool.as,
+      CLIENT,
+      await oauth.refreshTokenGrantRequest(pool.as, CLIENT, oauth.None(), tokens.refresh_token!, insecure),
+    );
     expect(own.refresh_token).toBeTruthy();
 
-    const direct = await post(`${pool.issuer}/token`, { grant_type: "password", email: user.email, password: PASSWORD, client_id: "cli" });
-    const wrong = await post(`${pool.issuer}/token`, { grant_type: "refresh_token", refresh_token: direct.json.refresh_token as string, client_id: CLIENT.client_id });
+    const direct = await post(`${pool.issuer}/token`, {
+      grant_type: "password",
+      email: user.email,
+      password: PASSWORD,
+      client_id: "cli",
+    });
+    const wrong = await post(`${pool.issuer}/token`, {
+      grant_type: "refresh_token",
+      refresh_token: direct.json.refresh_token as string,
+      client_id: CLIENT.client_id,
+    });
     expect([wrong.status, wrong.json.error]).toEqual([401, "invalid_grant"]);
-    expect((await post(`${pool.issuer}/token`, { grant_type: "refresh_token", refresh_token: direct.json.refresh_token as string, client_id: "cli" })).status).toBe(200);
+    expect(
+      (
+        await post(`${pool.issuer}/token`, {
+          grant_type: "refresh_token",
+          refresh_token: direct.json.refresh_token as string,
+          client_id: "cli",
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it("10 concurrent refreshes of one token all get the same successor, which then rotates", async () => {
@@ -359,7 +490,11 @@ describe("identity issuer: password and refresh grants", () => {
     const user = await createUser(pool);
     const token = (await passwordGrant(pool, user.email)).json.refresh_token as string;
     for (let i = 0; i < 2; i++) {
-      const out = await fetch(`${pool.issuer}/logout`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ refresh_token: token }) });
+      const out = await fetch(`${pool.issuer}/logout`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ refresh_token: token }),
+      });
       expect([out.status, await out.json()]).toEqual([200, {}]);
     }
     expect((await refresh(pool, token)).status).toBe(401);
@@ -369,30 +504,34 @@ describe("identity issuer: password and refresh grants", () => {
 describe("identity issuer: documents stored before URLs were checked", () => {
   // The admin plane refuses such URLs now, so the test writes them into the database directly,
   // which it can only do while the server runs on PostgreSQL.
-  it.skipIf(!process.env.TEST_DATABASE_URL)("a redirect URI or logo URL that does not parse breaks no page and no /authorize", async () => {
-    const pool = await createPool("stale-urls");
-    const user = await createUser(pool);
-    const broken = "http://localhost:99999/callback";
-    const sql = postgres(server.databaseUrl!, { max: 1, onnotice: () => {} });
-    try {
-      await sql`update identity_pools set branding = ${sql.json({ logo_url: "https://x.example:99999/a.png" })},
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    "a redirect URI or logo URL that does not parse breaks no page and no /authorize",
+    async () => {
+      const pool = await createPool("stale-urls");
+      const user = await createUser(pool);
+      const broken = "http://localhost:99999/callback";
+      const sql = postgres(server.databaseUrl!, { max: 1, onnotice: () => {} });
+      try {
+        await sql`update identity_pools set branding = ${sql.json({ logo_url: "https://x.example:99999/a.png" })},
         settings = ${sql.json({ redirect_uris: [REDIRECT_URI, broken] })} where name = ${pool.name}`;
-    } finally {
-      await sql.end();
-    }
-    // The issuer keeps a resolved pool for half a second: wait until it reads the new documents.
-    const deadline = Date.now() + 10_000;
-    let refused = await startAuthorization(pool, { redirect_uri: broken });
-    while (refused.response.status === 302 && Date.now() < deadline) refused = await startAuthorization(pool, { redirect_uri: broken });
-    expect([refused.response.status, refused.location]).toEqual([400, ""]);
+      } finally {
+        await sql.end();
+      }
+      // The issuer keeps a resolved pool for half a second: wait until it reads the new documents.
+      const deadline = Date.now() + 10_000;
+      let refused = await startAuthorization(pool, { redirect_uri: broken });
+      while (refused.response.status === 302 && Date.now() < deadline)
+        refused = await startAuthorization(pool, { redirect_uri: broken });
+      expect([refused.response.status, refused.location]).toEqual([400, ""]);
 
-    const flow = await codeFlow(pool, user.email);
-    expect(flow.callback.searchParams.get("code")).toBeTruthy();
-    for (const path of ["reset?token=t", "verify?token=t", "branding"]) {
-      const answer = await fetch(`${pool.issuer}/${path}`);
-      expect([answer.status, (await answer.text()).includes("99999")], path).toEqual([200, false]);
-    }
-  });
+      const flow = await codeFlow(pool, user.email);
+      expect(flow.callback.searchParams.get("code")).toBeTruthy();
+      for (const path of ["reset?token=t", "verify?token=t", "branding"]) {
+        const answer = await fetch(`${pool.issuer}/${path}`);
+        expect([answer.status, (await answer.text()).includes("99999")], path).toEqual([200, false]);
+      }
+    },
+  );
 });
 
 describe("identity issuer: GET /user", () => {
@@ -425,10 +564,15 @@ describe("identity issuer: CORS and rate limits", () => {
   it("answers preflights only for the pool's listed origins, without credentials", async () => {
     const pool = await createPool("cors");
     const preflight = (origin: string) =>
-      fetch(`${pool.issuer}/token`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "content-type" } });
+      fetch(`${pool.issuer}/token`, {
+        method: "OPTIONS",
+        headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "content-type" },
+      });
     const allowed = await preflight("http://app.example");
     expect(allowed.status).toBe(204);
-    expect(Object.fromEntries([...allowed.headers].filter(([name]) => name.startsWith("access-control-")))).toMatchObject({
+    expect(
+      Object.fromEntries([...allowed.headers].filter(([name]) => name.startsWith("access-control-"))),
+    ).toMatchObject({
       "access-control-allow-origin": "http://app.example",
       "access-control-allow-methods": "GET,POST,PUT,DELETE,OPTIONS",
       "access-control-allow-headers": "authorization,content-type",
@@ -446,7 +590,9 @@ describe("identity issuer: CORS and rate limits", () => {
   });
 
   it("counts each client address a trusted proxy names on its own", async () => {
-    const pool = await createPool("proxied", { policies: { rate_limits: { login_ip: { requests: 2, window_seconds: 60 } } } });
+    const pool = await createPool("proxied", {
+      policies: { rate_limits: { login_ip: { requests: 2, window_seconds: 60 } } },
+    });
     const attempt = async (forwardedFor: string) => {
       const email = `nobody-${randomBytes(4).toString("hex")}@example.com`;
       const answer = await fetch(`${pool.issuer}/token`, {
@@ -468,7 +614,13 @@ describe("identity issuer: CORS and rate limits", () => {
     const pool = await createPool("lockout");
     const user = await createUser(pool);
     const signIn = async (from: string, password: string) =>
-      (await post(`${pool.issuer}/token`, { grant_type: "password", email: user.email, password }, { "x-forwarded-for": from })).status;
+      (
+        await post(
+          `${pool.issuer}/token`,
+          { grant_type: "password", email: user.email, password },
+          { "x-forwarded-for": from },
+        )
+      ).status;
     const guesses: number[] = [];
     for (let i = 0; i < 10; i++) guesses.push(await signIn("203.0.113.66", `wrong guess ${i}`));
     expect(guesses).toEqual(Array(10).fill(401));
@@ -479,12 +631,18 @@ describe("identity issuer: CORS and rate limits", () => {
   });
 
   it("answers 429 with Retry-After once an address's password budget is spent", async () => {
-    const pool = await createPool("limited", { policies: { rate_limits: { login: { requests: 3, window_seconds: 60 } } } });
+    const pool = await createPool("limited", {
+      policies: { rate_limits: { login: { requests: 3, window_seconds: 60 } } },
+    });
     const user = await createUser(pool);
     const statuses: number[] = [];
     let last: Awaited<ReturnType<typeof post>> | undefined;
     for (let i = 0; i < 4; i++) {
-      last = await post(`${pool.issuer}/token`, { grant_type: "password", email: user.email, password: "wrong password!" });
+      last = await post(`${pool.issuer}/token`, {
+        grant_type: "password",
+        email: user.email,
+        password: "wrong password!",
+      });
       statuses.push(last.status);
     }
     expect(statuses).toEqual([401, 401, 401, 429]);
@@ -498,12 +656,20 @@ describe("identity issuer: account flows", () => {
   it("signup mails a verification link; the link's page confirms the address", async () => {
     const pool = await createPool("signup");
     const email = `new-${randomBytes(4).toString("hex")}@example.com`;
-    const signup = await fetch(`${pool.issuer}/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: PASSWORD }) });
+    const signup = await fetch(`${pool.issuer}/signup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
     const body = (await signup.json()) as { user: { email_verified: boolean }; session?: { access_token: string } };
     expect(signup.status).toBe(200);
     expect(body.user.email_verified).toBe(false);
     expect(body.session?.access_token).toBeTruthy();
-    const taken = await fetch(`${pool.issuer}/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: PASSWORD }) });
+    const taken = await fetch(`${pool.issuer}/signup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
     expect(taken.status).toBe(409);
 
     const link = await mailedLink(pool, email, "verify");
@@ -517,7 +683,11 @@ describe("identity issuer: account flows", () => {
 
   it("signup is 403 when the pool disables it", async () => {
     const pool = await createPool("closed", { settings: { signup_enabled: false } });
-    const signup = await fetch(`${pool.issuer}/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "x@example.com", password: PASSWORD }) });
+    const signup = await fetch(`${pool.issuer}/signup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "x@example.com", password: PASSWORD }),
+    });
     expect(signup.status).toBe(403);
   });
 
@@ -525,18 +695,32 @@ describe("identity issuer: account flows", () => {
     const pool = await createPool("recover");
     const user = await createUser(pool);
     const session = (await passwordGrant(pool, user.email)).json.refresh_token as string;
-    const recover = (email: string) => fetch(`${pool.issuer}/recover`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email }) });
+    const recover = (email: string) =>
+      fetch(`${pool.issuer}/recover`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email }),
+      });
     const known = await recover(user.email);
     const unknown = await recover("nobody@example.com");
     expect([known.status, await known.text()]).toEqual([unknown.status, await unknown.text()]);
 
     const link = await mailedLink(pool, user.email, "reset");
     const token = new URL(link).searchParams.get("token")!;
-    const reset = () => fetch(`${pool.issuer}/reset`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token, password: "a brand new password" }) });
+    const reset = () =>
+      fetch(`${pool.issuer}/reset`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ token, password: "a brand new password" }),
+      });
     expect((await reset()).status).toBe(200);
     expect((await reset()).status).toBe(401);
     expect((await refresh(pool, session)).status).toBe(401);
-    const signIn = await post(`${pool.issuer}/token`, { grant_type: "password", email: user.email, password: "a brand new password" });
+    const signIn = await post(`${pool.issuer}/token`, {
+      grant_type: "password",
+      email: user.email,
+      password: "a brand new password",
+    });
     expect(signIn.status).toBe(200);
   });
 });
@@ -545,11 +729,17 @@ describe("identity issuer: recover timing", () => {
   it("takes as long for a registered address as for an unknown one", async () => {
     // Far above what the test sends: it measures the endpoint, not the limiter's refusals.
     const plenty = { requests: 100_000, window_seconds: 3600 };
-    const pool = await createPool("recover-timing", { policies: { rate_limits: { recover: plenty, recover_ip: plenty, recover_email: plenty } } });
+    const pool = await createPool("recover-timing", {
+      policies: { rate_limits: { recover: plenty, recover_ip: plenty, recover_email: plenty } },
+    });
     const user = await createUser(pool);
     const recover = async (email: string) => {
       const began = performance.now();
-      const answer = await fetch(`${pool.issuer}/recover`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email }) });
+      const answer = await fetch(`${pool.issuer}/recover`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email }),
+      });
       await answer.arrayBuffer();
       if (answer.status !== 200) throw new Error(`recover answered ${answer.status}`);
       return performance.now() - began;

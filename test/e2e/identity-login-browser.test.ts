@@ -18,16 +18,29 @@ let REDIRECT_URI = "";
 
 beforeAll(async () => {
   if (!existsSync(chromiumPath)) {
-    throw new Error(`no Chromium at ${chromiumPath}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`);
+    throw new Error(
+      `no Chromium at ${chromiumPath}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`,
+    );
   }
   browser = await chromium.launch({
     executablePath: chromiumPath,
     // Local Network Access checks would ask a user nobody can answer headless before the page
     // may go on to the client's loopback address.
-    args: ["--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   acme = await createOrganization("login-browser");
-  client = createServer((_request, response) => response.writeHead(200, { "content-type": "text/plain" }).end("signed in"));
+  client = createServer((_request, response) =>
+    response.writeHead(200, { "content-type": "text/plain" }).end("signed in"),
+  );
   await new Promise<void>((resolve) => client.listen(0, "127.0.0.1", resolve));
   REDIRECT_URI = `http://127.0.0.1:${(client.address() as AddressInfo).port}/callback`;
 });
@@ -40,7 +53,13 @@ describe("identity hosted login in a browser", () => {
   it("signs in through the hosted page and lands on the redirect URI with code, state and iss", async () => {
     const admin = acme.client.identityAdmin;
     await admin.createPool({ body: { name: "browser", displayName: "Browser <Shop>" } });
-    await admin.updatePool({ path: { pool: "browser" }, body: { settingsJson: JSON.stringify({ redirect_uris: [REDIRECT_URI] }), brandingJson: JSON.stringify({ primary_color: "#aa3300" }) } });
+    await admin.updatePool({
+      path: { pool: "browser" },
+      body: {
+        settingsJson: JSON.stringify({ redirect_uris: [REDIRECT_URI] }),
+        brandingJson: JSON.stringify({ primary_color: "#aa3300" }),
+      },
+    });
     const email = `ann-${randomBytes(3).toString("hex")}@example.com`;
     await admin.createUser({ path: { pool: "browser" }, body: { email, password: PASSWORD } });
 
@@ -78,7 +97,10 @@ describe("identity hosted login in a browser", () => {
     expect(await page.inputValue("#email")).toBe(email);
 
     await page.fill("#password", PASSWORD);
-    await Promise.all([page.waitForURL((url) => url.href.startsWith(REDIRECT_URI)), page.click("button[type=submit] >> nth=0")]);
+    await Promise.all([
+      page.waitForURL((url) => url.href.startsWith(REDIRECT_URI)),
+      page.click("button[type=submit] >> nth=0"),
+    ]);
     const landed = new URL(page.url());
     expect(`${landed.origin}${landed.pathname}`).toBe(REDIRECT_URI);
     expect(landed.searchParams.get("code")).toMatch(/^[A-Za-z0-9_-]{20,}$/);
@@ -89,7 +111,13 @@ describe("identity hosted login in a browser", () => {
     // The code the browser carried is good for tokens with the verifier only the client holds.
     const tokens = await fetch(`${issuer}/token`, {
       method: "POST",
-      body: new URLSearchParams({ grant_type: "authorization_code", code: landed.searchParams.get("code")!, redirect_uri: REDIRECT_URI, client_id: "spa", code_verifier: verifier }),
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code: landed.searchParams.get("code")!,
+        redirect_uri: REDIRECT_URI,
+        client_id: "spa",
+        code_verifier: verifier,
+      }),
     });
     expect(tokens.status).toBe(200);
     expect(((await tokens.json()) as { id_token?: string }).id_token).toBeTruthy();

@@ -13,7 +13,11 @@ const PASSWORD = "correct horse battery staple";
 
 async function token(issuer: string, form: Record<string, string>) {
   const response = await fetch(`${issuer}/token`, { method: "POST", body: new URLSearchParams(form) });
-  return { status: response.status, headers: response.headers, json: (await response.json()) as Record<string, string> };
+  return {
+    status: response.status,
+    headers: response.headers,
+    json: (await response.json()) as Record<string, string>,
+  };
 }
 
 describe.skipIf(!serverUrl)("identity: user-store migration through the binary", () => {
@@ -44,20 +48,43 @@ describe.skipIf(!serverUrl)("identity: user-store migration through the binary",
     const issuer = `${identityUrl()}/${acme.name}/moving`;
     const emails = Array.from({ length: 6 }, (_, i) => `mover${i}@example.com`);
     const userIds: string[] = [];
-    for (const email of emails) userIds.push((await identityAdmin.createUser({ path: { pool: "moving" }, body: { email, password: PASSWORD, emailVerified: true } })).id);
+    for (const email of emails)
+      userIds.push(
+        (
+          await identityAdmin.createUser({
+            path: { pool: "moving" },
+            body: { email, password: PASSWORD, emailVerified: true },
+          })
+        ).id,
+      );
     await identityAdmin.createTenant({ path: { pool: "moving" }, body: { slug: "crew" } });
-    await identityAdmin.setTenantMember({ path: { pool: "moving", tenant: "crew" }, body: { userId: userIds[0]!, roles: ["pilot"] } });
+    await identityAdmin.setTenantMember({
+      path: { pool: "moving", tenant: "crew" },
+      body: { userId: userIds[0]!, roles: ["pilot"] },
+    });
     const session = await token(issuer, { grant_type: "password", email: emails[0]!, password: PASSWORD });
     expect(session.status).toBe(200);
 
-    expect((await call("POST", "/pools/moving/user-store/migrate", other.headers, { target: targetUrl })).status).toBe(404);
-    const bad = await call("POST", "/pools/moving/user-store/migrate", acme.headers, { target: "postgres://db.example:5432/" });
+    expect((await call("POST", "/pools/moving/user-store/migrate", other.headers, { target: targetUrl })).status).toBe(
+      404,
+    );
+    const bad = await call("POST", "/pools/moving/user-store/migrate", acme.headers, {
+      target: "postgres://db.example:5432/",
+    });
     expect([bad.status, bad.body.code]).toEqual([400, "invalid_argument"]);
     expect(String(bad.body.message)).toMatch(/target/);
 
     const started = await call("POST", "/pools/moving/user-store/migrate", acme.headers, { target: targetUrl });
     expect(started.status).toBe(200);
-    expect(started.body).toMatchObject({ state: "migrating", migration: { phase: "warm_copy", usersTotal: 6, keepSource: false, target: { kind: "USER_STORE_KIND_POSTGRES", bucket: database } } });
+    expect(started.body).toMatchObject({
+      state: "migrating",
+      migration: {
+        phase: "warm_copy",
+        usersTotal: 6,
+        keepSource: false,
+        target: { kind: "USER_STORE_KIND_POSTGRES", bucket: database },
+      },
+    });
     expect(JSON.stringify(started.body)).not.toContain(targetUrl);
 
     const phases: string[] = [];
@@ -68,12 +95,18 @@ describe.skipIf(!serverUrl)("identity: user-store migration through the binary",
       const phase = pool.migration?.phase;
       if (phase && phases.at(-1) !== phase) phases.push(phase);
       if (phase === "locked_delta" && !locked) {
-        const write = await call("POST", "/pools/moving/users", acme.headers, { email: "late@example.com", password: PASSWORD });
+        const write = await call("POST", "/pools/moving/users", acme.headers, {
+          email: "late@example.com",
+          password: PASSWORD,
+        });
         const signIn = await token(issuer, { grant_type: "password", email: emails[1]!, password: PASSWORD });
         locked = { admin: write.status, retryAfter: write.headers.get("retry-after"), issuer: signIn.status };
       }
       if (!pool.migration) {
-        expect(pool).toMatchObject({ state: "active", userStore: { kind: "USER_STORE_KIND_POSTGRES", bucket: database } });
+        expect(pool).toMatchObject({
+          state: "active",
+          userStore: { kind: "USER_STORE_KIND_POSTGRES", bucket: database },
+        });
         break;
       }
       expect(Date.now()).toBeLessThan(deadline);
@@ -94,7 +127,10 @@ describe.skipIf(!serverUrl)("identity: user-store migration through the binary",
     const listed = await identityAdmin.listUsers({ path: { pool: "moving" }, query: {} });
     expect(listed.users.map((user) => user.email)).toEqual(emails);
     // Memberships stay in the platform database; their users are now found in the pool's own.
-    await identityAdmin.setTenantMember({ path: { pool: "moving", tenant: "crew" }, body: { userId: userIds[1]!, roles: ["crew"] } });
+    await identityAdmin.setTenantMember({
+      path: { pool: "moving", tenant: "crew" },
+      body: { userId: userIds[1]!, roles: ["crew"] },
+    });
     const members = await identityAdmin.listTenantMembers({ path: { pool: "moving", tenant: "crew" }, query: {} });
     expect(members.members.map((member) => [member.email, member.roles])).toEqual([
       [emails[0], ["pilot"]],
@@ -112,8 +148,13 @@ describe.skipIf(!serverUrl)("identity: user-store migration through the binary",
   it("aborts a running migration back to the source", async () => {
     const identityAdmin = acme.client.identityAdmin;
     await identityAdmin.createPool({ body: { name: "staying" } });
-    await identityAdmin.createUser({ path: { pool: "staying" }, body: { email: "stay@example.com", password: PASSWORD, emailVerified: true } });
-    expect((await call("POST", "/pools/staying/user-store/migrate", acme.headers, { target: targetUrl })).status).toBe(200);
+    await identityAdmin.createUser({
+      path: { pool: "staying" },
+      body: { email: "stay@example.com", password: PASSWORD, emailVerified: true },
+    });
+    expect((await call("POST", "/pools/staying/user-store/migrate", acme.headers, { target: targetUrl })).status).toBe(
+      200,
+    );
     const aborted = await call("POST", "/pools/staying/user-store/migrate/abort", acme.headers);
     // The copy may already have finished on a fast machine; then the abort is refused, and says so.
     if (aborted.status === 200) {
@@ -128,6 +169,8 @@ describe.skipIf(!serverUrl)("identity: user-store migration through the binary",
       expect(Date.now()).toBeLessThan(deadline);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    expect((await token(issuer, { grant_type: "password", email: "stay@example.com", password: PASSWORD })).status).toBe(200);
+    expect(
+      (await token(issuer, { grant_type: "password", email: "stay@example.com", password: PASSWORD })).status,
+    ).toBe(200);
   });
 });

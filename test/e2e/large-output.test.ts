@@ -115,26 +115,38 @@ it("caps the unary result at 4 MiB and says the output is truncated", async () =
 it("streams the output byte-exact over Connect in chunks of max_chunk_bytes", async () => {
   const rss = sampleServerRss();
   const messages = [];
-  for await (const message of client.script.streamThreadResult({ threadId, maxChunkBytes: MiB })) messages.push(message);
+  for await (const message of client.script.streamThreadResult({ threadId, maxChunkBytes: MiB }))
+    messages.push(message);
   report("Connect, 1 MiB chunks", await rss.stop());
 
   const [first, ...rest] = messages;
   const chunkCount = Math.ceil(expected.length / MiB);
-  expect(first?.chunk).toEqual({ case: "meta", value: expect.objectContaining({ status: ThreadStatus.COMPLETED, totalBytes: BigInt(expected.length), totalChunks: chunkCount }) });
+  expect(first?.chunk).toEqual({
+    case: "meta",
+    value: expect.objectContaining({
+      status: ThreadStatus.COMPLETED,
+      totalBytes: BigInt(expected.length),
+      totalChunks: chunkCount,
+    }),
+  });
   const chunks = rest.map((message) => {
     if (message.chunk.case !== "output") throw new Error(`expected an output chunk, got ${message.chunk.case}`);
     return message.chunk.value;
   });
   expect(chunks.map((c) => c.chunkIndex)).toEqual([...Array(chunkCount).keys()]);
   expect(chunks.map((c) => c.isFinal)).toEqual([...Array(chunkCount).keys()].map((i) => i === chunkCount - 1));
-  expect(chunks.slice(0, -1).every((c) => c.data.length === MiB && c.totalBytes === BigInt(expected.length))).toBe(true);
+  expect(chunks.slice(0, -1).every((c) => c.data.length === MiB && c.totalBytes === BigInt(expected.length))).toBe(
+    true,
+  );
   expect(chunks.at(-1)!.data.length).toBe(expected.length - (chunkCount - 1) * MiB);
   expect(reassemble(chunks.map((c) => ({ index: c.chunkIndex, data: c.data }))).equals(expected)).toBe(true);
 });
 
 it("streams the output byte-exact as server-sent events to a plain HTTP client", async () => {
   const rss = sampleServerRss();
-  const response = await request(`${server.urls.api}/v1/script/threads/${threadId}/result/stream`, { headers: headers });
+  const response = await request(`${server.urls.api}/v1/script/threads/${threadId}/result/stream`, {
+    headers: headers,
+  });
   expect(response.statusCode).toBe(200);
   expect(response.headers["content-type"]).toBe("text/event-stream");
   const events: OutputEvent[] = [];
@@ -148,7 +160,10 @@ it("streams the output byte-exact as server-sent events to a plain HTTP client",
   const chunkBytes = 2 * MiB;
   const chunkCount = Math.ceil(expected.length / chunkBytes);
   const [first, ...rest] = events;
-  expect(first).toEqual({ threadId, meta: { status: "THREAD_STATUS_COMPLETED", totalBytes: String(expected.length), totalChunks: chunkCount } });
+  expect(first).toEqual({
+    threadId,
+    meta: { status: "THREAD_STATUS_COMPLETED", totalBytes: String(expected.length), totalChunks: chunkCount },
+  });
   const chunks = rest.map((event) => {
     expect(event.threadId).toBe(threadId);
     return { ...event.output!, data: Buffer.from(event.output!.data, "base64") };
@@ -180,14 +195,18 @@ interface RssSample {
 function sampleServerRss(): { stop(): Promise<RssSample | undefined> } {
   let peak = 0;
   const statusOf = () => readFile(`/proc/${server.process.pid}/status`, "utf8").catch(() => "");
-  const kib = (status: string, field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
+  const kib = (status: string, field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
   const timer = setInterval(() => void statusOf().then((status) => (peak = Math.max(peak, kib(status, "VmRSS")))), 25);
   return {
     async stop() {
       clearInterval(timer);
       const status = await statusOf();
       if (status === "") return undefined;
-      return { peakSampledMiB: Math.round(Math.max(peak, kib(status, "VmRSS")) / 1024), highWaterMiB: Math.round(kib(status, "VmHWM") / 1024) };
+      return {
+        peakSampledMiB: Math.round(Math.max(peak, kib(status, "VmRSS")) / 1024),
+        highWaterMiB: Math.round(kib(status, "VmHWM") / 1024),
+      };
     },
   };
 }

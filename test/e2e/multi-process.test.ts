@@ -10,7 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ThreadEvent } from "../../gen/platform/script/v1/events_pb.js";
 import { ThreadStatus } from "../../gen/platform/script/v1/thread_pb.js";
 import { createPlatformClient, type PlatformClient } from "../../sdk/src/index.js";
-import { binary, freshDatabase, runAdmin, startPlatformServer, type StartedServer, type TestPostgresDatabase } from "./platform-server.js";
+import {
+  binary,
+  freshDatabase,
+  runAdmin,
+  startPlatformServer,
+  type StartedServer,
+  type TestPostgresDatabase,
+} from "./platform-server.js";
 
 // Several server processes on one PostgreSQL database share the threads: both run work, a watch
 // on one process follows a thread the other runs, and a process killed mid-thread is replaced by
@@ -39,13 +46,22 @@ if (process.env.TEST_DATABASE_URL) {
       gate = await startGate();
       // Same database, secret key and object store, each its own data directory: how replicas run.
       blobDir = await mkdtemp(join(tmpdir(), "platform-blobs-"));
-      const shared = ["--secret-key", randomBytes(32).toString("base64"), "--blob-dir", blobDir, "--thread-lease-ms", String(LEASE_MS), "--allow-private-network=true"];
+      const shared = [
+        "--secret-key",
+        randomBytes(32).toString("base64"),
+        "--blob-dir",
+        blobDir,
+        "--thread-lease-ms",
+        String(LEASE_MS),
+        "--allow-private-network=true",
+      ];
       // The database outlives either process: it is dropped once, at the end.
       const keep = { url: database.url, drop: async () => {} };
       a = await startPlatformServer(shared, { database: keep });
       const created = await runAdmin(a.dataDir, ["create-org", "replicas"]);
       const { apiKey } = created.json as { apiKey: string };
-      const clientOf = (server: StartedServer) => createPlatformClient({ apiUrl: server.urls.api!, token: apiKey, organization: "replicas" });
+      const clientOf = (server: StartedServer) =>
+        createPlatformClient({ apiUrl: server.urls.api!, token: apiKey, organization: "replicas" });
       clientA = clientOf(a);
       for (const [name, source] of Object.entries(scripts)) await clientA.script.createScript({ name, source });
 
@@ -61,7 +77,9 @@ if (process.env.TEST_DATABASE_URL) {
       // Which worker holds a thread is recorded in the lease column only (no API or log line
       // says it), so the test reads it from the database.
       owners = watchLeaseOwners(sql);
-      const holders = await sql<{ lease_owner: string }[]>`select lease_owner from threads where id in ${sql([held.relay, held.effects])}`;
+      const holders = await sql<
+        { lease_owner: string }[]
+      >`select lease_owner from threads where id in ${sql([held.relay, held.effects])}`;
       expect(new Set(holders.map((row) => row.lease_owner)).size).toBe(1);
       ownerA = holders[0]!.lease_owner;
       expect(ownerA).not.toBe("");
@@ -82,10 +100,14 @@ if (process.env.TEST_DATABASE_URL) {
     it("streams on B every event of a thread A runs, in order, as A writes them", async () => {
       const received: { event: ThreadEvent; at: number }[] = [];
       const watching = (async () => {
-        for await (const event of clientB.script.watchThread({ threadId: held.relay })) received.push({ event, at: Date.now() });
+        for await (const event of clientB.script.watchThread({ threadId: held.relay }))
+          received.push({ event, at: Date.now() });
       })();
       // Once B has replayed what A wrote so far (up to the held step), A goes on.
-      await until(() => received.some(({ event }) => event.event.case === "stepStarted" && event.event.value.stepPath === "1"), "B replays the held step");
+      await until(
+        () => received.some(({ event }) => event.event.case === "stepStarted" && event.event.value.stepPath === "1"),
+        "B replays the held step",
+      );
       const released = Date.now();
       gate.release("relay-held");
       await watching;
@@ -94,7 +116,19 @@ if (process.env.TEST_DATABASE_URL) {
       for await (const event of clientA.script.watchThread({ threadId: held.relay })) replay.push(event);
       expect(received.map(({ event }) => event)).toEqual(replay);
       const step = ["stepStarted", "stepCompleted"];
-      expect(replay.map((event) => event.event.case)).toEqual(["started", ...step, ...step, ...step, ...step, "stepStarted", "yielded", "stepCompleted", ...step, ...step, "completed"]);
+      expect(replay.map((event) => event.event.case)).toEqual([
+        "started",
+        ...step,
+        ...step,
+        ...step,
+        ...step,
+        "stepStarted",
+        "yielded",
+        "stepCompleted",
+        ...step,
+        ...step,
+        "completed",
+      ]);
       // Everything after the release was written by A while B's stream was open. Over
       // LISTEN/NOTIFY it arrives at once; without it, B would find it only at its once-a-second
       // poll, half a second late on average.
@@ -111,11 +145,15 @@ if (process.env.TEST_DATABASE_URL) {
       const ids: string[] = [];
       for (let i = 0; i < 16; i++) ids.push((await clientA.script.createThread({ scriptName: "naps" })).threadId);
       const threads = await Promise.all(ids.map((threadId, i) => finished(i % 2 === 0 ? clientA : clientB, threadId)));
-      expect(threads.map((thread) => [thread.status, thread.error])).toEqual(ids.map(() => [ThreadStatus.COMPLETED, ""]));
+      expect(threads.map((thread) => [thread.status, thread.error])).toEqual(
+        ids.map(() => [ThreadStatus.COMPLETED, ""]),
+      );
 
       const byOwner = new Map<string, number>();
       for (const id of ids) for (const owner of owners.of(id)) byOwner.set(owner, (byOwner.get(owner) ?? 0) + 1);
-      console.info(`threads run per worker: ${[...byOwner].map(([owner, n]) => `${owner === ownerA ? "A" : "B"} ${n}`).join(", ")}`);
+      console.info(
+        `threads run per worker: ${[...byOwner].map(([owner, n]) => `${owner === ownerA ? "A" : "B"} ${n}`).join(", ")}`,
+      );
       expect(byOwner.size).toBe(2);
       expect(byOwner.get(ownerA)).toBeGreaterThan(0);
       ownerB = [...byOwner.keys()].find((owner) => owner !== ownerA)!;
@@ -137,8 +175,16 @@ if (process.env.TEST_DATABASE_URL) {
       // The held call ran twice (A's was cut off by the kill), with the same idempotency key,
       // and B's attempt waited for A's lease to run out; every other call ran once.
       const calls = gate.calls.filter((call) => call.name.startsWith("effects-"));
-      expect(calls.map((call) => call.name)).toEqual(["effects-first", "effects-held", "effects-held", "effects-second", "effects-last"]);
-      expect(new Set(calls.filter((call) => call.name === "effects-held").map((call) => call.key))).toEqual(new Set([`${threadId}:1`]));
+      expect(calls.map((call) => call.name)).toEqual([
+        "effects-first",
+        "effects-held",
+        "effects-held",
+        "effects-second",
+        "effects-last",
+      ]);
+      expect(new Set(calls.filter((call) => call.name === "effects-held").map((call) => call.key))).toEqual(
+        new Set([`${threadId}:1`]),
+      );
       const takeover = calls[2]!.at - killed;
       console.info(`B took the thread over ${takeover} ms after A was killed (lease ${LEASE_MS} ms)`);
       // A renewed its lease every third of it, so at least two thirds were left at the kill.
@@ -148,8 +194,10 @@ if (process.env.TEST_DATABASE_URL) {
       const started = new Map<string, number>();
       const completed = new Map<string, number>();
       for await (const event of clientB.script.watchThread({ threadId })) {
-        if (event.event.case === "stepStarted") started.set(event.event.value.stepPath, (started.get(event.event.value.stepPath) ?? 0) + 1);
-        if (event.event.case === "stepCompleted") completed.set(event.event.value.stepPath, (completed.get(event.event.value.stepPath) ?? 0) + 1);
+        if (event.event.case === "stepStarted")
+          started.set(event.event.value.stepPath, (started.get(event.event.value.stepPath) ?? 0) + 1);
+        if (event.event.case === "stepCompleted")
+          completed.set(event.event.value.stepPath, (completed.get(event.event.value.stepPath) ?? 0) + 1);
       }
       expect(Object.fromEntries(started)).toEqual({ "0": 1, "1": 2, "2": 1, "3": 1, "4": 1 });
       expect(Object.fromEntries(completed)).toEqual({ "0": 1, "1": 1, "2": 1, "3": 1, "4": 1 });
@@ -160,7 +208,10 @@ if (process.env.TEST_DATABASE_URL) {
     const first = await startPlatformServer();
     try {
       const record = JSON.parse(await readFile(join(first.dataDir, "server.json"), "utf8")) as { pid: number };
-      const second = spawn(process.execPath, [binary, "serve", "--data-dir", first.dataDir, "--api-port", "0"], { env: { ...process.env, DATABASE_URL: "" }, stdio: ["ignore", "pipe", "pipe"] });
+      const second = spawn(process.execPath, [binary, "serve", "--data-dir", first.dataDir, "--api-port", "0"], {
+        env: { ...process.env, DATABASE_URL: "" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let stdout = "";
       let stderr = "";
       second.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -251,7 +302,11 @@ async function startGate(): Promise<Gate> {
   const releases = new Map<string, () => void>();
   const opened = new Map<string, Promise<void>>();
   const gateOf = (name: string) => {
-    if (!opened.has(name)) opened.set(name, name.endsWith("-held") ? new Promise<void>((resolve) => releases.set(name, resolve)) : Promise.resolve());
+    if (!opened.has(name))
+      opened.set(
+        name,
+        name.endsWith("-held") ? new Promise<void>((resolve) => releases.set(name, resolve)) : Promise.resolve(),
+      );
     return opened.get(name)!;
   };
   const server: Server = createServer((req, res) => {
@@ -271,7 +326,8 @@ async function startGate(): Promise<Gate> {
       gateOf(name);
       releases.get(name)?.();
     },
-    waitFor: (name, count) => until(() => calls.filter((call) => call.name === name).length >= count, `${count} call(s) to ${name}`),
+    waitFor: (name, count) =>
+      until(() => calls.filter((call) => call.name === name).length >= count, `${count} call(s) to ${name}`),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
@@ -288,7 +344,9 @@ function watchLeaseOwners(sql: postgres.Sql): LeaseOwners {
   let stopped = false;
   const sample = async () => {
     while (!stopped) {
-      const rows = await sql<{ id: string; lease_owner: string }[]>`select id, lease_owner from threads where lease_owner <> ''`.catch(() => []);
+      const rows = await sql<
+        { id: string; lease_owner: string }[]
+      >`select id, lease_owner from threads where lease_owner <> ''`.catch(() => []);
       for (const { id, lease_owner: owner } of rows) {
         const list = seen.get(id) ?? [];
         if (list.at(-1) !== owner) list.push(owner);

@@ -15,7 +15,9 @@ const BODY = '{"a":"x\\u0000y","b":"\\u0000"}';
 
 beforeAll(async () => {
   acme = await createOrganization("nul");
-  target = createServer((_request, response) => response.writeHead(200, { "content-type": "application/json" }).end(BODY));
+  target = createServer((_request, response) =>
+    response.writeHead(200, { "content-type": "application/json" }).end(BODY),
+  );
   await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
   targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
 });
@@ -23,12 +25,16 @@ afterAll(async () => {
   await new Promise((resolve) => target?.close(resolve));
 });
 
-async function settled(threadId: string, wanted = [ThreadStatus.COMPLETED, ThreadStatus.FAILED, ThreadStatus.CANCELLED]): Promise<Thread> {
+async function settled(
+  threadId: string,
+  wanted = [ThreadStatus.COMPLETED, ThreadStatus.FAILED, ThreadStatus.CANCELLED],
+): Promise<Thread> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const thread = await acme.client.script.getThread({ threadId });
     if (wanted.includes(thread.status)) return thread;
-    if (Date.now() > deadline) throw new Error(`thread ${threadId} is still ${ThreadStatus[thread.status]}: ${thread.error}`);
+    if (Date.now() > deadline)
+      throw new Error(`thread ${threadId} is still ${ThreadStatus[thread.status]}: ${thread.error}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -66,9 +72,13 @@ output: "\${steps.fetch.output.body}"
   it("in a thread's input reaches its steps and its output", async () => {
     await acme.client.script.createScript({
       name: "echo-nul",
-      source: 'dsl: script/1\ninputs: {type: object, properties: {text: {type: string}}}\nsteps:\n  - {id: keep, set: {values: {text: "${inputs.text}"}}}\noutput: "${vars.text}"\n',
+      source:
+        'dsl: script/1\ninputs: {type: object, properties: {text: {type: string}}}\nsteps:\n  - {id: keep, set: {values: {text: "${inputs.text}"}}}\noutput: "${vars.text}"\n',
     });
-    const { threadId } = await acme.client.script.createThread({ scriptName: "echo-nul", inputJson: '{"text":"a\\u0000b"}' });
+    const { threadId } = await acme.client.script.createThread({
+      scriptName: "echo-nul",
+      inputJson: '{"text":"a\\u0000b"}',
+    });
     expect((await settled(threadId)).status).toBe(ThreadStatus.COMPLETED);
     expect(text((await acme.client.script.getThreadResult({ threadId })).outputData)).toBe('"a\\u0000b"');
   });
@@ -84,7 +94,10 @@ output: "\${steps.compute.output.result}"
     });
     const { threadId } = await acme.client.script.createThread({ scriptName: "resume-nul" });
     expect((await settled(threadId)).status).toBe(ThreadStatus.FAILED);
-    await acme.client.script.resumeThread({ threadId, stepInputOverrideJson: '{"data":"x\\u0000y","expression":"data"}' });
+    await acme.client.script.resumeThread({
+      threadId,
+      stepInputOverrideJson: '{"data":"x\\u0000y","expression":"data"}',
+    });
     const thread = await settled(threadId, [ThreadStatus.COMPLETED, ThreadStatus.CANCELLED]);
     expect([thread.status, thread.error]).toEqual([ThreadStatus.COMPLETED, ""]);
     expect(text((await acme.client.script.getThreadResult({ threadId })).outputData)).toBe('"x\\u0000y"');
@@ -93,7 +106,10 @@ output: "\${steps.compute.output.result}"
 });
 
 it("reads a thread output that is a string of digits back as that string", async () => {
-  await acme.client.script.createScript({ name: "digits", source: 'dsl: script/1\nsteps:\n  - {id: keep, set: {values: {n: "123"}}}\noutput: "${vars.n}"\n' });
+  await acme.client.script.createScript({
+    name: "digits",
+    source: 'dsl: script/1\nsteps:\n  - {id: keep, set: {values: {n: "123"}}}\noutput: "${vars.n}"\n',
+  });
   const { threadId } = await acme.client.script.createThread({ scriptName: "digits" });
   expect((await settled(threadId)).status).toBe(ThreadStatus.COMPLETED);
   expect(text((await acme.client.script.getThreadResult({ threadId })).outputData)).toBe('"123"');

@@ -25,7 +25,9 @@ interface Document {
   readonly components: { readonly schemas: Record<string, Schema> };
 }
 
-const doc = JSON.parse(await readFile(new URL("../../gen/openapi/platform.openapi.json", import.meta.url), "utf8")) as Document;
+const doc = JSON.parse(
+  await readFile(new URL("../../gen/openapi/platform.openapi.json", import.meta.url), "utf8"),
+) as Document;
 
 function responseSchema(operationId: string, mediaType = "application/json"): Schema {
   for (const item of Object.values(doc.paths)) {
@@ -57,7 +59,8 @@ function checkRequired(schema: Schema, value: unknown, at: string, result = { mi
     if (!(name in object)) result.missing.push(`${at}.${name}`);
   }
   for (const [key, member] of Object.entries(object)) {
-    const sub = s.properties?.[key] ?? (typeof s.additionalProperties === "object" ? s.additionalProperties : undefined);
+    const sub =
+      s.properties?.[key] ?? (typeof s.additionalProperties === "object" ? s.additionalProperties : undefined);
     if (sub && typeof sub === "object") checkRequired(sub, member, `${at}.${key}`, result);
   }
   for (const part of s.allOf ?? []) checkRequired(part, value, at, result);
@@ -95,11 +98,19 @@ steps:
 
 describe("required fields of response schemas, against the running server (api listener)", () => {
   it("script: health, environment variables, scripts", async () => {
-    expect(expectRequiredPresent("ScriptService_HealthCheck", await call("GET", "/v1/script/health"))).toBeGreaterThan(0);
-    expectRequiredPresent("ScriptService_SetEnvVar", await call("PUT", "/v1/script/env", { key: "REGION", value: "eu-west" }));
+    expect(expectRequiredPresent("ScriptService_HealthCheck", await call("GET", "/v1/script/health"))).toBeGreaterThan(
+      0,
+    );
+    expectRequiredPresent(
+      "ScriptService_SetEnvVar",
+      await call("PUT", "/v1/script/env", { key: "REGION", value: "eu-west" }),
+    );
     expectRequiredPresent("ScriptService_GetEnvVar", await call("GET", "/v1/script/env/REGION"));
     expectRequiredPresent("ScriptService_ListEnvVars", await call("GET", "/v1/script/env"));
-    expectRequiredPresent("ScriptService_CreateScript", await call("POST", "/v1/script/scripts", { name: "greeter", source: script }));
+    expectRequiredPresent(
+      "ScriptService_CreateScript",
+      await call("POST", "/v1/script/scripts", { name: "greeter", source: script }),
+    );
     expectRequiredPresent("ScriptService_GetScript", await call("GET", "/v1/script/scripts/greeter"));
     expectRequiredPresent("ScriptService_ListTools", await call("GET", "/v1/script/tools"));
   });
@@ -117,7 +128,10 @@ describe("required fields of response schemas, against the running server (api l
     expect(checked).toBeGreaterThan(0);
     const thread = await call("GET", `/v1/script/threads/${created.threadId}`);
     expect(expectRequiredPresent("ScriptService_GetThread", thread)).toBeGreaterThan(5);
-    expectRequiredPresent("ScriptService_GetThreadResult", await call("GET", `/v1/script/threads/${created.threadId}/result`));
+    expectRequiredPresent(
+      "ScriptService_GetThreadResult",
+      await call("GET", `/v1/script/threads/${created.threadId}/result`),
+    );
     expectRequiredPresent("ScriptService_ListThreads", await call("GET", "/v1/script/threads"));
   });
 
@@ -127,6 +141,8 @@ describe("required fields of response schemas, against the running server (api l
     expectRequiredPresent("SecretService_GetSecret", await call("GET", "/v1/compute/secrets/hub"));
     expectRequiredPresent("SecretService_ListSecrets", await call("GET", "/v1/compute/secrets"));
     expectRequiredPresent("IamService_GetOrganization", await call("GET", `/v1/iam/orgs/${acme.id}`));
-    expect(expectRequiredPresent("IamService_ListApiKeys", await call("GET", `/v1/iam/orgs/${acme.id}/api-keys`))).toBeGreaterThan(0);
+    expect(
+      expectRequiredPresent("IamService_ListApiKeys", await call("GET", `/v1/iam/orgs/${acme.id}/api-keys`)),
+    ).toBeGreaterThan(0);
   });
 });

@@ -75,12 +75,20 @@ describe("outbound requests on a server that keeps to the public internet", () =
     const threadCount = async () => (await client.script.listThreads({ pageSize: 500 })).threads.length;
     const before = await threadCount();
     for (const [host, why] of [...Object.entries(REFUSED), ...OWN.map((host) => [host, ""] as const)]) {
-      const error = await client.script.createThread({ scriptName: "fetcher", inputJson: '{"url": "https://example.com/"}', callbackUrl: `http://${host}/hook` }).then(
-        () => undefined,
-        (thrown: unknown) => ConnectError.from(thrown),
-      );
+      const error = await client.script
+        .createThread({
+          scriptName: "fetcher",
+          inputJson: '{"url": "https://example.com/"}',
+          callbackUrl: `http://${host}/hook`,
+        })
+        .then(
+          () => undefined,
+          (thrown: unknown) => ConnectError.from(thrown),
+        );
       expect(error?.code, host).toBe(Code.InvalidArgument);
-      expect(error?.rawMessage, host).toMatch(new RegExp(`^callback_url: ".*" is ${why || ".*"}, which this server does not call$`));
+      expect(error?.rawMessage, host).toMatch(
+        new RegExp(`^callback_url: ".*" is ${why || ".*"}, which this server does not call$`),
+      );
     }
     expect(await threadCount()).toBe(before);
   });

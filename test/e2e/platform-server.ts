@@ -45,7 +45,24 @@ export async function startPlatformServer(
   const nodeFlags = (process.env.SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean);
   const child = spawn(
     process.execPath,
-    [...nodeFlags, binary, "serve", "--data-dir", dataDir, "--api-port", "0", "--data-port", "0", "--git-port", "0", "--registry-port", "0", "--identity-port", "0", ...extraArgs],
+    [
+      ...nodeFlags,
+      binary,
+      "serve",
+      "--data-dir",
+      dataDir,
+      "--api-port",
+      "0",
+      "--data-port",
+      "0",
+      "--git-port",
+      "0",
+      "--registry-port",
+      "0",
+      "--identity-port",
+      "0",
+      ...extraArgs,
+    ],
     { env: { ...process.env, ...env, DATABASE_URL: database?.url ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
   );
   const logs: string[] = [];
@@ -115,8 +132,15 @@ export async function freshDatabase(): Promise<TestPostgresDatabase | undefined>
 }
 
 /** Runs `platform-server admin ...` against a data directory and returns its JSON output. */
-export async function runAdmin(dataDir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; json: unknown; stderr: string }> {
-  const child = spawn(process.execPath, [binary, "admin", ...args, "--data-dir", dataDir], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export async function runAdmin(
+  dataDir: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; json: unknown; stderr: string }> {
+  const child = spawn(process.execPath, [binary, "admin", ...args, "--data-dir", dataDir], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

@@ -20,10 +20,25 @@ const credentials = (): Interceptor => (next) => (req) => {
 };
 
 const transports: [string, () => Transport][] = [
-  ["Connect JSON (HTTP/1.1)", () => createConnectTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors: [credentials()] })],
-  ["Connect binary (HTTP/2)", () => createConnectTransport({ baseUrl: apiUrl(), httpVersion: "2", useBinaryFormat: true, interceptors: [credentials()] })],
+  [
+    "Connect JSON (HTTP/1.1)",
+    () => createConnectTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors: [credentials()] }),
+  ],
+  [
+    "Connect binary (HTTP/2)",
+    () =>
+      createConnectTransport({
+        baseUrl: apiUrl(),
+        httpVersion: "2",
+        useBinaryFormat: true,
+        interceptors: [credentials()],
+      }),
+  ],
   ["gRPC (h2c)", () => createGrpcTransport({ baseUrl: apiUrl(), interceptors: [credentials()] })],
-  ["gRPC-web (HTTP/1.1)", () => createGrpcWebTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors: [credentials()] })],
+  [
+    "gRPC-web (HTTP/1.1)",
+    () => createGrpcWebTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors: [credentials()] }),
+  ],
 ];
 
 describe.each(transports)("%s", (_name, transport) => {
@@ -94,7 +109,11 @@ describe("plain HTTP on the same port", () => {
   it("answers a browser's CORS preflight for an allowed origin, and not for another", async () => {
     const allowed = await request(`${apiUrl()}/platform.script.v1.ScriptService/ListEnvVars`, {
       method: "OPTIONS",
-      headers: { origin: "http://app.example", "access-control-request-method": "POST", "access-control-request-headers": "content-type,authorization,x-organization-name,connect-protocol-version" },
+      headers: {
+        origin: "http://app.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type,authorization,x-organization-name,connect-protocol-version",
+      },
     });
     expect(allowed.statusCode).toBe(204);
     expect(allowed.headers["access-control-allow-origin"]).toBe("http://app.example");

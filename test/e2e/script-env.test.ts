@@ -21,15 +21,30 @@ async function call(method: string, path: string, body?: unknown, headers = acme
 
 describe("tenant environment variables over HTTP", () => {
   it("PUT /v1/script/env sets, GET /v1/script/env/{key} reads", async () => {
-    expect(await call("PUT", "/v1/script/env", { key: "REGION", value: "eu-west" })).toEqual({ status: 200, json: { key: "REGION" } });
-    expect(await call("GET", "/v1/script/env/REGION")).toEqual({ status: 200, json: { key: "REGION", value: "eu-west" } });
+    expect(await call("PUT", "/v1/script/env", { key: "REGION", value: "eu-west" })).toEqual({
+      status: 200,
+      json: { key: "REGION" },
+    });
+    expect(await call("GET", "/v1/script/env/REGION")).toEqual({
+      status: 200,
+      json: { key: "REGION", value: "eu-west" },
+    });
   });
 
   it("POST /v1/script/env/import overwrites and adds, and counts", async () => {
     await call("PUT", "/v1/script/env", { key: "A", value: "old" });
-    expect(await call("POST", "/v1/script/env/import", { vars: { A: "new", B: "b" } })).toEqual({ status: 200, json: { count: 2 } });
+    expect(await call("POST", "/v1/script/env/import", { vars: { A: "new", B: "b" } })).toEqual({
+      status: 200,
+      json: { count: 2 },
+    });
     const list = await call("GET", "/v1/script/env");
-    expect(list.json).toEqual({ vars: [{ key: "A", value: "new" }, { key: "B", value: "b" }, { key: "REGION", value: "eu-west" }] });
+    expect(list.json).toEqual({
+      vars: [
+        { key: "A", value: "new" },
+        { key: "B", value: "b" },
+        { key: "REGION", value: "eu-west" },
+      ],
+    });
   });
 
   it("DELETE /v1/script/env/{key} removes, and is quiet about an absent key", async () => {
@@ -64,16 +79,36 @@ describe("tenant environment variables over HTTP", () => {
 describe("the per-script overlay over HTTP", () => {
   it("belongs to a published script: NOT_FOUND before, empty after publishing", async () => {
     expect((await call("GET", "/v1/script/scripts/extract/env")).status).toBe(404);
-    const published = await call("POST", "/v1/script/scripts", { name: "extract", source: "dsl: script/1\nsteps:\n  - id: hi\n    yield: {value: hi}\n" });
+    const published = await call("POST", "/v1/script/scripts", {
+      name: "extract",
+      source: "dsl: script/1\nsteps:\n  - id: hi\n    yield: {value: hi}\n",
+    });
     expect(published.status).toBe(200);
     expect(await call("GET", "/v1/script/scripts/extract/env")).toEqual({ status: 200, json: { vars: [] } });
   });
 
   it("PATCH upserts, keeps empty values, ignores absent deletions, returns the overlay sorted", async () => {
-    const updated = await call("PATCH", "/v1/script/scripts/extract/env", { set: { Z: "z", A: "", M: "m" }, delete: ["NOPE"] });
-    expect(updated).toEqual({ status: 200, json: { vars: [{ key: "A", value: "" }, { key: "M", value: "m" }, { key: "Z", value: "z" }] } });
+    const updated = await call("PATCH", "/v1/script/scripts/extract/env", {
+      set: { Z: "z", A: "", M: "m" },
+      delete: ["NOPE"],
+    });
+    expect(updated).toEqual({
+      status: 200,
+      json: {
+        vars: [
+          { key: "A", value: "" },
+          { key: "M", value: "m" },
+          { key: "Z", value: "z" },
+        ],
+      },
+    });
     const again = await call("PATCH", "/v1/script/scripts/extract/env", { delete: ["M"] });
-    expect(again.json).toEqual({ vars: [{ key: "A", value: "" }, { key: "Z", value: "z" }] });
+    expect(again.json).toEqual({
+      vars: [
+        { key: "A", value: "" },
+        { key: "Z", value: "z" },
+      ],
+    });
     expect((await call("GET", "/v1/script/scripts/extract/env")).json).toEqual(again.json);
   });
 });
@@ -82,7 +117,10 @@ describe("the same methods through the SDK", () => {
   it("round-trips over Connect", async () => {
     await acme.client.script.setEnvVar({ key: "SDK", value: "yes" });
     expect((await acme.client.script.getEnvVar({ key: "SDK" })).value).toBe("yes");
-    await acme.client.script.createScript({ name: "sdk-script", source: "dsl: script/1\nsteps:\n  - id: hi\n    yield: {value: hi}\n" });
+    await acme.client.script.createScript({
+      name: "sdk-script",
+      source: "dsl: script/1\nsteps:\n  - id: hi\n    yield: {value: hi}\n",
+    });
     const { vars } = await acme.client.script.updateScriptEnv({ name: "sdk-script", set: { SDK: "" } });
     expect(vars.map((v) => [v.key, v.value])).toEqual([["SDK", ""]]);
   });

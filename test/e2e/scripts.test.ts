@@ -34,11 +34,23 @@ output: {text: "\${steps.render.output.text}"}
 
 describe("scripts", () => {
   it("publishes versions, reads them back and activates an earlier one", async () => {
-    const v1 = await call("POST", "/v1/script/scripts", { name: "greet", source: source("Hello"), env: { TONE: "warm" } });
+    const v1 = await call("POST", "/v1/script/scripts", {
+      name: "greet",
+      source: source("Hello"),
+      env: { TONE: "warm" },
+    });
     expect(v1.status).toBe(200);
-    expect(v1.json).toMatchObject({ name: "greet", activeVersion: 1, latestVersion: 1, description: "Says Hello.", toolsRequired: ["template.render"] });
+    expect(v1.json).toMatchObject({
+      name: "greet",
+      activeVersion: 1,
+      latestVersion: 1,
+      description: "Says Hello.",
+      toolsRequired: ["template.render"],
+    });
     expect((v1.json.contract as { inputs: unknown }).inputs).toMatchObject({ type: "object", required: ["who"] });
-    expect((await call("GET", "/v1/script/scripts/greet/env")).json).toEqual({ vars: [{ key: "TONE", value: "warm" }] });
+    expect((await call("GET", "/v1/script/scripts/greet/env")).json).toEqual({
+      vars: [{ key: "TONE", value: "warm" }],
+    });
 
     const again = await call("POST", "/v1/script/scripts", { name: "greet", source: source("Hello") });
     expect(again.json).toMatchObject({ activeVersion: 1, latestVersion: 1 });
@@ -46,16 +58,25 @@ describe("scripts", () => {
     expect(v2.json).toMatchObject({ activeVersion: 2, latestVersion: 2, description: "Says Hi." });
 
     const read = await call("GET", "/v1/script/scripts/greet?version=1");
-    expect(read.json).toMatchObject({ script: { name: "greet", activeVersion: 2 }, version: { version: 1, source: source("Hello") } });
+    expect(read.json).toMatchObject({
+      script: { name: "greet", activeVersion: 2 },
+      version: { version: 1, source: source("Hello") },
+    });
     expect((read.json.version as { sourceSha256: string }).sourceSha256).toMatch(/^[0-9a-f]{64}$/);
 
-    expect((await call("POST", "/v1/script/scripts/greet/activate", { version: 1 })).json).toMatchObject({ activeVersion: 1, description: "Says Hello." });
+    expect((await call("POST", "/v1/script/scripts/greet/activate", { version: 1 })).json).toMatchObject({
+      activeVersion: 1,
+      description: "Says Hello.",
+    });
     expect((await call("POST", "/v1/script/scripts/greet/activate", { version: 7 })).status).toBe(404);
     expect((await call("GET", "/v1/script/scripts/nothing")).status).toBe(404);
   });
 
   it("refuses a bad document with INVALID_ARGUMENT naming the line and field", async () => {
-    const bad = await call("POST", "/v1/script/scripts", { name: "broken", source: "dsl: script/1\nsteps:\n  - id: a\n    exeucte: {tool: sleep}\n" });
+    const bad = await call("POST", "/v1/script/scripts", {
+      name: "broken",
+      source: "dsl: script/1\nsteps:\n  - id: a\n    exeucte: {tool: sleep}\n",
+    });
     expect([bad.status, bad.json.code]).toEqual([400, "invalid_argument"]);
     expect(bad.json.message).toMatch(/4:5/);
     expect(bad.json.message).toMatch(/\/steps\/0/);
@@ -64,7 +85,8 @@ describe("scripts", () => {
   });
 
   it("lists scripts a page at a time", async () => {
-    for (const name of ["list-a", "list-b", "list-c"]) await call("POST", "/v1/script/scripts", { name, source: source(name) });
+    for (const name of ["list-a", "list-b", "list-c"])
+      await call("POST", "/v1/script/scripts", { name, source: source(name) });
     const first = await call("GET", "/v1/script/scripts?pageSize=2");
     const names = (first.json.scripts as { name: string }[]).map((s) => s.name);
     expect(names).toHaveLength(2);
@@ -79,8 +101,20 @@ describe("scripts", () => {
 describe("tools", () => {
   it("lists the native tool set with typed inputs and runtime", async () => {
     const { json } = await call("GET", "/v1/script/tools?pageSize=500");
-    const tools = json.tools as { name: string; inputs: { name: string }[]; runtime: { language: string; timeout: string } }[];
-    expect(tools.map((t) => t.name)).toEqual(["artifact.write", "http.request", "json.transform", "llm.complete", "sleep", "template.render", "text.split"]);
+    const tools = json.tools as {
+      name: string;
+      inputs: { name: string }[];
+      runtime: { language: string; timeout: string };
+    }[];
+    expect(tools.map((t) => t.name)).toEqual([
+      "artifact.write",
+      "http.request",
+      "json.transform",
+      "llm.complete",
+      "sleep",
+      "template.render",
+      "text.split",
+    ]);
     const http = tools.find((t) => t.name === "http.request")!;
     expect(http.inputs.map((i) => i.name)).toEqual(expect.arrayContaining(["method", "url", "headers", "body"]));
     expect(http.runtime.language).toBe("native");
@@ -91,7 +125,11 @@ describe("tools", () => {
 describe("templates", () => {
   it("lists and reads the shipped templates without a token", async () => {
     const listed = await request(`${apiUrl()}/v1/script/templates?category=embedding&pageSize=1`);
-    const page = (await listed.body.json()) as { templates: { id: string; toolsRequired: string[] }[]; totalCount: number; nextPageToken: string };
+    const page = (await listed.body.json()) as {
+      templates: { id: string; toolsRequired: string[] }[];
+      totalCount: number;
+      nextPageToken: string;
+    };
     expect(listed.statusCode).toBe(200);
     expect(page.totalCount).toBe(2);
     expect(page.templates.map((t) => t.id)).toEqual(["text_embedding_index"]);

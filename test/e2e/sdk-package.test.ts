@@ -19,7 +19,11 @@ let acme: TestOrganization;
 /** Runs a command, failing with its output when it fails. */
 async function sh(command: string, args: string[], cwd: string): Promise<string> {
   try {
-    const { stdout } = await run(command, args, { cwd, env: { ...process.env, npm_config_loglevel: "error" }, maxBuffer: 16 << 20 });
+    const { stdout } = await run(command, args, {
+      cwd,
+      env: { ...process.env, npm_config_loglevel: "error" },
+      maxBuffer: 16 << 20,
+    });
     return stdout;
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
@@ -33,12 +37,23 @@ beforeAll(async () => {
   await sh("npm", ["pack", "--pack-destination", project], join(repoRoot, "sdk"));
   const tarball = (await readdir(project)).find((name) => name.endsWith(".tgz"));
   if (!tarball) throw new Error("npm pack wrote no tarball");
-  await writeFile(join(project, "package.json"), JSON.stringify({ name: "sdk-consumer", private: true, type: "module" }));
+  await writeFile(
+    join(project, "package.json"),
+    JSON.stringify({ name: "sdk-consumer", private: true, type: "module" }),
+  );
   await sh("npm", ["install", `./${tarball}`, "--prefer-offline", "--no-audit", "--no-fund"], project);
   await writeFile(
     join(project, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: false, types: [], outDir: "out" },
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        strict: true,
+        skipLibCheck: false,
+        types: [],
+        outDir: "out",
+      },
       files: ["main.ts", "legacy.cts", "readme.ts"],
     }),
   );
@@ -52,7 +67,9 @@ function connection(): string {
   return `const connection = { apiUrl: ${JSON.stringify(apiUrl())}, token: ${JSON.stringify(acme.token)}, organization: ${JSON.stringify(acme.name)} };\n`;
 }
 
-const esmProgram = (connection: string) => `import { Code, ConnectError, RestCallError, createPlatformClient, scriptV1, type PlatformClient } from "@platform/sdk";
+const esmProgram = (
+  connection: string,
+) => `import { Code, ConnectError, RestCallError, createPlatformClient, scriptV1, type PlatformClient } from "@platform/sdk";
 ${connection}
 const platform: PlatformClient = createPlatformClient(connection);
 const health = await platform.script.healthCheck({});
@@ -116,7 +133,10 @@ describe("the packed SDK", () => {
     const readme = await readFile(join(repoRoot, "sdk/README.md"), "utf8");
     const quickStart = /## Quick start[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(quickStart).toContain("createPlatformClient");
-    await writeFile(join(project, "readme.ts"), `declare const process: { env: Record<string, string | undefined> };\n${quickStart}`);
+    await writeFile(
+      join(project, "readme.ts"),
+      `declare const process: { env: Record<string, string | undefined> };\n${quickStart}`,
+    );
     await sh(tsc, ["-p", "tsconfig.json", "--strict"], project);
 
     const esm = JSON.parse(await sh(process.execPath, ["out/main.js"], project)) as Record<string, unknown>;
@@ -143,7 +163,10 @@ describe("the packed SDK", () => {
        const platform = createPlatformClient({ apiUrl: process.argv[2] });
        platform.script.healthCheck({}).then((health) => console.log(JSON.stringify({ status: health.status, restErrorIsConnectError: RestCallError.prototype instanceof ConnectError })));`,
     );
-    expect(JSON.parse(await sh(process.execPath, ["plain.cjs", apiUrl()], project))).toEqual({ status: "ok", restErrorIsConnectError: true });
+    expect(JSON.parse(await sh(process.execPath, ["plain.cjs", apiUrl()], project))).toEqual({
+      status: "ok",
+      restErrorIsConnectError: true,
+    });
     const installed = join(project, "node_modules/@platform");
     expect(await readdir(installed)).toEqual(["sdk"]);
   });

@@ -24,10 +24,17 @@ interface RawDatabase {
 async function openServerDatabase(server: StartedServer): Promise<RawDatabase> {
   if (server.databaseUrl) {
     const client = postgres(server.databaseUrl, { max: 1, onnotice: () => {} });
-    return { query: async <Row>(text: string, params: unknown[] = []) => (await client.unsafe(text, params as never[])) as unknown as Row[], close: () => client.end() };
+    return {
+      query: async <Row>(text: string, params: unknown[] = []) =>
+        (await client.unsafe(text, params as never[])) as unknown as Row[],
+      close: () => client.end(),
+    };
   }
   const client = await PGlite.create({ dataDir: join(server.dataDir, "pgdata"), extensions: { vector } });
-  return { query: async <Row>(text: string, params: unknown[] = []) => (await client.query<Row>(text, params)).rows, close: () => client.close() };
+  return {
+    query: async <Row>(text: string, params: unknown[] = []) => (await client.query<Row>(text, params)).rows,
+    close: () => client.close(),
+  };
 }
 
 /** The embedded database's files (`pg_wal` with them unless left out) that contain `text`. */
@@ -49,7 +56,13 @@ async function filesContaining(dataDir: string, text: string, { withWal = true }
 }
 
 const marker = (what: string) => `${what}-${randomBytes(12).toString("hex")}`;
-const values = { tenant: marker("tenant"), imported: marker("imported"), overlay: marker("overlay"), legacy: marker("legacy"), secret: marker("secret") };
+const values = {
+  tenant: marker("tenant"),
+  imported: marker("imported"),
+  overlay: marker("overlay"),
+  legacy: marker("legacy"),
+  secret: marker("secret"),
+};
 const tenantKey = `SEALED_${randomBytes(6).toString("hex").toUpperCase()}`;
 
 let server: StartedServer;
@@ -62,8 +75,12 @@ async function organization(name: string) {
 }
 
 function clientsFor(keys: { a: { id: string; apiKey: string }; b: { id: string; apiKey: string } }) {
-  const client = (apiKey: string, organization: string) => createPlatformClient({ apiUrl: server.urls.api!, token: apiKey, organization });
-  return { a: { id: keys.a.id, client: client(keys.a.apiKey, "sealed-a") }, b: { id: keys.b.id, client: client(keys.b.apiKey, "sealed-b") } };
+  const client = (apiKey: string, organization: string) =>
+    createPlatformClient({ apiUrl: server.urls.api!, token: apiKey, organization });
+  return {
+    a: { id: keys.a.id, client: client(keys.a.apiKey, "sealed-a") },
+    b: { id: keys.b.id, client: client(keys.b.apiKey, "sealed-b") },
+  };
 }
 let keys: Parameters<typeof clientsFor>[0];
 
@@ -90,18 +107,29 @@ describe("values sealed at rest, through the binary", () => {
     const { client } = orgs.a;
     await client.script.setEnvVar({ key: tenantKey, value: values.tenant });
     await client.script.importEnvVars({ vars: { IMPORTED: values.imported } });
-    await client.script.createScript({ name: "reader", source: `dsl: script/1\nsteps:\n  - {id: one, set: {values: {x: 1}}}\noutput: {tenant: "\${env.${tenantKey}}", overlay: "\${env.OVERLAY}"}\n` });
+    await client.script.createScript({
+      name: "reader",
+      source: `dsl: script/1\nsteps:\n  - {id: one, set: {values: {x: 1}}}\noutput: {tenant: "\${env.${tenantKey}}", overlay: "\${env.OVERLAY}"}\n`,
+    });
     await client.script.updateScriptEnv({ name: "reader", set: { OVERLAY: values.overlay } });
-    await client.secrets.createSecret({ name: "moved", value: { value: { case: "gitSecret", value: { username: "deployer", token: values.secret } } } });
+    await client.secrets.createSecret({
+      name: "moved",
+      value: { value: { case: "gitSecret", value: { username: "deployer", token: values.secret } } },
+    });
 
     expect((await client.script.getEnvVar({ key: tenantKey })).value).toBe(values.tenant);
-    expect((await client.script.listEnvVars({})).vars).toEqual(expect.arrayContaining([expect.objectContaining({ key: "IMPORTED", value: values.imported })]));
-    expect((await client.script.getScriptEnv({ name: "reader" })).vars).toEqual([expect.objectContaining({ key: "OVERLAY", value: values.overlay })]);
+    expect((await client.script.listEnvVars({})).vars).toEqual(
+      expect.arrayContaining([expect.objectContaining({ key: "IMPORTED", value: values.imported })]),
+    );
+    expect((await client.script.getScriptEnv({ name: "reader" })).vars).toEqual([
+      expect.objectContaining({ key: "OVERLAY", value: values.overlay }),
+    ]);
 
     if (server.databaseUrl) return; // PostgreSQL's files belong to its server; the rows are read below
     // The key is stored in clear: finding it shows that the write has reached the files searched.
     expect(await filesContaining(server.dataDir, tenantKey)).not.toEqual([]);
-    for (const value of [values.tenant, values.imported, values.overlay, values.secret]) expect(await filesContaining(server.dataDir, value), value).toEqual([]);
+    for (const value of [values.tenant, values.imported, values.overlay, values.secret])
+      expect(await filesContaining(server.dataDir, value), value).toEqual([]);
   });
 
   it("holds no value in clear in its rows, seals a plaintext row from before at start-up, and does not open a secret moved to another organization", async () => {
@@ -120,8 +148,14 @@ describe("values sealed at rest, through the binary", () => {
           for (const value of Object.values(values)) expect(row).not.toContain(value);
         }
         // A value stored before values were sealed, and a secret moved to organization b.
-        await database.query("insert into env_vars (org_id, key, value) values ($1, 'LEGACY', $2)", [orgs.a.id, values.legacy]);
-        await database.query("update secrets set org_id = $1 where org_id = $2 and name = 'moved'", [orgs.b.id, orgs.a.id]);
+        await database.query("insert into env_vars (org_id, key, value) values ($1, 'LEGACY', $2)", [
+          orgs.a.id,
+          values.legacy,
+        ]);
+        await database.query("update secrets set org_id = $1 where org_id = $2 and name = 'moved'", [
+          orgs.b.id,
+          orgs.a.id,
+        ]);
       } finally {
         await database.close();
       }
@@ -131,7 +165,8 @@ describe("values sealed at rest, through the binary", () => {
     expect((await orgs.a.client.script.getEnvVar({ key: "LEGACY" })).value).toBe(values.legacy);
     expect((await orgs.a.client.script.getEnvVar({ key: tenantKey })).value).toBe(values.tenant);
     expect(server.logs.some((line) => line.includes("environment values sealed"))).toBe(true);
-    if (!server.databaseUrl) expect(await filesContaining(server.dataDir, values.legacy, { withWal: false })).toEqual([]);
+    if (!server.databaseUrl)
+      expect(await filesContaining(server.dataDir, values.legacy, { withWal: false })).toEqual([]);
 
     const moved = await failure(() => orgs.b.client.secrets.getSecret({ name: "moved" }));
     expect(moved.code).toBe(Code.Internal);
@@ -145,18 +180,27 @@ describe("values sealed at rest, through the binary", () => {
     for await (const _event of orgs.a.client.script.watchThread({ threadId })); // the stream ends with the thread
     const result = await orgs.a.client.script.getThreadResult({ threadId, outputOnly: true });
     expect(result.status).toBe(ThreadStatus.COMPLETED);
-    expect(JSON.parse(new TextDecoder().decode(result.outputData))).toEqual({ tenant: values.tenant, overlay: values.overlay });
+    expect(JSON.parse(new TextDecoder().decode(result.outputData))).toEqual({
+      tenant: values.tenant,
+      overlay: values.overlay,
+    });
   });
 
   it("keeps the environment a thread started with sealed in its row", async () => {
     // A script that reads the environment without writing it out.
-    await orgs.a.client.script.createScript({ name: "measurer", source: `dsl: script/1\nsteps:\n  - {id: one, set: {values: {n: "\${size(env.${tenantKey})}"}}}\n` });
+    await orgs.a.client.script.createScript({
+      name: "measurer",
+      source: `dsl: script/1\nsteps:\n  - {id: one, set: {values: {n: "\${size(env.${tenantKey})}"}}}\n`,
+    });
     const { threadId } = await orgs.a.client.script.createThread({ scriptName: "measurer", loadEnv: true });
     for await (const _event of orgs.a.client.script.watchThread({ threadId }));
     const inspect = async () => {
       const database = await openServerDatabase(server);
       try {
-        const [row] = await database.query<{ row: string; sealed: boolean }>("select t::text as row, t.sealed_env is not null as sealed from threads t where id = $1", [threadId]);
+        const [row] = await database.query<{ row: string; sealed: boolean }>(
+          "select t::text as row, t.sealed_env is not null as sealed from threads t where id = $1",
+          [threadId],
+        );
         expect(row?.sealed).toBe(true);
         expect(row!.row).toContain(`{""n"": ${values.tenant.length}}`);
         for (const value of [values.tenant, values.overlay]) expect(row!.row).not.toContain(value);

@@ -33,7 +33,12 @@ export async function createOrganization(prefix = "org"): Promise<TestOrganizati
     name: organization.name,
     token: apiKey,
     headers: { authorization: `Bearer ${apiKey}`, "x-organization-name": organization.name },
-    client: createPlatformClient({ apiUrl: apiUrl(), identityUrl: identityUrl(), token: apiKey, organization: organization.name }),
+    client: createPlatformClient({
+      apiUrl: apiUrl(),
+      identityUrl: identityUrl(),
+      token: apiKey,
+      organization: organization.name,
+    }),
   };
 }
 
@@ -45,12 +50,21 @@ export interface IdentityAdminAnswer {
 }
 
 /** A plain HTTP call to `{api_url}/v1/identity`, for the answers the SDK would turn into errors. */
-export async function callIdentityAdmin(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<IdentityAdminAnswer> {
+export async function callIdentityAdmin(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<IdentityAdminAnswer> {
   const response = await fetch(`${apiUrl()}/v1/identity${path}`, {
     method,
     headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as IdentityAdminAnswer["body"]) : {} };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text ? (JSON.parse(text) as IdentityAdminAnswer["body"]) : {},
+  };
 }

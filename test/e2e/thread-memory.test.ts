@@ -61,7 +61,10 @@ async function residentMiB(): Promise<number> {
 }
 
 async function runToEnd(input: object): Promise<string> {
-  const { threadId } = await client.script.createThread({ scriptName: "fan-out", inputJson: JSON.stringify({ url, ...input }) });
+  const { threadId } = await client.script.createThread({
+    scriptName: "fan-out",
+    inputJson: JSON.stringify({ url, ...input }),
+  });
   const deadline = Date.now() + 90_000;
   while (!TERMINAL.has((await client.script.getThread({ threadId })).status)) {
     if (Date.now() > deadline) throw new Error(`thread ${threadId} did not end`);
@@ -76,14 +79,25 @@ it("fails an 8 × 8 fan-out of 9 MiB bodies at the thread's memory limit, and gi
   const idle = await residentMiB();
 
   let peak = idle;
-  const sampler = setInterval(() => void residentMiB().then((mib) => (peak = Math.max(peak, mib)), () => {}), 25);
+  const sampler = setInterval(
+    () =>
+      void residentMiB().then(
+        (mib) => (peak = Math.max(peak, mib)),
+        () => {},
+      ),
+    25,
+  );
   const threadId = await runToEnd({ rows: [0, 1, 2, 3, 4, 5, 6, 7], columns: [0, 1, 2, 3, 4, 5, 6, 7] });
   clearInterval(sampler);
 
   const thread = await client.script.getThread({ threadId });
   expect(thread.status).toBe(ThreadStatus.FAILED);
   const limit = `exceeded the thread's memory limit of 128 MiB: (reading [0-9.]+ KiB more|its output of 9 MiB) on top of [0-9.]+ MiB already held or being read by the thread`;
-  expect(thread.error).toMatch(new RegExp(`^(http\\.request: the response body of GET ${url} was not read in full: )?step "fetch" \\(0\\.\\d\\.0\\.\\d\\.0\\) ${limit}$`));
+  expect(thread.error).toMatch(
+    new RegExp(
+      `^(http\\.request: the response body of GET ${url} was not read in full: )?step "fetch" \\(0\\.\\d\\.0\\.\\d\\.0\\) ${limit}$`,
+    ),
+  );
 
   // The V8 heap does not shrink at once: wait, with a deadline, for the level to come back near idle.
   const deadline = Date.now() + 20_000;
@@ -92,7 +106,9 @@ it("fails an 8 × 8 fan-out of 9 MiB bodies at the thread's memory limit, and gi
     await new Promise((resolve) => setTimeout(resolve, 250));
     after = await residentMiB();
   }
-  console.info(`server RSS: ${idle.toFixed(0)} MiB idle, ${peak.toFixed(0)} MiB at the peak, ${after.toFixed(0)} MiB after the thread failed`);
+  console.info(
+    `server RSS: ${idle.toFixed(0)} MiB idle, ${peak.toFixed(0)} MiB at the peak, ${after.toFixed(0)} MiB after the thread failed`,
+  );
   expect(peak).toBeLessThan(idle + 1024);
   expect(after).toBeLessThan(idle + 350);
 }, 120_000);

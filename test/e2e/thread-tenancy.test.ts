@@ -14,7 +14,8 @@ beforeAll(async () => {
   [owner, outsider] = await Promise.all([createOrganization("tenant"), createOrganization("outsider")]);
   await owner.client.script.createScript({
     name: "private",
-    source: 'dsl: script/1\nsteps:\n  - {id: note, yield: {value: "owner-only-yield"}}\n  - {id: keep, set: {values: {v: "owner-only-output"}}}\n',
+    source:
+      'dsl: script/1\nsteps:\n  - {id: note, yield: {value: "owner-only-yield"}}\n  - {id: keep, set: {values: {v: "owner-only-output"}}}\n',
   });
   ({ threadId } = await owner.client.script.createThread({ scriptName: "private" }));
   const deadline = Date.now() + 30_000;

@@ -43,7 +43,8 @@ beforeAll(async () => {
   await acme.client.script.createScript({ name: "doubler", source: script });
   await acme.client.script.createScript({
     name: "sleepy",
-    source: "dsl: script/1\nsteps:\n  - {id: nap, execute: {tool: sleep, input: {duration: 2s}}}\n  - {id: after, set: {values: {x: 1}}}\n",
+    source:
+      "dsl: script/1\nsteps:\n  - {id: nap, execute: {tool: sleep, input: {duration: 2s}}}\n  - {id: after, set: {values: {x: 1}}}\n",
   });
   await acme.client.script.createScript({
     name: "fragile",
@@ -67,7 +68,11 @@ async function waitForStatus(threadId: string, wanted: ThreadStatus[]) {
 
 describe("a thread", () => {
   it("runs to completion with every event in order over Connect", async () => {
-    const { threadId, status } = await acme.client.script.createThread({ scriptName: "doubler", inputJson: JSON.stringify({ numbers: [1, 2, 3] }), metadata: { team: "e2e" } });
+    const { threadId, status } = await acme.client.script.createThread({
+      scriptName: "doubler",
+      inputJson: JSON.stringify({ numbers: [1, 2, 3] }),
+      metadata: { team: "e2e" },
+    });
     expect(status).toBe(ThreadStatus.PENDING);
     const kinds: string[] = [];
     for await (const event of acme.client.script.watchThread({ threadId })) kinds.push(event.event.case ?? "");
@@ -77,23 +82,41 @@ describe("a thread", () => {
     expect(kinds.filter((k) => k === "stepCompleted").length).toBeGreaterThanOrEqual(8);
 
     const thread = await acme.client.script.getThread({ threadId });
-    expect(thread).toMatchObject({ status: ThreadStatus.COMPLETED, scriptName: "doubler", scriptVersion: 1, metadata: { team: "e2e" }, organizationName: acme.name });
+    expect(thread).toMatchObject({
+      status: ThreadStatus.COMPLETED,
+      scriptName: "doubler",
+      scriptVersion: 1,
+      metadata: { team: "e2e" },
+      organizationName: acme.name,
+    });
     const result = await acme.client.script.getThreadResult({ threadId });
-    expect(JSON.parse(new TextDecoder().decode(result.outputData))).toEqual({ text: "many numbers", doubled: [2, 4, 6] });
+    expect(JSON.parse(new TextDecoder().decode(result.outputData))).toEqual({
+      text: "many numbers",
+      doubled: [2, 4, 6],
+    });
     expect(result.totalYielded).toBe(1);
   });
 
   it("completes with warnings when its output does not match outputs, in GetThread and GetThreadResult", async () => {
     await acme.client.script.createScript({
       name: "loose",
-      source: "dsl: script/1\noutputs: {type: object, required: [count], properties: {count: {type: integer}}}\nsteps: [{id: s, set: {values: {n: many}}}]\noutput: {count: \"${steps.s.output.n}\"}\n",
+      source:
+        'dsl: script/1\noutputs: {type: object, required: [count], properties: {count: {type: integer}}}\nsteps: [{id: s, set: {values: {n: many}}}]\noutput: {count: "${steps.s.output.n}"}\n',
     });
     const { threadId } = await acme.client.script.createThread({ scriptName: "loose" });
     const thread = await waitForStatus(threadId, [ThreadStatus.COMPLETED, ThreadStatus.FAILED]);
-    expect(thread).toMatchObject({ status: ThreadStatus.COMPLETED, error: "", warnings: ["output/count: must be integer"] });
-    expect((await acme.client.script.getThreadResult({ threadId, metadataOnly: true })).warnings).toEqual(["output/count: must be integer"]);
+    expect(thread).toMatchObject({
+      status: ThreadStatus.COMPLETED,
+      error: "",
+      warnings: ["output/count: must be integer"],
+    });
+    expect((await acme.client.script.getThreadResult({ threadId, metadataOnly: true })).warnings).toEqual([
+      "output/count: must be integer",
+    ]);
     const response = await request(`${apiUrl()}/v1/script/threads/${threadId}`, { headers: acme.headers });
-    expect(((await response.body.json()) as { warnings: string[] }).warnings).toEqual(["output/count: must be integer"]);
+    expect(((await response.body.json()) as { warnings: string[] }).warnings).toEqual([
+      "output/count: must be integer",
+    ]);
   });
 
   it("streams the same events as server-sent events to a plain HTTP client", async () => {
@@ -109,16 +132,25 @@ describe("a thread", () => {
     const result = await request(`${apiUrl()}/v1/script/threads/${threadId}/result`, { headers: acme.headers });
     const body = (await result.body.json()) as { status: string; outputData: string };
     expect(body.status).toBe("THREAD_STATUS_COMPLETED");
-    expect(JSON.parse(Buffer.from(body.outputData, "base64").toString())).toEqual({ text: "few numbers", doubled: [10] });
+    expect(JSON.parse(Buffer.from(body.outputData, "base64").toString())).toEqual({
+      text: "few numbers",
+      doubled: [10],
+    });
   });
 
   it("rejects bad input naming the field, and hides other organizations' threads", async () => {
-    await expect(acme.client.script.createThread({ scriptName: "doubler", inputJson: '{"numbers":"nope"}' })).rejects.toMatchObject({
+    await expect(
+      acme.client.script.createThread({ scriptName: "doubler", inputJson: '{"numbers":"nope"}' }),
+    ).rejects.toMatchObject({
       code: Code.InvalidArgument,
       rawMessage: expect.stringMatching(/input_json\/numbers/),
     });
-    await expect(acme.client.script.createThread({ scriptName: "doubler", inputJson: "{not json" })).rejects.toMatchObject({ code: Code.InvalidArgument });
-    await expect(acme.client.script.createThread({ scriptName: "missing" })).rejects.toMatchObject({ code: Code.NotFound });
+    await expect(
+      acme.client.script.createThread({ scriptName: "doubler", inputJson: "{not json" }),
+    ).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(acme.client.script.createThread({ scriptName: "missing" })).rejects.toMatchObject({
+      code: Code.NotFound,
+    });
     const { threadId } = await acme.client.script.createThread({ scriptName: "doubler", inputJson: '{"numbers":[]}' });
     await expect(other.client.script.getThread({ threadId })).rejects.toMatchObject({ code: Code.NotFound });
     const response = await request(`${apiUrl()}/v1/script/threads/${threadId}`, { headers: other.headers });
@@ -141,10 +173,16 @@ describe("a thread", () => {
   });
 
   it("fails on a bad step and resumes it with an override input", async () => {
-    const { threadId } = await acme.client.script.createThread({ scriptName: "fragile", inputJson: '{"expression":"data +"}' });
+    const { threadId } = await acme.client.script.createThread({
+      scriptName: "fragile",
+      inputJson: '{"expression":"data +"}',
+    });
     const failed = await waitForStatus(threadId, [ThreadStatus.FAILED]);
     expect(failed.error).not.toBe("");
-    await acme.client.script.resumeThread({ threadId, stepInputOverrideJson: JSON.stringify({ data: 21, expression: "data * 2" }) });
+    await acme.client.script.resumeThread({
+      threadId,
+      stepInputOverrideJson: JSON.stringify({ data: 21, expression: "data * 2" }),
+    });
     await waitForStatus(threadId, [ThreadStatus.COMPLETED]);
     const result = await acme.client.script.getThreadResult({ threadId });
     expect(JSON.parse(new TextDecoder().decode(result.outputData))).toBe(42);
@@ -160,12 +198,21 @@ describe("timeouts and step watches", () => {
   });
 
   it("streams one step's snapshot, decision and end as server-sent events", async () => {
-    const { threadId } = await acme.client.script.createThread({ scriptName: "doubler", inputJson: '{"numbers":[1,2,3,4]}' });
+    const { threadId } = await acme.client.script.createThread({
+      scriptName: "doubler",
+      inputJson: '{"numbers":[1,2,3,4]}',
+    });
     await waitForStatus(threadId, [ThreadStatus.COMPLETED]);
-    const response = await request(`${apiUrl()}/v1/script/threads/${threadId}/steps/0/watch`, { headers: acme.headers });
+    const response = await request(`${apiUrl()}/v1/script/threads/${threadId}/steps/0/watch`, {
+      headers: acme.headers,
+    });
     expect(response.headers["content-type"]).toBe("text/event-stream");
     const events: Record<string, unknown>[] = [];
     for await (const event of parseSse(response.body)) events.push(JSON.parse(event.data) as Record<string, unknown>);
-    expect(events[0]).toMatchObject({ threadId, stepPath: "0", snapshot: { status: "STEP_STATUS_COMPLETED", name: "route", primitive: "decide" } });
+    expect(events[0]).toMatchObject({
+      threadId,
+      stepPath: "0",
+      snapshot: { status: "STEP_STATUS_COMPLETED", name: "route", primitive: "decide" },
+    });
   });
 });

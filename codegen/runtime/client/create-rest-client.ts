@@ -41,7 +41,11 @@ export interface RestCallOptions {
 }
 
 /** What a `"body"` client's method resolves to for a success result type `R` of the generated interface. */
-export type RestAnswerBody<R> = R extends { readonly body: infer Body } ? Body : R extends { readonly headers: infer Headers } ? Headers : undefined;
+export type RestAnswerBody<R> = R extends { readonly body: infer Body }
+  ? Body
+  : R extends { readonly headers: infer Headers }
+    ? Headers
+    : undefined;
 
 /**
  * A generated REST client's interface as it answers with `answer: "body"`: the same methods and
@@ -49,7 +53,9 @@ export type RestAnswerBody<R> = R extends { readonly body: infer Body } ? Body :
  * for any other answer.
  */
 export type RestBodyClient<Client> = {
-  readonly [Method in keyof Client]: Client[Method] extends (...args: infer Args) => Promise<infer Result> ? (...args: Args) => Promise<RestAnswerBody<Result>> : Client[Method];
+  readonly [Method in keyof Client]: Client[Method] extends (...args: infer Args) => Promise<infer Result>
+    ? (...args: Args) => Promise<RestAnswerBody<Result>>
+    : Client[Method];
 };
 
 /** A call's input, as the generated request types describe it. */
@@ -75,10 +81,12 @@ export function createRestClient<Client>(plane: RestPlane, options: RestClientOp
   const variables = (options.serverVariables ?? {}) as Readonly<Record<string, unknown>>;
   const base = plane.basePath.source === "/" ? "" : expand(plane.basePath, variables, "server variable");
   const prefix = options.baseUrl.replace(/\/+$/, "") + base;
-  const policy: RetryPolicy = options.retry === false ? { ...defaultRetryPolicy, maxRetries: 0 } : { ...defaultRetryPolicy, ...options.retry };
+  const policy: RetryPolicy =
+    options.retry === false ? { ...defaultRetryPolicy, maxRetries: 0 } : { ...defaultRetryPolicy, ...options.retry };
   const client: Record<string, RestClientMethod> = {};
   for (const operation of plane.operations) {
-    const once = (request: RestRequest, callOptions: RestCallOptions | undefined) => callOnce(operation, prefix, options, request, callOptions);
+    const once = (request: RestRequest, callOptions: RestCallOptions | undefined) =>
+      callOnce(operation, prefix, options, request, callOptions);
     client[operation.operationId] = idempotentMethods.has(operation.httpMethod)
       ? (request = {}, callOptions) => withRetries(() => once(request, callOptions), policy, callOptions?.signal)
       : (request = {}, callOptions) => once(request, callOptions);
@@ -87,7 +95,13 @@ export function createRestClient<Client>(plane: RestPlane, options: RestClientOp
   return client as Client;
 }
 
-async function callOnce(operation: RestOperation, prefix: string, options: RestClientOptions<object>, request: RestRequest, callOptions: RestCallOptions | undefined): Promise<unknown> {
+async function callOnce(
+  operation: RestOperation,
+  prefix: string,
+  options: RestClientOptions<object>,
+  request: RestRequest,
+  callOptions: RestCallOptions | undefined,
+): Promise<unknown> {
   const path = expand(operation.template, request.path ?? {}, "path");
   const query = new URLSearchParams();
   const header = new Headers(options.headers);
@@ -95,7 +109,8 @@ async function callOnce(operation: RestOperation, prefix: string, options: RestC
   for (const parameter of operation.parameters) {
     if (parameter.in === "query") {
       const value = request.query?.[parameter.name];
-      for (const item of Array.isArray(value) ? value : [value]) if (item !== undefined && item !== null) query.append(parameter.name, String(item));
+      for (const item of Array.isArray(value) ? value : [value])
+        if (item !== undefined && item !== null) query.append(parameter.name, String(item));
     } else if (parameter.in === "header") {
       const value = request.headers?.[parameter.name];
       if (value !== undefined && value !== null) header.set(parameter.name, String(value));
@@ -139,7 +154,8 @@ async function callOnce(operation: RestOperation, prefix: string, options: RestC
   const headers: Record<string, string | number> = {};
   for (const { name, numeric } of spec?.headers ?? []) {
     const value = response.headers.get(name);
-    if (value !== null) headers[name] = numeric && value.trim() !== "" && Number.isFinite(Number(value)) ? Number(value) : value;
+    if (value !== null)
+      headers[name] = numeric && value.trim() !== "" && Number.isFinite(Number(value)) ? Number(value) : value;
   }
   if (options.answer === "body") {
     if (spec === undefined || spec.contentTypes.length > 0) return responseBody;
@@ -159,7 +175,13 @@ function expand(template: PathTemplate, values: Readonly<Record<string, unknown>
       return value === undefined || value === null ? undefined : String(value);
     });
   } catch (error) {
-    throw new ConnectError(`${what} ${error instanceof Error ? error.message : String(error)}`, Code.InvalidArgument, undefined, undefined, error);
+    throw new ConnectError(
+      `${what} ${error instanceof Error ? error.message : String(error)}`,
+      Code.InvalidArgument,
+      undefined,
+      undefined,
+      error,
+    );
   }
 }
 
@@ -168,7 +190,8 @@ function encodeBody(mediaType: string, body: unknown): string {
   if (isFormMediaType(mediaType)) {
     const form = new URLSearchParams();
     for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-      for (const item of Array.isArray(value) ? value : [value]) if (item !== undefined && item !== null) form.append(name, String(item));
+      for (const item of Array.isArray(value) ? value : [value])
+        if (item !== undefined && item !== null) form.append(name, String(item));
     }
     return form.toString();
   }

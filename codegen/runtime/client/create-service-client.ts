@@ -22,14 +22,19 @@ export function createServiceClient<Client>(
   options: ServiceClientOptions = {},
 ): Client {
   const base = createClient(service, transport) as unknown as Record<string, AnyCall>;
-  const policy: RetryPolicy = options.retry === false ? { ...defaultRetryPolicy, maxRetries: 0 } : { ...defaultRetryPolicy, ...options.retry };
+  const policy: RetryPolicy =
+    options.retry === false ? { ...defaultRetryPolicy, maxRetries: 0 } : { ...defaultRetryPolicy, ...options.retry };
   const client: Record<string, AnyCall> = {};
   for (const method of service.methods) {
     const name = method.localName;
     const fact = facts[name];
     const call = base[name]!;
-    const retryable = fact !== undefined && fact.kind === "unary" && fact.idempotency !== "unknown" && policy.maxRetries > 0;
-    client[name] = retryable ? (request, callOptions) => withRetries(() => call(request, callOptions) as Promise<unknown>, policy, callOptions?.signal) : call;
+    const retryable =
+      fact !== undefined && fact.kind === "unary" && fact.idempotency !== "unknown" && policy.maxRetries > 0;
+    client[name] = retryable
+      ? (request, callOptions) =>
+          withRetries(() => call(request, callOptions) as Promise<unknown>, policy, callOptions?.signal)
+      : call;
     const pagination = fact?.pagination;
     if (pagination) {
       const list = client[name]!;
@@ -49,7 +54,10 @@ async function* iterateItems(
   let pageToken = "";
   const seen = new Set<string>();
   for (;;) {
-    const page = (await list({ ...(request as object), [pagination.pageToken]: pageToken }, options)) as Record<string, unknown>;
+    const page = (await list({ ...(request as object), [pagination.pageToken]: pageToken }, options)) as Record<
+      string,
+      unknown
+    >;
     yield* page[pagination.items] as unknown[];
     const next = page[pagination.nextPageToken];
     if (typeof next !== "string" || next === "") return;

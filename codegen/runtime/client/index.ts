@@ -5,8 +5,23 @@
 export type { ClientMethodFacts } from "./client-method-facts.js";
 export { createServiceClient, type ServiceClientOptions } from "./create-service-client.js";
 export { defaultRetryPolicy, retryDelayMs, type RetryPolicy } from "./retry-policy.js";
-export { createRestClient, type RestAnswerBody, type RestBodyClient, type RestCallOptions, type RestClientOptions } from "./create-rest-client.js";
+export {
+  createRestClient,
+  type RestAnswerBody,
+  type RestBodyClient,
+  type RestCallOptions,
+  type RestClientOptions,
+} from "./create-rest-client.js";
 export { RestCallError } from "./rest-call-error.js";
-export type { ErrorBodyForm, RestAuth, RestHeaderSpec, RestOperation, RestParameter, RestPlane, RestPlaneSource, RestResponseSpec } from "../rest/rest-plane.js";
+export type {
+  ErrorBodyForm,
+  RestAuth,
+  RestHeaderSpec,
+  RestOperation,
+  RestParameter,
+  RestPlane,
+  RestPlaneSource,
+  RestResponseSpec,
+} from "../rest/rest-plane.js";
 export { defineRestPlane } from "../rest/rest-plane.js";
 export type { HttpErrorStatus } from "../rest/http-error-status.js";

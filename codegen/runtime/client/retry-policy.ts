@@ -28,7 +28,12 @@ export const defaultRetryPolicy: RetryPolicy = {
  * How long to wait before retry number `attempt` (1-based), or undefined when the error must not
  * be retried. A `retry-after` header (seconds or an HTTP date) from the server wins over backoff.
  */
-export function retryDelayMs(error: unknown, attempt: number, policy: RetryPolicy, now = Date.now()): number | undefined {
+export function retryDelayMs(
+  error: unknown,
+  attempt: number,
+  policy: RetryPolicy,
+  now = Date.now(),
+): number | undefined {
   if (attempt > policy.maxRetries) return undefined;
   const connectError = ConnectError.from(error);
   if (!policy.retryableCodes.includes(connectError.code)) return undefined;
@@ -47,7 +52,11 @@ function parseRetryAfter(value: string | null, now: number): number | undefined 
 }
 
 /** Calls until the call succeeds or the policy says its error must not be retried. */
-export async function withRetries<T>(call: () => Promise<T>, policy: RetryPolicy, signal: AbortSignal | undefined): Promise<T> {
+export async function withRetries<T>(
+  call: () => Promise<T>,
+  policy: RetryPolicy,
+  signal: AbortSignal | undefined,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();

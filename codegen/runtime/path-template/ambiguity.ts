@@ -16,9 +16,7 @@ import type { PathRoute } from "./path-template.js";
  *
  * @returns every ambiguous pair, each pair in input order, pairs in the order their second route appears.
  */
-export function findAmbiguousRoutes<T>(
-  routes: readonly PathRoute<T>[],
-): [PathRoute<T>, PathRoute<T>][] {
+export function findAmbiguousRoutes<T>(routes: readonly PathRoute<T>[]): [PathRoute<T>, PathRoute<T>][] {
   const byKey = new Map<string, PathRoute<T>[]>();
   const pairs: [PathRoute<T>, PathRoute<T>][] = [];
   for (const route of routes) {

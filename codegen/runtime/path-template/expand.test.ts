@@ -38,18 +38,33 @@ describe("expandPathTemplate", () => {
     expect(expand(source, values)).toBe(path);
   });
 
-  const errors: [source: string, values: Record<string, string | undefined>, fieldPath: string | undefined, reason: string][] = [
+  const errors: [
+    source: string,
+    values: Record<string, string | undefined>,
+    fieldPath: string | undefined,
+    reason: string,
+  ][] = [
     ["/v1/things/{id}", {}, "id", "no value: the field is part of the URL path and must be set"],
     ["/v1/{a.b}", { "a.b": "" }, "a.b", "empty value: the field is part of the URL path and must be non-empty"],
     ["/v1/{name=shelves/*}", { name: "books/1" }, "name", 'value "books/1" does not match the pattern "shelves/*"'],
     ["/v1/{name=shelves/*}", { name: "shelves" }, "name", 'value "shelves" does not match the pattern "shelves/*"'],
     ["/v1/{name=shelves/*}", { name: "shelves/" }, "name", 'value "shelves/" does not match the pattern "shelves/*"'],
-    ["/v1/{name=shelves/*}", { name: "shelves/1/2" }, "name", 'value "shelves/1/2" does not match the pattern "shelves/*"'],
+    [
+      "/v1/{name=shelves/*}",
+      { name: "shelves/1/2" },
+      "name",
+      'value "shelves/1/2" does not match the pattern "shelves/*"',
+    ],
     ["/files/{path=**}", { path: "a//b" }, "path", 'value "a//b" does not match the pattern "**"'],
     ["/files/{path=**}", { path: "/a" }, "path", 'value "/a" does not match the pattern "**"'],
     ["/v1/{kind=fixed}", { kind: "other" }, "kind", 'value "other" does not match the pattern "fixed"'],
     ["/v1/things/{id}", { id: "." }, "id", '"." cannot be sent as a path segment: URL parsers remove dot segments'],
-    ["/files/{path=**}", { path: "a/../b" }, "path", '".." cannot be sent as a path segment: URL parsers remove dot segments'],
+    [
+      "/files/{path=**}",
+      { path: "a/../b" },
+      "path",
+      '".." cannot be sent as a path segment: URL parsers remove dot segments',
+    ],
     ["/v1/things/{id}", { id: "a\uD800" }, "id", "value is not well-formed Unicode (it contains a lone surrogate)"],
     ["/v1/*/x", {}, undefined, "segment 2 is a wildcard outside any variable, so no field supplies its value"],
   ];
@@ -91,7 +106,9 @@ describe("expand then match", () => {
     // What `fetch` would send: the WHATWG URL parser must leave an expanded path untouched.
     expect(new URL(path, "http://localhost").pathname).toBe(path);
     const result = matcher.match("GET", path);
-    expect(result.kind === "matched" ? { target: result.target, captures: { ...result.captures } } : result).toStrictEqual({
+    expect(
+      result.kind === "matched" ? { target: result.target, captures: { ...result.captures } } : result,
+    ).toStrictEqual({
       target: index,
       captures: values,
     });
@@ -119,7 +136,17 @@ describe("expand then match", () => {
       seed ^= seed << 5;
       return (seed >>> 0) % bound;
     };
-    const alphabet = [..."aZ09-._~!$&'()*+,;=:@/?#[] %\"<>\\^`{|}", "ü", "é", "\u0000", "\u007f", "😀", "中", "%2F", "%25"];
+    const alphabet = [
+      ..."aZ09-._~!$&'()*+,;=:@/?#[] %\"<>\\^`{|}",
+      "ü",
+      "é",
+      "\u0000",
+      "\u007f",
+      "😀",
+      "中",
+      "%2F",
+      "%25",
+    ];
     const word = (allowSlash: boolean): string => {
       for (;;) {
         let text = "";

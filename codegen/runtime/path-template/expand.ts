@@ -1,10 +1,5 @@
 import { PathTemplateError } from "./path-template-error.js";
-import {
-  type PathSegment,
-  type PathTemplate,
-  type PathVariable,
-  isMultiSegmentVariable,
-} from "./path-template.js";
+import { type PathSegment, type PathTemplate, type PathVariable, isMultiSegmentVariable } from "./path-template.js";
 import { encodePathSegment } from "./percent-encoding.js";
 
 /**
@@ -25,10 +20,7 @@ import { encodePathSegment } from "./percent-encoding.js";
  *   pattern, has a `.` or `..` segment (every URL parser, `fetch` included, would remove it), or is not
  *   well-formed Unicode; also for a `*` or `**` outside any variable, which no field can fill.
  */
-export function expandPathTemplate(
-  template: PathTemplate,
-  valueOf: (fieldPath: string) => string | undefined,
-): string {
+export function expandPathTemplate(template: PathTemplate, valueOf: (fieldPath: string) => string | undefined): string {
   const parts: string[] = [];
   let index = 0;
   while (index < template.segments.length) {

@@ -26,29 +26,30 @@ describe("formatPathTemplate", () => {
 });
 
 describe("toOpenApiPath", () => {
-  const cases: { source: string; path: string; parameters: { name: string; fieldPath: string; pattern?: string }[] }[] = [
-    { source: "/v1/things", path: "/v1/things", parameters: [] },
-    {
-      source: "/v1/{name=shelves/*}/books",
-      path: "/v1/shelves/{name}/books",
-      parameters: [{ name: "name", fieldPath: "name", pattern: "shelves/*" }],
-    },
-    {
-      source: "/v1/things/{thing_id}:cancel",
-      path: "/v1/things/{thing_id}:cancel",
-      parameters: [{ name: "thing_id", fieldPath: "thing_id" }],
-    },
-    {
-      source: "/v1/{book.name=shelves/*/books/*}/{page=**}",
-      path: "/v1/shelves/{book.name_1}/books/{book.name_2}/{page}",
-      parameters: [
-        { name: "book.name_1", fieldPath: "book.name", pattern: "shelves/*/books/*" },
-        { name: "book.name_2", fieldPath: "book.name", pattern: "shelves/*/books/*" },
-        { name: "page", fieldPath: "page", pattern: "**" },
-      ],
-    },
-    { source: "/v1/{id=*}", path: "/v1/{id}", parameters: [{ name: "id", fieldPath: "id" }] },
-  ];
+  const cases: { source: string; path: string; parameters: { name: string; fieldPath: string; pattern?: string }[] }[] =
+    [
+      { source: "/v1/things", path: "/v1/things", parameters: [] },
+      {
+        source: "/v1/{name=shelves/*}/books",
+        path: "/v1/shelves/{name}/books",
+        parameters: [{ name: "name", fieldPath: "name", pattern: "shelves/*" }],
+      },
+      {
+        source: "/v1/things/{thing_id}:cancel",
+        path: "/v1/things/{thing_id}:cancel",
+        parameters: [{ name: "thing_id", fieldPath: "thing_id" }],
+      },
+      {
+        source: "/v1/{book.name=shelves/*/books/*}/{page=**}",
+        path: "/v1/shelves/{book.name_1}/books/{book.name_2}/{page}",
+        parameters: [
+          { name: "book.name_1", fieldPath: "book.name", pattern: "shelves/*/books/*" },
+          { name: "book.name_2", fieldPath: "book.name", pattern: "shelves/*/books/*" },
+          { name: "page", fieldPath: "page", pattern: "**" },
+        ],
+      },
+      { source: "/v1/{id=*}", path: "/v1/{id}", parameters: [{ name: "id", fieldPath: "id" }] },
+    ];
 
   it.each(cases)("$source", ({ source, path, parameters }) => {
     expect(toOpenApiPath(parsePathTemplate(source))).toStrictEqual({ path, parameters });

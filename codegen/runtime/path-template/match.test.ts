@@ -37,7 +37,10 @@ const matched = (target: string, captures: Record<string, string> = {}): MatchRe
   target,
   captures,
 });
-const notAllowed = (...allowedMethods: string[]): MatchResult<string> => ({ kind: "method-not-allowed", allowedMethods });
+const notAllowed = (...allowedMethods: string[]): MatchResult<string> => ({
+  kind: "method-not-allowed",
+  allowedMethods,
+});
 const notFound: MatchResult<string> = { kind: "not-found" };
 const badPath = (segment: string, field: string): MatchResult<string> => ({
   kind: "bad-path",

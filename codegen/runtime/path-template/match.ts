@@ -2,11 +2,7 @@ import { findAmbiguousRoutes } from "./ambiguity.js";
 import { formatPathTemplate } from "./format.js";
 import { PathTemplateError } from "./path-template-error.js";
 import type { PathRoute } from "./path-template.js";
-import {
-  decodePathSegment,
-  decodePathSegmentKeepingSlash,
-  normalizeUnreservedEscapes,
-} from "./percent-encoding.js";
+import { decodePathSegment, decodePathSegmentKeepingSlash, normalizeUnreservedEscapes } from "./percent-encoding.js";
 import { type CompiledRoute, type TrieNode, createTrieNode, insertRoute } from "./route-trie.js";
 
 /**
@@ -145,7 +141,13 @@ function findRoute(
 }
 
 /** The same walk as `findRoute`, without stopping, gathering the methods of every route reached. */
-function collectMethods(node: TrieNode, segments: readonly string[], index: number, verb: string, into: Set<string>): void {
+function collectMethods(
+  node: TrieNode,
+  segments: readonly string[],
+  index: number,
+  verb: string,
+  into: Set<string>,
+): void {
   if (index === segments.length) {
     for (const method of node.routes.get(verb)?.keys() ?? []) into.add(method);
   } else {

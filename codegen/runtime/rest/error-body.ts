@@ -49,9 +49,14 @@ export function renderErrorBody(form: ErrorBodyForm, error: ErrorFacts): { media
  * Which of an operation's error shapes answers a request: HTML for a form post when the
  * operation offers HTML (a browser posted a page's form), else its first other shape.
  */
-export function chooseErrorForm(forms: readonly ErrorBodyForm[], requestMediaType: string, fallback: ErrorBodyForm): ErrorBodyForm {
+export function chooseErrorForm(
+  forms: readonly ErrorBodyForm[],
+  requestMediaType: string,
+  fallback: ErrorBodyForm,
+): ErrorBodyForm {
   const other = forms.find((form) => form !== "html");
-  if (forms.includes("html") && (other === undefined || requestMediaType === "application/x-www-form-urlencoded")) return "html";
+  if (forms.includes("html") && (other === undefined || requestMediaType === "application/x-www-form-urlencoded"))
+    return "html";
   return other ?? fallback;
 }
 

@@ -108,7 +108,10 @@ export function defineRestPlane(source: RestPlaneSource): RestPlane {
   return {
     ...source,
     basePath: parsePathTemplate(source.basePath),
-    operations: source.operations.map((operation) => ({ ...operation, template: parsePathTemplate(operation.template) })),
+    operations: source.operations.map((operation) => ({
+      ...operation,
+      template: parsePathTemplate(operation.template),
+    })),
   };
 }
 

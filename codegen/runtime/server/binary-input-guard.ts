@@ -1,7 +1,13 @@
 import { fromBinary, type DescMessage } from "@bufbuild/protobuf";
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError, createContextKey, createContextValues } from "@connectrpc/connect";
-import { createAsyncIterable, type Compression, type UniversalHandler, type UniversalHandlerFn, type UniversalServerRequest } from "@connectrpc/connect/protocol";
+import {
+  createAsyncIterable,
+  type Compression,
+  type UniversalHandler,
+  type UniversalHandlerFn,
+  type UniversalServerRequest,
+} from "@connectrpc/connect/protocol";
 import { parseContentType as parseConnectType } from "@connectrpc/connect/protocol-connect";
 import { parseContentType as parseGrpcType } from "@connectrpc/connect/protocol-grpc";
 import { parseContentType as parseGrpcWebType } from "@connectrpc/connect/protocol-grpc-web";
@@ -14,7 +20,9 @@ import { parseContentType as parseGrpcWebType } from "@connectrpc/connect/protoc
  * INVALID_ARGUMENT in each protocol's own error form. JSON messages need no guard (connect-es
  * already answers INVALID_ARGUMENT for them); client streams are left to connect-es.
  */
-export const refusalKey = createContextKey<ConnectError | undefined>(undefined, { description: "why the request message was refused" });
+export const refusalKey = createContextKey<ConnectError | undefined>(undefined, {
+  description: "why the request message was refused",
+});
 
 /** How a binary request carries its message. */
 type Framing =
@@ -31,7 +39,11 @@ export interface BinaryInputGuardOptions {
  * Wraps a router's handler. `refusal` serves the same method with an implementation that throws
  * `refusalKey`'s error (see createRefusalImplementation).
  */
-export function guardBinaryInput(handler: UniversalHandler, refusal: UniversalHandlerFn, options: BinaryInputGuardOptions): UniversalHandlerFn {
+export function guardBinaryInput(
+  handler: UniversalHandler,
+  refusal: UniversalHandlerFn,
+  options: BinaryInputGuardOptions,
+): UniversalHandlerFn {
   const singleInput = handler.method.methodKind === "unary" || handler.method.methodKind === "server_streaming";
   if (!singleInput) return handler;
   const input = handler.method.input;
@@ -58,14 +70,22 @@ function framingOf(request: UniversalServerRequest): Framing | undefined {
   const contentType = request.header.get("content-type");
   const connect = parseConnectType(contentType);
   if (connect?.binary) {
-    return connect.stream ? { kind: "envelope", encoding: request.header.get("connect-content-encoding") } : { kind: "body", encoding: request.header.get("content-encoding") };
+    return connect.stream
+      ? { kind: "envelope", encoding: request.header.get("connect-content-encoding") }
+      : { kind: "body", encoding: request.header.get("content-encoding") };
   }
   const grpc = parseGrpcType(contentType) ?? parseGrpcWebType(contentType);
-  if (grpc?.binary && !("text" in grpc && grpc.text)) return { kind: "envelope", encoding: request.header.get("grpc-encoding") };
+  if (grpc?.binary && !("text" in grpc && grpc.text))
+    return { kind: "envelope", encoding: request.header.get("grpc-encoding") };
   return undefined;
 }
 
-async function bodyMessageProblem(bytes: Uint8Array, framing: Framing, input: DescMessage, options: BinaryInputGuardOptions): Promise<string | undefined> {
+async function bodyMessageProblem(
+  bytes: Uint8Array,
+  framing: Framing,
+  input: DescMessage,
+  options: BinaryInputGuardOptions,
+): Promise<string | undefined> {
   if (framing.kind === "body") return messageProblem(input, await decompressed(bytes, framing.encoding, options));
   // One envelope: flags, a 32-bit length, the message. Anything else is for connect-es to judge.
   if (framing.kind !== "envelope" || bytes.byteLength < 5) return undefined;
@@ -77,7 +97,11 @@ async function bodyMessageProblem(bytes: Uint8Array, framing: Framing, input: De
   return messageProblem(input, flags & 1 ? await decompressed(data, framing.encoding, options) : data);
 }
 
-async function queryMessageProblem(url: string, input: DescMessage, options: BinaryInputGuardOptions): Promise<string | undefined> {
+async function queryMessageProblem(
+  url: string,
+  input: DescMessage,
+  options: BinaryInputGuardOptions,
+): Promise<string | undefined> {
   const query = new URL(url).searchParams;
   const message = query.get("message") ?? "";
   const bytes = query.get("base64") === "1" ? base64Decode(message) : new TextEncoder().encode(message);
@@ -85,7 +109,11 @@ async function queryMessageProblem(url: string, input: DescMessage, options: Bin
 }
 
 /** The bytes as sent, uncompressed; undefined for an encoding the server does not offer (connect-es answers that). */
-async function decompressed(bytes: Uint8Array, encoding: string | null, options: BinaryInputGuardOptions): Promise<Uint8Array | undefined> {
+async function decompressed(
+  bytes: Uint8Array,
+  encoding: string | null,
+  options: BinaryInputGuardOptions,
+): Promise<Uint8Array | undefined> {
   if (encoding === null || encoding === "" || encoding === "identity") return bytes;
   const compression = options.acceptCompression.find((c) => c.name === encoding);
   if (!compression) return undefined;
@@ -134,7 +162,8 @@ interface OverflowingBody {
 
 async function readBody(request: UniversalServerRequest, limit: number): Promise<ReadBody | OverflowingBody> {
   const body = request.body;
-  if (!(typeof body === "object" && body !== null && Symbol.asyncIterator in body)) return { overflow: false, bytes: new Uint8Array(0) };
+  if (!(typeof body === "object" && body !== null && Symbol.asyncIterator in body))
+    return { overflow: false, bytes: new Uint8Array(0) };
   const iterator = (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
   const chunks: Uint8Array[] = [];
   let total = 0;

@@ -26,7 +26,9 @@ describe("createComponentValidator", () => {
   });
 
   it("names the member at fault below the field", () => {
-    expect(() => validator.check("Settings", { redirect_uris: ["not a uri"] }, "body.settingsJson")).toThrow(/body\.settingsJson\.redirect_uris\[0\]/);
+    expect(() => validator.check("Settings", { redirect_uris: ["not a uri"] }, "body.settingsJson")).toThrow(
+      /body\.settingsJson\.redirect_uris\[0\]/,
+    );
     expect(() => validator.check("Settings", { colour: "red" }, "body.settingsJson")).toThrow(/colour/);
   });
 

@@ -25,7 +25,9 @@ export function createComponentValidator(schemas: RestValidationSchemas): Compon
   const compiled = new Map<string, ValidateFunction>();
   const resolve = (ref: string) => {
     const name = /^#\/\$defs\/(.+)$/.exec(ref)?.[1];
-    return name === undefined ? undefined : (schemas.$defs[decodeURIComponent(name)] as Record<string, unknown> | undefined);
+    return name === undefined
+      ? undefined
+      : (schemas.$defs[decodeURIComponent(name)] as Record<string, unknown> | undefined);
   };
   return {
     check(name, value, field) {

@@ -16,7 +16,12 @@ export interface ValidationProblem {
  * names the wrong field is worse than none (a discriminator, when the schema has one, removes
  * the guess altogether).
  */
-export function describeValidationError(errors: readonly ErrorObject[], root: string, data: unknown, resolve: SchemaResolver): ValidationProblem {
+export function describeValidationError(
+  errors: readonly ErrorObject[],
+  root: string,
+  data: unknown,
+  resolve: SchemaResolver,
+): ValidationProblem {
   const kept: ErrorObject[] = [];
   for (const error of errors) {
     if (error.keyword === "oneOf" || error.keyword === "anyOf") {
@@ -30,7 +35,8 @@ export function describeValidationError(errors: readonly ErrorObject[], root: st
   const [field, reason] = explain(error, fieldName(root, error.instancePath, data), resolve);
   // Under `propertyNames` the value checked is a key of the object, which ajv names beside the error.
   const key = (error as { propertyName?: string }).propertyName;
-  if (key !== undefined && error.keyword !== "propertyNames") return { field, reason: `key ${JSON.stringify(key)}: ${reason}` };
+  if (key !== undefined && error.keyword !== "propertyNames")
+    return { field, reason: `key ${JSON.stringify(key)}: ${reason}` };
   return { field, reason };
 }
 
@@ -45,7 +51,8 @@ function fieldName(root: string, instancePath: string, data: unknown): string {
   for (const raw of instancePath.split("/").slice(1)) {
     const segment = raw.replace(/~1/g, "/").replace(/~0/g, "~");
     name += Array.isArray(current) ? `[${segment}]` : member(segment);
-    current = typeof current === "object" && current !== null ? (current as Record<string, unknown>)[segment] : undefined;
+    current =
+      typeof current === "object" && current !== null ? (current as Record<string, unknown>)[segment] : undefined;
   }
   return name;
 }
@@ -88,7 +95,13 @@ function explain(error: ErrorObject, field: string, resolve: SchemaResolver): [s
     case "unevaluatedProperties":
       return [`${field}${member(String(p.additionalProperty ?? p.unevaluatedProperty))}`, "is not an accepted field"];
     case "type":
-      return [field, `must be ${String(p.type).split(",").map((t) => typeWords[t] ?? t).join(" or ")}`];
+      return [
+        field,
+        `must be ${String(p.type)
+          .split(",")
+          .map((t) => typeWords[t] ?? t)
+          .join(" or ")}`,
+      ];
     case "format":
       return [field, `must be ${formatWords[String(p.format)] ?? `a valid ${String(p.format)}`}`];
     case "enum":
@@ -119,7 +132,10 @@ function explain(error: ErrorObject, field: string, resolve: SchemaResolver): [s
     case "maxProperties":
       return [field, `must have at most ${String(p.limit)} fields`];
     case "oneOf":
-      return [field, p.passingSchemas ? "matches more than one of the accepted forms" : "does not match any of the accepted forms"];
+      return [
+        field,
+        p.passingSchemas ? "matches more than one of the accepted forms" : "does not match any of the accepted forms",
+      ];
     case "anyOf":
       return [field, "does not match any of the accepted forms"];
     case "discriminator":
@@ -134,7 +150,12 @@ function explain(error: ErrorObject, field: string, resolve: SchemaResolver): [s
   }
 }
 
-const comparisonWords: Record<string, string> = { ">=": "at least", "<=": "at most", ">": "greater than", "<": "less than" };
+const comparisonWords: Record<string, string> = {
+  ">=": "at least",
+  "<=": "at most",
+  ">": "greater than",
+  "<": "less than",
+};
 
 function show(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
@@ -145,7 +166,10 @@ function explainDiscriminator(error: ErrorObject, field: string, resolve: Schema
   const p = error.params as { error: string; tag: string };
   const where = `${field}${member(p.tag)}`;
   if (p.error !== "mapping") return [where, "must be a string"];
-  const branches = ((error.parentSchema as Record<string, unknown> | undefined)?.oneOf ?? []) as Record<string, unknown>[];
+  const branches = ((error.parentSchema as Record<string, unknown> | undefined)?.oneOf ?? []) as Record<
+    string,
+    unknown
+  >[];
   const values = branches.flatMap((branch) => {
     const schema = typeof branch.$ref === "string" ? resolve(branch.$ref) : branch;
     const tag = (schema?.properties as Record<string, Record<string, unknown>> | undefined)?.[p.tag];

@@ -12,7 +12,10 @@ import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normaliz
 export function createErrorNormalizer(onUnexpected: UnexpectedErrorHandler = () => {}): Interceptor {
   return (next) => async (request) => {
     const requestId = requestIdOf(request.header);
-    const normalize = (error: unknown) => toApiError(error, requestId, (unexpected) => onUnexpected(unexpected, { procedure: `/${request.service.typeName}/${request.method.name}`, requestId }));
+    const normalize = (error: unknown) =>
+      toApiError(error, requestId, (unexpected) =>
+        onUnexpected(unexpected, { procedure: `/${request.service.typeName}/${request.method.name}`, requestId }),
+      );
     try {
       const response = await next(request);
       if (!response.stream) return response;
@@ -23,7 +26,10 @@ export function createErrorNormalizer(onUnexpected: UnexpectedErrorHandler = () 
   };
 }
 
-async function* normalizeStream<T>(messages: AsyncIterable<T>, normalize: (error: unknown) => ConnectError): AsyncIterable<T> {
+async function* normalizeStream<T>(
+  messages: AsyncIterable<T>,
+  normalize: (error: unknown) => ConnectError,
+): AsyncIterable<T> {
   try {
     yield* messages;
   } catch (error) {

@@ -6,18 +6,32 @@ import { RequestRefusal } from "./request-refusal.js";
 import { bodyTooLarge } from "./rest-exchange.js";
 
 const decoder = new TextDecoder();
-const read = (answer: ErrorAnswer) => ({ status: answer.status, headers: Object.fromEntries(answer.header), body: JSON.parse(decoder.decode(answer.body)) as unknown });
+const read = (answer: ErrorAnswer) => ({
+  status: answer.status,
+  headers: Object.fromEntries(answer.header),
+  body: JSON.parse(decoder.decode(answer.body)) as unknown,
+});
 
 describe("answerError", () => {
   it("decides status, headers and message once, whatever shape the plane writes", () => {
-    const refusal = new RequestRefusal("method-not-allowed", "DELETE is not allowed on /x; allowed: GET", { allow: "GET" });
+    const refusal = new RequestRefusal("method-not-allowed", "DELETE is not allowed on /x; allowed: GET", {
+      allow: "GET",
+    });
     const rpc = read(answerError(refusal, { requestId: "r", render: renderConnectError }));
     const issuer = read(answerError(refusal, { requestId: "r", render: renderErrorForm("error") }));
     const token = read(answerError(refusal, { requestId: "r", render: renderErrorForm("oauth") }));
     const headers = { allow: "GET", "content-type": "application/json" };
-    expect(rpc).toEqual({ status: 405, headers, body: { code: "unimplemented", message: "DELETE is not allowed on /x; allowed: GET" } });
+    expect(rpc).toEqual({
+      status: 405,
+      headers,
+      body: { code: "unimplemented", message: "DELETE is not allowed on /x; allowed: GET" },
+    });
     expect(issuer).toEqual({ status: 405, headers, body: { error: "DELETE is not allowed on /x; allowed: GET" } });
-    expect(token).toEqual({ status: 405, headers, body: { error: "invalid_request", error_description: "DELETE is not allowed on /x; allowed: GET" } });
+    expect(token).toEqual({
+      status: 405,
+      headers,
+      body: { error: "invalid_request", error_description: "DELETE is not allowed on /x; allowed: GET" },
+    });
   });
 
   it("gives each refusal its HTTP status", () => {
@@ -32,7 +46,12 @@ describe("answerError", () => {
 
   it("cuts a refusal's message that echoes a long path, as any other error's", () => {
     const path = `/${"p".repeat(5000)}`;
-    const answered = read(answerError(new RequestRefusal("not-found", `no route for GET ${path}`), { requestId: "r", render: renderErrorForm("error") }));
+    const answered = read(
+      answerError(new RequestRefusal("not-found", `no route for GET ${path}`), {
+        requestId: "r",
+        render: renderErrorForm("error"),
+      }),
+    );
     expect((answered.body as { error: string }).error).toHaveLength(MAX_ERROR_MESSAGE_CHARS + 1);
   });
 
@@ -53,7 +72,11 @@ describe("answerError", () => {
     const error = new ConnectError("slow down", Code.ResourceExhausted, { "retry-after": "7" });
     expect(read(answerError(error, { requestId: "r", render: renderErrorForm("code-message"), header }))).toEqual({
       status: 429,
-      headers: { "access-control-allow-origin": "https://app.example", "retry-after": "7", "content-type": "application/json" },
+      headers: {
+        "access-control-allow-origin": "https://app.example",
+        "retry-after": "7",
+        "content-type": "application/json",
+      },
       body: { code: "resource_exhausted", message: "slow down" },
     });
   });

@@ -13,7 +13,11 @@ const UNIMPLEMENTED = 12;
  * is unknown. Returns false, answering nothing, for any other protocol (Connect and plain HTTP
  * keep their 404).
  */
-export function answerUnimplementedGrpc(request: NodeRequest, response: NodeResponse, served: ReadonlySet<string>): boolean {
+export function answerUnimplementedGrpc(
+  request: NodeRequest,
+  response: NodeResponse,
+  served: ReadonlySet<string>,
+): boolean {
   const contentType = request.headers["content-type"] ?? null;
   const grpc = parseGrpcType(contentType);
   const grpcWeb = grpc ? undefined : parseGrpcWebType(contentType);

@@ -2,8 +2,21 @@
 export { createRestHandler, type RestHandlerOptions, type RestRouteTarget } from "./rest-handler.js";
 export { createServiceRouter, type ServiceRouter, type ServiceRouterOptions } from "./service-router.js";
 export type { NodeRequest, NodeResponse } from "./node-exchange.js";
-export { createRestPlaneHandler, type NodeHandlerFn, type RestPlaneHandler, type RestPlaneHandlerOptions } from "./rest-plane-handler.js";
-export type { RestCall, RestCallContext, RestCallFn, RestInput, RestInvalidInput, RestMiddleware, RestResult } from "./rest-call.js";
+export {
+  createRestPlaneHandler,
+  type NodeHandlerFn,
+  type RestPlaneHandler,
+  type RestPlaneHandlerOptions,
+} from "./rest-plane-handler.js";
+export type {
+  RestCall,
+  RestCallContext,
+  RestCallFn,
+  RestInput,
+  RestInvalidInput,
+  RestMiddleware,
+  RestResult,
+} from "./rest-call.js";
 export { InvalidRequestError } from "./invalid-request-error.js";
 export { createComponentValidator, type ComponentValidator } from "./component-validator.js";
 export {

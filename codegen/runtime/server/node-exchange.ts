@@ -37,7 +37,8 @@ export function planeRequestOf(request: NodeRequest, response: NodeResponse): Pl
     readBody: async (readMaxBytes) => {
       const body = await readBody(request, readMaxBytes);
       // Over HTTP/1.1 the unread rest would be drained to keep the connection: close it instead.
-      if (body === "too-large" && request.httpVersionMajor === 1 && !response.headersSent) response.setHeader("connection", "close");
+      if (body === "too-large" && request.httpVersionMajor === 1 && !response.headersSent)
+        response.setHeader("connection", "close");
       return body;
     },
   };

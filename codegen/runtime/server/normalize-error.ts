@@ -58,7 +58,9 @@ export function toApiError(error: unknown, requestId: string, onUnexpected?: Une
   if (error instanceof ConnectError && answered.has(error)) return error;
   if (error instanceof InvalidRequestError) return new ConnectError(cutMessage(error.message), Code.InvalidArgument);
   if (error instanceof ConnectError && !UNEXPECTED_CODES.has(error.code)) {
-    return error.rawMessage.length > MAX_ERROR_MESSAGE_CHARS ? new ConnectError(cutMessage(error.rawMessage), error.code, error.metadata) : error;
+    return error.rawMessage.length > MAX_ERROR_MESSAGE_CHARS
+      ? new ConnectError(cutMessage(error.rawMessage), error.code, error.metadata)
+      : error;
   }
   onUnexpected?.(error);
   const internal = new ConnectError(internalErrorMessage(requestId), Code.Internal);
@@ -97,7 +99,13 @@ export function normalizeError(error: unknown, requestId: string, onUnexpected?:
     return { status, code, message: cutMessage(error.message), headers: new Headers(error.headers), details: [] };
   }
   const apiError = toApiError(error, requestId, onUnexpected);
-  return { status: codeToHttpStatus(apiError.code), code: apiError.code, message: apiError.rawMessage, headers: new Headers(apiError.metadata), details: apiError.details };
+  return {
+    status: codeToHttpStatus(apiError.code),
+    code: apiError.code,
+    message: apiError.rawMessage,
+    headers: new Headers(apiError.metadata),
+    details: apiError.details,
+  };
 }
 
 function cutMessage(message: string): string {

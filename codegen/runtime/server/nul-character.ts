@@ -45,7 +45,12 @@ function findInField(field: DescField, value: unknown, path: string): string | u
       for (const [key, entry] of Object.entries(value as Readonly<Record<string, unknown>>)) {
         const at = `${path}[${JSON.stringify(key.replaceAll("\0", "\\0"))}]`;
         if (hasNul(key)) return at;
-        const found = field.mapKind === "message" ? findNulInMessage(field.message, entry as object, `${at}.`) : field.mapKind === "scalar" && field.scalar === ScalarType.STRING && hasNul(entry) ? at : undefined;
+        const found =
+          field.mapKind === "message"
+            ? findNulInMessage(field.message, entry as object, `${at}.`)
+            : field.mapKind === "scalar" && field.scalar === ScalarType.STRING && hasNul(entry)
+              ? at
+              : undefined;
         if (found !== undefined) return found;
       }
       return undefined;
@@ -53,7 +58,11 @@ function findInField(field: DescField, value: unknown, path: string): string | u
   }
 }
 
-function findInElements(field: DescField & { fieldKind: "list" }, items: readonly unknown[], at: (index: number) => string): string | undefined {
+function findInElements(
+  field: DescField & { fieldKind: "list" },
+  items: readonly unknown[],
+  at: (index: number) => string,
+): string | undefined {
   for (const [index, item] of items.entries()) {
     if (field.listKind === "message") {
       const found = findNulInMessage(field.message, item as object, `${at(index)}.`);

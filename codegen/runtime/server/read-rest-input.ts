@@ -29,7 +29,8 @@ export function readParameters(
       case "query": {
         const values = query.getAll(parameter.name);
         if (values.length === 0) break;
-        if (values.length > 1 && !parameter.repeated) problem ??= new InvalidRequestError(`query.${parameter.name}`, "must be given once");
+        if (values.length > 1 && !parameter.repeated)
+          problem ??= new InvalidRequestError(`query.${parameter.name}`, "must be given once");
         parameters.query[parameter.name] = parameter.repeated ? values : values[0];
         break;
       }
@@ -56,14 +57,18 @@ export function parseBody(mediaType: string, bytes: Uint8Array): unknown {
     try {
       return JSON.parse(text);
     } catch (error) {
-      throw new InvalidRequestError("body", `is not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+      throw new InvalidRequestError(
+        "body",
+        `is not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+      );
     }
   }
   if (isFormMediaType(mediaType)) {
     const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
     for (const [name, value] of new URLSearchParams(decode(bytes))) {
       const previous = fields[name];
-      fields[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+      fields[name] =
+        previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
     }
     return fields;
   }

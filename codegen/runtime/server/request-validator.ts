@@ -2,7 +2,12 @@ import type { ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import formatsPlugin from "ajv-formats";
 import { isFormMediaType, isJsonMediaType, isTextMediaType } from "../rest/media-type.js";
-import { bodySchemaKey, parametersSchemaKey, type RestOperation, type RestValidationSchemas } from "../rest/rest-plane.js";
+import {
+  bodySchemaKey,
+  parametersSchemaKey,
+  type RestOperation,
+  type RestValidationSchemas,
+} from "../rest/rest-plane.js";
 import { describeValidationError } from "./describe-validation-error.js";
 import { InvalidRequestError } from "./invalid-request-error.js";
 
@@ -33,7 +38,10 @@ export interface RequestValidator {
  * schema ajv cannot compile stops the start instead of failing some later request. Two ajv
  * instances, since type coercion is a per-instance option: one converts text, one never does.
  */
-export function createRequestValidator(schemas: RestValidationSchemas, operations: readonly RestOperation[]): RequestValidator {
+export function createRequestValidator(
+  schemas: RestValidationSchemas,
+  operations: readonly RestOperation[],
+): RequestValidator {
   const exact = createAjv(false);
   const coercing = createAjv("array");
   exact.addSchema(schemas);
@@ -46,7 +54,9 @@ export function createRequestValidator(schemas: RestValidationSchemas, operation
   };
   const resolve = (ref: string) => {
     const name = /^#\/\$defs\/(.+)$/.exec(ref)?.[1];
-    return name === undefined ? undefined : (schemas.$defs[decodeURIComponent(name)] as Record<string, unknown> | undefined);
+    return name === undefined
+      ? undefined
+      : (schemas.$defs[decodeURIComponent(name)] as Record<string, unknown> | undefined);
   };
   const compiled = new Map(
     operations.map((op) => {

@@ -72,7 +72,10 @@ const EMPTY = new Uint8Array(0);
  * RequestRefusal, answered through the one error path (error-answer.ts), so the two stacks
  * answer the same failure the same way.
  */
-export function createRestExchange<T>(routes: readonly ExchangeRoute<T>[], options: RestExchangeOptions = {}): RestExchange<T> {
+export function createRestExchange<T>(
+  routes: readonly ExchangeRoute<T>[],
+  options: RestExchangeOptions = {},
+): RestExchange<T> {
   const matcher = createPathMatcher(routes);
   const readMaxBytes = options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES;
   return {
@@ -83,7 +86,8 @@ export function createRestExchange<T>(routes: readonly ExchangeRoute<T>[], optio
       const { pathname, searchParams } = splitRequestTarget(request.url);
       let match = matcher.match(request.method, pathname);
       // HEAD is GET without the body, unless the table gives HEAD a route of its own.
-      const head = request.method === "HEAD" && match.kind === "method-not-allowed" && match.allowedMethods.includes("GET");
+      const head =
+        request.method === "HEAD" && match.kind === "method-not-allowed" && match.allowedMethods.includes("GET");
       if (head) match = matcher.match("GET", pathname);
       switch (match.kind) {
         case "matched":
@@ -92,7 +96,11 @@ export function createRestExchange<T>(routes: readonly ExchangeRoute<T>[], optio
           throw new RequestRefusal("not-found", `no route for ${request.method} ${pathname}`);
         case "method-not-allowed": {
           const allow = match.allowedMethods.join(", ");
-          throw new RequestRefusal("method-not-allowed", `${request.method} is not allowed on ${pathname}; allowed: ${allow}`, { allow });
+          throw new RequestRefusal(
+            "method-not-allowed",
+            `${request.method} is not allowed on ${pathname}; allowed: ${allow}`,
+            { allow },
+          );
         }
         case "bad-path":
           throw new RequestRefusal("bad-path", match.reason);
@@ -106,7 +114,11 @@ export function createRestExchange<T>(routes: readonly ExchangeRoute<T>[], optio
       const accepts = rule.accepts ?? ((type: string) => rule.contentTypes.includes(type));
       if (bytes.byteLength > 0 && !accepts(mediaType)) {
         const accepted = rule.contentTypes.join(", ");
-        throw new RequestRefusal("unsupported-media-type", `unsupported content type "${mediaType}": send ${accepted}`, { accept: accepted });
+        throw new RequestRefusal(
+          "unsupported-media-type",
+          `unsupported content type "${mediaType}": send ${accepted}`,
+          { accept: accepted },
+        );
       }
       return { bytes, mediaType };
     },

@@ -1,4 +1,11 @@
-import { Code, ConnectError, createHandlerContext, type ContextValues, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createHandlerContext,
+  type ContextValues,
+  type Interceptor,
+  type MethodImplSpec,
+} from "@connectrpc/connect";
 import {
   createAsyncIterable,
   invokeUnaryImplementation,
@@ -53,7 +60,10 @@ const callEnded = new ConnectError("the call has ended", Code.Canceled);
  * dispatch) and JSON, SSE or NDJSON written. Every error, a refusal of the exchange or anything
  * thrown, is answered by `answerError` in the Connect error JSON.
  */
-export function createRestHandler(targets: readonly RestRouteTarget[], options: RestHandlerOptions = {}): UniversalHandlerFn {
+export function createRestHandler(
+  targets: readonly RestRouteTarget[],
+  options: RestHandlerOptions = {},
+): UniversalHandlerFn {
   const exchange = createRestExchange(
     targets.map((target) => ({ httpMethod: target.route.httpMethod, template: target.route.template, target })),
     { readMaxBytes: options.readMaxBytes },
@@ -68,7 +78,8 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
     // Errors of the implementation were normalised by the interceptors already; this answers
     // what fails around it (routing, reading, decoding, encoding) on the same terms.
     const onUnexpected = (unexpected: unknown) => options.onUnexpectedError?.(unexpected, { procedure, requestId });
-    const fail = (error: unknown) => respond(answerError(error, { requestId, render, onUnexpected }), request.method === "HEAD");
+    const fail = (error: unknown) =>
+      respond(answerError(error, { requestId, render, onUnexpected }), request.method === "HEAD");
     try {
       const { target, captures, query, head } = exchange.route(request);
       const { route, spec } = target;
@@ -97,7 +108,14 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
           const header = new Headers(context.responseHeader);
           context.responseTrailer.forEach((value, key) => header.append(key, value));
           header.set("content-type", "application/json");
-          return respond({ status: 200, header, body: encoder.encode(JSON.stringify(encodeResponse(spec.method.output, route, output))) }, head);
+          return respond(
+            {
+              status: 200,
+              header,
+              body: encoder.encode(JSON.stringify(encodeResponse(spec.method.output, route, output))),
+            },
+            head,
+          );
         }
         if (spec.kind === "server_streaming") {
           const outputs = transformInvokeImplementation(spec, context, interceptors)(createAsyncIterable([input]));
@@ -109,7 +127,16 @@ export function createRestHandler(targets: readonly RestRouteTarget[], options: 
           const normalize = (error: unknown) => toApiError(error, requestId, onUnexpected);
           const rest = endingWith(iterator, () => context.abort(callEnded));
           ended = false;
-          const streamed = streamResponse({ route, output: spec.method.output, framing, first, rest, responseHeader: context.responseHeader, heartbeatMs, normalize });
+          const streamed = streamResponse({
+            route,
+            output: spec.method.output,
+            framing,
+            first,
+            rest,
+            responseHeader: context.responseHeader,
+            heartbeatMs,
+            normalize,
+          });
           if (!head) return streamed;
           await rest.return?.();
           return { status: streamed.status, header: streamed.header };
@@ -132,8 +159,13 @@ const jsonBody: BodyRule = { contentTypes: ["application/json"], accepts: isJson
 const anyBody: BodyRule = { contentTypes: [], accepts: () => true };
 
 /** A whole answer as connect-node writes it; without its body for a HEAD request. */
-function respond(answer: { status: number; header: Headers; body: Uint8Array }, head: boolean): UniversalServerResponse {
-  return head ? { status: answer.status, header: answer.header } : { ...answer, body: createAsyncIterable([answer.body]) };
+function respond(
+  answer: { status: number; header: Headers; body: Uint8Array },
+  head: boolean,
+): UniversalServerResponse {
+  return head
+    ? { status: answer.status, header: answer.header }
+    : { ...answer, body: createAsyncIterable([answer.body]) };
 }
 
 /** `iterator`, calling `end` once its consumer returns it (streamResponse always does, last). */

@@ -8,8 +8,22 @@ import { parseBody, readParameters } from "./read-rest-input.js";
 import { requestIdOf, type UnexpectedErrorHandler } from "./normalize-error.js";
 import { refuseNulInJson } from "./nul-character.js";
 import { InvalidRequestError } from "./invalid-request-error.js";
-import { planeRequestOf, writePlaneResponse, type NodeRequest, type NodeResponse, type PlaneRequest, type PlaneResponse } from "./node-exchange.js";
-import type { RestCallContext, RestCallFn, RestInput, RestInvalidInput, RestMiddleware, RestOperationImpl } from "./rest-call.js";
+import {
+  planeRequestOf,
+  writePlaneResponse,
+  type NodeRequest,
+  type NodeResponse,
+  type PlaneRequest,
+  type PlaneResponse,
+} from "./node-exchange.js";
+import type {
+  RestCallContext,
+  RestCallFn,
+  RestInput,
+  RestInvalidInput,
+  RestMiddleware,
+  RestOperationImpl,
+} from "./rest-call.js";
 import { createRestExchange, type RoutedRequest } from "./rest-exchange.js";
 import { createRequestValidator } from "./request-validator.js";
 import { writeRestResult } from "./write-rest-result.js";
@@ -54,11 +68,18 @@ export function createRestPlaneHandler<Implementation extends object>(
     plane.operations.map((operation) => {
       const method = methods[operation.operationId];
       // The generated handler interface types each method; to the runtime they all have one shape.
-      return [operation.operationId, typeof method === "function" ? (method.bind(implementation) as RestOperationImpl) : undefined];
+      return [
+        operation.operationId,
+        typeof method === "function" ? (method.bind(implementation) as RestOperationImpl) : undefined,
+      ];
     }),
   );
   const exchange = createRestExchange(
-    plane.operations.map((operation) => ({ httpMethod: operation.httpMethod, template: joinTemplates(plane.basePath, operation.template), target: operation })),
+    plane.operations.map((operation) => ({
+      httpMethod: operation.httpMethod,
+      template: joinTemplates(plane.basePath, operation.template),
+      target: operation,
+    })),
     { readMaxBytes: options.readMaxBytes },
   );
   const validator = createRequestValidator(schemas, plane.operations);
@@ -70,9 +91,16 @@ export function createRestPlaneHandler<Implementation extends object>(
   };
   const call = (options.middleware ?? []).reduceRight<RestCallFn>((next, middleware) => middleware(next), invoke);
 
-  async function serve(request: PlaneRequest, { target: operation, captures, query, head }: RoutedRequest<RestOperation>): Promise<PlaneResponse> {
+  async function serve(
+    request: PlaneRequest,
+    { target: operation, captures, query, head }: RoutedRequest<RestOperation>,
+  ): Promise<PlaneResponse> {
     const responseHeader = new Headers();
-    const errorForm = chooseErrorForm(operation.errorBody, mediaTypeOf(request.header.get("content-type")), plane.errorBody);
+    const errorForm = chooseErrorForm(
+      operation.errorBody,
+      mediaTypeOf(request.header.get("content-type")),
+      plane.errorBody,
+    );
     try {
       const { parameters, problem } = readParameters(operation, captures, query, request.header);
       let body: unknown;
@@ -127,7 +155,13 @@ export function createRestPlaneHandler<Implementation extends object>(
   }
 
   /** Every failure of the plane, refusals of the exchange included, leaves through here. */
-  function answer(request: PlaneRequest, error: unknown, procedure: string, render: ErrorRenderer, header?: Headers): PlaneResponse {
+  function answer(
+    request: PlaneRequest,
+    error: unknown,
+    procedure: string,
+    render: ErrorRenderer,
+    header?: Headers,
+  ): PlaneResponse {
     const requestId = requestIdOf(request.header);
     const onUnexpected = (unexpected: unknown) => options.onUnexpectedError?.(unexpected, { procedure, requestId });
     const answered = answerError(error, { requestId, render, onUnexpected, header });

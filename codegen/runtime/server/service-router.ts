@@ -1,7 +1,20 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import { createConnectRouter, createServiceImplSpec, type ConnectRouter, type HandlerContext, type Interceptor, type MethodImpl, type ServiceImpl } from "@connectrpc/connect";
+import {
+  createConnectRouter,
+  createServiceImplSpec,
+  type ConnectRouter,
+  type HandlerContext,
+  type Interceptor,
+  type MethodImpl,
+  type ServiceImpl,
+} from "@connectrpc/connect";
 import type { UniversalHandlerFn } from "@connectrpc/connect/protocol";
-import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+} from "@connectrpc/connect-node";
 import type { ServiceBinding, ServiceRegistrar } from "../service-registrar.js";
 import { guardBinaryInput, refusalKey } from "./binary-input-guard.js";
 import { createErrorNormalizer, refuseNulStrings } from "./edge-interceptors.js";
@@ -35,7 +48,11 @@ export function createServiceRouter(options: ServiceRouterOptions = {}): Service
   const registrations: { binding: ServiceBinding; implementation: Partial<ServiceImpl<DescService>> }[] = [];
   // The edge comes first on every protocol: whatever auth or a handler throws leaves through the
   // normaliser, and a NUL in a string is refused before anything reads the message.
-  const interceptors = [createErrorNormalizer(options.onUnexpectedError), refuseNulStrings, ...(options.interceptors ?? [])];
+  const interceptors = [
+    createErrorNormalizer(options.onUnexpectedError),
+    refuseNulStrings,
+    ...(options.interceptors ?? []),
+  ];
   return {
     get bindings() {
       return registrations.map((r) => r.binding);
@@ -62,7 +79,10 @@ export function createServiceRouter(options: ServiceRouterOptions = {}): Service
       for (const { binding, implementation } of registrations) router.service(binding.service, implementation);
       const refusals = refusalHandlers(router, common);
       const handlers = new Map<string, UniversalHandlerFn>(
-        router.handlers.map((handler) => [handler.requestPath, guardBinaryInput(handler, refusals.get(handler.requestPath)!, common)]),
+        router.handlers.map((handler) => [
+          handler.requestPath,
+          guardBinaryInput(handler, refusals.get(handler.requestPath)!, common),
+        ]),
       );
       const served = new Set(registrations.map(({ binding }) => binding.service.typeName));
       return (request, response) => {
@@ -71,7 +91,10 @@ export function createServiceRouter(options: ServiceRouterOptions = {}): Service
         if (!handler && answerUnimplementedGrpc(request, response, served)) return;
         // The raw request target, not a parsed URL: the REST router must see the path exactly as
         // sent (`//x/y` and dot segments are not rewritten).
-        const universal = { ...universalRequestFromNodeRequest(request, response, undefined, undefined), ...(handler ? {} : { url: request.url ?? "/" }) };
+        const universal = {
+          ...universalRequestFromNodeRequest(request, response, undefined, undefined),
+          ...(handler ? {} : { url: request.url ?? "/" }),
+        };
         (handler ?? rest)(universal)
           .then((answer) => universalResponseToNodeResponse(answer, response))
           .catch(() => {
@@ -87,7 +110,10 @@ export function createServiceRouter(options: ServiceRouterOptions = {}): Service
  * For each method, a handler on the same protocols whose implementation only throws the refusal
  * the binary input guard put in the context (see binary-input-guard.ts).
  */
-function refusalHandlers(router: ConnectRouter, common: Parameters<typeof createConnectRouter>[0]): Map<string, UniversalHandlerFn> {
+function refusalHandlers(
+  router: ConnectRouter,
+  common: Parameters<typeof createConnectRouter>[0],
+): Map<string, UniversalHandlerFn> {
   const refusals = createConnectRouter(common);
   for (const handler of router.handlers) refusals.rpc(handler.method, refuse(handler.method));
   return new Map(refusals.handlers.map((handler) => [handler.requestPath, handler]));

@@ -42,7 +42,13 @@ async function read(body: AsyncIterable<Uint8Array>, limit = Infinity): Promise<
 }
 
 const normalize = (error: unknown) => toApiError(error, "req-1");
-const parts = (framing: StreamResponseParts["framing"], first: IteratorResult<unknown>, rest: AsyncIterator<unknown>, heartbeatMs = 0, responseHeader = new Headers()): StreamResponseParts => ({
+const parts = (
+  framing: StreamResponseParts["framing"],
+  first: IteratorResult<unknown>,
+  rest: AsyncIterator<unknown>,
+  heartbeatMs = 0,
+  responseHeader = new Headers(),
+): StreamResponseParts => ({
   route,
   output: StructSchema,
   framing,
@@ -84,7 +90,15 @@ describe("streamResponse", () => {
   });
 
   it("writes the declared framing's headers", () => {
-    const response = streamResponse(parts("sse", { done: true, value: undefined }, (async function* () {})(), 0, new Headers({ "x-request-id": "r1" })));
+    const response = streamResponse(
+      parts(
+        "sse",
+        { done: true, value: undefined },
+        (async function* () {})(),
+        0,
+        new Headers({ "x-request-id": "r1" }),
+      ),
+    );
     expect(Object.fromEntries(response.header!)).toEqual({
       "cache-control": "no-cache",
       "content-type": "text/event-stream",
@@ -100,6 +114,9 @@ describe("streamResponse", () => {
     }
     const response = streamResponse(parts("ndjson", { done: false, value: message(1) }, failing()));
     const frames = await read(response.body!);
-    expect(frames).toEqual(['{"n":1}\n', '{"error":{"code":"internal","message":"internal error (request id req-1)"}}\n']);
+    expect(frames).toEqual([
+      '{"n":1}\n',
+      '{"error":{"code":"internal","message":"internal error (request id req-1)"}}\n',
+    ]);
   });
 });

@@ -40,7 +40,16 @@ export interface StreamResponseParts {
   readonly normalize: (error: unknown) => ConnectError;
 }
 
-export function streamResponse({ route, output, framing, first, rest, responseHeader, heartbeatMs, normalize }: StreamResponseParts): UniversalServerResponse {
+export function streamResponse({
+  route,
+  output,
+  framing,
+  first,
+  rest,
+  responseHeader,
+  heartbeatMs,
+  normalize,
+}: StreamResponseParts): UniversalServerResponse {
   const sse = framing === "sse";
   const header = new Headers(responseHeader);
   header.set("content-type", sse ? sseMediaType : ndjsonMediaType);

@@ -18,8 +18,13 @@ export function writeRestResult(operation: RestOperation, result: RestResult, re
   if (result.body === undefined || result.status === 204 || result.status === 304) {
     return { status: result.status, header };
   }
-  const spec = operation.responses.find((r) => r.status === result.status) ?? operation.responses.find((r) => r.status === "default");
-  const mediaType = mediaTypeOf(result.contentType) || spec?.contentTypes[0] || (typeof result.body === "string" ? "text/plain" : "application/json");
+  const spec =
+    operation.responses.find((r) => r.status === result.status) ??
+    operation.responses.find((r) => r.status === "default");
+  const mediaType =
+    mediaTypeOf(result.contentType) ||
+    spec?.contentTypes[0] ||
+    (typeof result.body === "string" ? "text/plain" : "application/json");
   header.set("content-type", contentTypeFor(mediaType));
   return { status: result.status, header, body: encodeBody(mediaType, result.body) };
 }

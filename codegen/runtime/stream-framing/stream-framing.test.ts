@@ -17,7 +17,11 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
 }
 
 describe("SSE framing", () => {
-  const stream = sseMessage({ a: 1, s: "é\u2028" }) + sseHeartbeat + sseMessage([1, 2]) + sseError({ code: "internal", message: "boom" });
+  const stream =
+    sseMessage({ a: 1, s: "é\u2028" }) +
+    sseHeartbeat +
+    sseMessage([1, 2]) +
+    sseError({ code: "internal", message: "boom" });
 
   it.each([1, 3, 7, 1000])("parses its own frames back in chunks of %i bytes", async (size) => {
     expect(await collect(parseSse(chunks(stream, size)))).toEqual([
@@ -27,13 +31,16 @@ describe("SSE framing", () => {
     ]);
   });
 
-  it.each([1, 2, 3])("follows the WHATWG rules in chunks of %i bytes: CRLF and CR ends, multi-line data, comments", async (size) => {
-    const text = "event: tick\r\ndata: a\r\ndata: b\r\n\r\n: comment\rdata:c\r\rdata: cut off";
-    expect(await collect(parseSse(chunks(text, size)))).toEqual([
-      { event: "tick", data: "a\nb" },
-      { event: "message", data: "c" },
-    ]);
-  });
+  it.each([1, 2, 3])(
+    "follows the WHATWG rules in chunks of %i bytes: CRLF and CR ends, multi-line data, comments",
+    async (size) => {
+      const text = "event: tick\r\ndata: a\r\ndata: b\r\n\r\n: comment\rdata:c\r\rdata: cut off";
+      expect(await collect(parseSse(chunks(text, size)))).toEqual([
+        { event: "tick", data: "a\nb" },
+        { event: "message", data: "c" },
+      ]);
+    },
+  );
 
   it("reads events of megabytes that arrive in many small chunks", async () => {
     const big = "é".repeat(1_500_000);
@@ -46,7 +53,11 @@ describe("SSE framing", () => {
 
 describe("NDJSON framing", () => {
   it.each([1, 5, 1000])("parses its own lines back in chunks of %i bytes", async (size) => {
-    const text = ndjsonMessage({ started: { runId: "r1" } }) + "\n" + ndjsonMessage({ completed: {} }) + ndjsonError({ code: "unavailable", message: "down" });
+    const text =
+      ndjsonMessage({ started: { runId: "r1" } }) +
+      "\n" +
+      ndjsonMessage({ completed: {} }) +
+      ndjsonError({ code: "unavailable", message: "down" });
     expect(await collect(parseNdjson(chunks(text, size)))).toEqual([
       { started: { runId: "r1" } },
       { completed: {} },

@@ -20,7 +20,11 @@ export interface HttpRequestParts {
  * names or numbers, base64, well-known types, oneofs) is the library's, and any failure is
  * INVALID_ARGUMENT naming the field.
  */
-export function decodeRequest<Desc extends DescMessage>(schema: Desc, route: HttpRoute, parts: HttpRequestParts): MessageShape<Desc> {
+export function decodeRequest<Desc extends DescMessage>(
+  schema: Desc,
+  route: HttpRoute,
+  parts: HttpRequestParts,
+): MessageShape<Desc> {
   const json = bodyToJson(schema, route, parts);
   const query = queryToJson(
     schema,
@@ -43,7 +47,8 @@ export function decodeRequest<Desc extends DescMessage>(schema: Desc, route: Htt
 function bodyToJson(schema: DescMessage, route: HttpRoute, parts: HttpRequestParts): JsonObject {
   const { body } = parts;
   if (route.body === "") {
-    if (body.byteLength > 0) throw invalidArgument(`${route.httpMethod} ${route.template.source} takes no request body`);
+    if (body.byteLength > 0)
+      throw invalidArgument(`${route.httpMethod} ${route.template.source} takes no request body`);
     return {};
   }
   if (body.byteLength === 0) return {};
@@ -51,7 +56,10 @@ function bodyToJson(schema: DescMessage, route: HttpRoute, parts: HttpRequestPar
   try {
     value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body)) as JsonValue;
   } catch (error) {
-    throw invalidArgument(`request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, error);
+    throw invalidArgument(
+      `request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
   }
   if (route.body === "*") {
     if (value === null || typeof value !== "object" || Array.isArray(value)) {

@@ -6,7 +6,11 @@ import type { HttpRoute } from "../http-route.js";
  * `response_body`. Every field is written, even at its default (the specification asks for "all
  * fields always emitted"), with int64 as strings and enums as names.
  */
-export function encodeResponse<Desc extends DescMessage>(schema: Desc, route: HttpRoute, message: MessageShape<Desc>): JsonValue {
+export function encodeResponse<Desc extends DescMessage>(
+  schema: Desc,
+  route: HttpRoute,
+  message: MessageShape<Desc>,
+): JsonValue {
   const json = toJson(schema, message, { alwaysEmitImplicit: true }) as Record<string, JsonValue>;
   if (route.responseBody === "") return json;
   const field = schema.fields.find((f) => f.name === route.responseBody)!;

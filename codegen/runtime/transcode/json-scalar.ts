@@ -24,9 +24,7 @@ export function textToJson(element: ElementType, text: string, name: string): Js
 
 /** The element type of a field: the field's own type, or that of a list's items or a map's values. */
 export type ElementType =
-  | { kind: "scalar"; scalar: ScalarType }
-  | { kind: "enum"; enum: DescEnum }
-  | { kind: "message"; message: DescMessage };
+  { kind: "scalar"; scalar: ScalarType } | { kind: "enum"; enum: DescEnum } | { kind: "message"; message: DescMessage };
 
 export function elementTypeOf(field: DescField): ElementType {
   switch (field.fieldKind) {

@@ -32,7 +32,9 @@ export function queryToJson(
     const path = resolve(message, parsed.segments, name);
     const top = path[0]!;
     if (!allowed.has(top.name)) {
-      throw invalidArgument(`query parameter "${name}" is not allowed here: field "${top.name}" comes from the path or the body`);
+      throw invalidArgument(
+        `query parameter "${name}" is not allowed here: field "${top.name}" comes from the path or the body`,
+      );
     }
     const fieldPath = path.map((f) => f.name).join(".");
     if (pathBound.has(fieldPath)) {
@@ -65,7 +67,11 @@ function resolve(message: DescMessage, segments: readonly string[], name: string
     if (!field) throw invalidArgument(`unknown query parameter "${name}"`);
     fields.push(field);
     current =
-      field.fieldKind === "message" ? field.message : field.fieldKind === "list" && field.listKind === "message" ? field.message : undefined;
+      field.fieldKind === "message"
+        ? field.message
+        : field.fieldKind === "list" && field.listKind === "message"
+          ? field.message
+          : undefined;
   }
   return fields;
 }
@@ -84,7 +90,8 @@ function setValue(
     const field = path[i]!;
     if (field.fieldKind === "list") {
       // A repeated message: this sub-field's n-th occurrence fills the n-th element.
-      if (i !== path.length - 2) throw invalidArgument(`query parameter "${name}" nests too deep inside repeated field "${field.name}"`);
+      if (i !== path.length - 2)
+        throw invalidArgument(`query parameter "${name}" nests too deep inside repeated field "${field.name}"`);
       const key = path.map((f) => f.name).join(".");
       const index = positions.get(key) ?? 0;
       positions.set(key, index + 1);
@@ -100,7 +107,8 @@ function setValue(
   const field = path[path.length - 1]!;
   const key = field.jsonName;
   if (mapKey !== undefined) {
-    if (field.fieldKind !== "map") throw invalidArgument(`query parameter "${name}": field "${field.name}" is not a map`);
+    if (field.fieldKind !== "map")
+      throw invalidArgument(`query parameter "${name}": field "${field.name}" is not a map`);
     const map = (target[key] ??= {}) as JsonObject;
     if (mapKey in map) throw invalidArgument(`query parameter "${name}" is given more than once`);
     map[mapKey] = textToJson(elementTypeOf(field), text, name);
@@ -111,13 +119,17 @@ function setValue(
       throw invalidArgument(`query parameter "${name}": map field "${field.name}" takes "${name}[key]=value"`);
     case "list":
       if (field.listKind === "message" && !isTextMessage(field.message)) {
-        throw invalidArgument(`query parameter "${name}": repeated message field "${field.name}" takes its sub-fields, as "${name}.<field>"`);
+        throw invalidArgument(
+          `query parameter "${name}": repeated message field "${field.name}" takes its sub-fields, as "${name}.<field>"`,
+        );
       }
       ((target[key] ??= []) as JsonValue[]).push(textToJson(elementTypeOf(field), text, name));
       return;
     case "message":
       if (!isTextMessage(field.message)) {
-        throw invalidArgument(`query parameter "${name}": message field "${field.name}" takes its sub-fields, as "${name}.<field>"`);
+        throw invalidArgument(
+          `query parameter "${name}": message field "${field.name}" takes its sub-fields, as "${name}.<field>"`,
+        );
       }
       break;
   }

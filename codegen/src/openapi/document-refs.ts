@@ -9,13 +9,19 @@ export function isReference(value: unknown): value is ReferenceObject {
 }
 
 /** Follows `$ref`s to a component of `kind` until the object itself; `where` names the referrer in errors. */
-export function resolveComponent<T extends object>(doc: OpenAPIObject, value: T | ReferenceObject, kind: ComponentKind, where: string): T {
+export function resolveComponent<T extends object>(
+  doc: OpenAPIObject,
+  value: T | ReferenceObject,
+  kind: ComponentKind,
+  where: string,
+): T {
   const seen = new Set<string>();
   let current: T | ReferenceObject = value;
   while (isReference(current)) {
     const ref: string = current.$ref;
     const prefix = `#/components/${kind}/`;
-    if (!ref.startsWith(prefix)) throw new GenerationError(`${where}: $ref ${JSON.stringify(ref)} must point into ${prefix}`);
+    if (!ref.startsWith(prefix))
+      throw new GenerationError(`${where}: $ref ${JSON.stringify(ref)} must point into ${prefix}`);
     if (seen.has(ref)) throw new GenerationError(`${where}: $ref ${JSON.stringify(ref)} refers to itself`);
     seen.add(ref);
     const entries = doc.components?.[kind] as Record<string, T | ReferenceObject> | undefined;
@@ -37,6 +43,7 @@ export function schemaRefName(doc: OpenAPIObject, ref: string, where: string): s
   if (name === undefined || name.includes("/")) {
     throw new GenerationError(`${where}: $ref ${JSON.stringify(ref)} must name a schema in ${SCHEMA_PREFIX}`);
   }
-  if (doc.components?.schemas?.[name] === undefined) throw new GenerationError(`${where}: $ref ${JSON.stringify(ref)} names no schema`);
+  if (doc.components?.schemas?.[name] === undefined)
+    throw new GenerationError(`${where}: $ref ${JSON.stringify(ref)} names no schema`);
   return name;
 }

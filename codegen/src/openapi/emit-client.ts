@@ -16,7 +16,14 @@ export function emitClient(plane: PlaneModel): string {
   f.print();
   if (plane.serverVariables.length > 0) {
     const variables = type(`${name}ServerVariables`);
-    f.print(f.jsDoc(`Where the plane is: the base URL, and the values of \`${plane.basePath.source}\`.`), `export interface ${name}ClientOptions extends `, clientOptions, "<", variables, "> {");
+    f.print(
+      f.jsDoc(`Where the plane is: the base URL, and the values of \`${plane.basePath.source}\`.`),
+      `export interface ${name}ClientOptions extends `,
+      clientOptions,
+      "<",
+      variables,
+      "> {",
+    );
     f.print("  readonly serverVariables: ", variables, ";");
     f.print("}");
   } else {
@@ -29,13 +36,28 @@ export function emitClient(plane: PlaneModel): string {
     const optional = callIsOptional(op) ? "?" : "";
     f.print(
       f.jsDoc(methodDoc(op), "  "),
-      `  ${op.operationId}(call${optional}: `, type(`${op.typeName}Call`), ", options?: ", callOptions, "): Promise<", type(`${op.typeName}Success`), ">;",
+      `  ${op.operationId}(call${optional}: `,
+      type(`${op.typeName}Call`),
+      ", options?: ",
+      callOptions,
+      "): Promise<",
+      type(`${op.typeName}Success`),
+      ">;",
     );
   }
   f.print("}");
   f.print();
-  f.print(f.jsDoc(`Creates a client of the ${plane.title} over fetch.`), `export function create${name}Client(options: ${name}ClientOptions): ${name}Client {`);
-  f.print("  return ", f.import("createRestClient", RUNTIME_MODULE), `<${name}Client>(`, f.import(`${name}Routes`, "./routes.js"), ", options);");
+  f.print(
+    f.jsDoc(`Creates a client of the ${plane.title} over fetch.`),
+    `export function create${name}Client(options: ${name}ClientOptions): ${name}Client {`,
+  );
+  f.print(
+    "  return ",
+    f.import("createRestClient", RUNTIME_MODULE),
+    `<${name}Client>(`,
+    f.import(`${name}Routes`, "./routes.js"),
+    ", options);",
+  );
   f.print("}");
   return f.content();
 }

@@ -13,7 +13,12 @@ export function emitRoutes(plane: PlaneModel): string {
   const f = createPlaneFile(plane, "routes.ts", `Route table of the ${plane.title}.`);
   const table = routeTableOf(plane);
   const define = f.import("defineRestPlane", RUNTIME_MODULE);
-  f.print(f.jsDoc(`Every operation of the ${plane.title}: method, path, parameters, media types, responses and access.`), `export const ${plane.typeName}Routes = `, define, "({");
+  f.print(
+    f.jsDoc(`Every operation of the ${plane.title}: method, path, parameters, media types, responses and access.`),
+    `export const ${plane.typeName}Routes = `,
+    define,
+    "({",
+  );
   f.print(`  name: ${JSON.stringify(table.name)},`);
   f.print(`  basePath: ${templateLiteral(table.basePath, `${plane.source}: server URL`)},`);
   f.print(`  errorBody: ${JSON.stringify(table.errorBody)},`);
@@ -26,7 +31,12 @@ export function emitRoutes(plane: PlaneModel): string {
 
 /** The route table as data; the tests serve and call it without printing it. */
 export function routeTableOf(plane: PlaneModel): RestPlane {
-  return { name: plane.name, basePath: plane.basePath, errorBody: plane.errorBody, operations: plane.operations.map(restOperationOf) };
+  return {
+    name: plane.name,
+    basePath: plane.basePath,
+    errorBody: plane.errorBody,
+    operations: plane.operations.map(restOperationOf),
+  };
 }
 
 function restOperationOf(op: OperationModel): RestOperation {
@@ -35,7 +45,9 @@ function restOperationOf(op: OperationModel): RestOperation {
     httpMethod: op.httpMethod,
     template: op.template,
     parameters: op.parameters.map((p) => ({ name: p.name, in: p.in, required: p.required, repeated: p.repeated })),
-    ...(op.requestBody ? { requestBody: { required: op.requestBody.required, contentTypes: op.requestBody.contentTypes } } : {}),
+    ...(op.requestBody
+      ? { requestBody: { required: op.requestBody.required, contentTypes: op.requestBody.contentTypes } }
+      : {}),
     responses: op.responses.map((r) => ({
       status: r.status,
       contentTypes: r.contents.map((c) => c.mediaType),
@@ -51,7 +63,8 @@ function restOperationOf(op: OperationModel): RestOperation {
 /** One operation per block, one fact per line, so a change to the document shows as a small diff. */
 function printOperation(plane: PlaneModel, op: RestOperation): string {
   const lines = Object.entries(op).map(([key, value]) => {
-    const text = key === "template" ? templateLiteral(op.template, `${plane.source} ${op.operationId}`) : JSON.stringify(value);
+    const text =
+      key === "template" ? templateLiteral(op.template, `${plane.source} ${op.operationId}`) : JSON.stringify(value);
     return `      ${key}: ${text},`;
   });
   return `{\n${lines.join("\n")}\n    }`;

@@ -13,7 +13,9 @@ export function emitSchemas(plane: PlaneModel): string {
   const type = f.import("RestValidationSchemas", RUNTIME_MODULE, true);
   f.print(
     f.jsDoc("Components, and per operation `<operationId>.parameters` and `<operationId>.body` (JSON Schema 2020-12)."),
-    `export const ${plane.typeName}Validation: `, type, ` = ${JSON.stringify(schemas, null, 2)};`,
+    `export const ${plane.typeName}Validation: `,
+    type,
+    ` = ${JSON.stringify(schemas, null, 2)};`,
   );
   return f.content();
 }

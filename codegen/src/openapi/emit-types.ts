@@ -14,7 +14,11 @@ import { literal, propertyKey } from "./ts-syntax.js";
  */
 export function emitTypes(plane: PlaneModel): string {
   const { doc } = plane;
-  const f = createPlaneFile(plane, "types.ts", `Types of the ${plane.title}: its schemas and, per operation, its parameters, body and responses.`);
+  const f = createPlaneFile(
+    plane,
+    "types.ts",
+    `Types of the ${plane.title}: its schemas and, per operation, its parameters, body and responses.`,
+  );
   const out = blocks(f);
   for (const { name, schema } of plane.components) {
     const description = typeof schema === "object" ? (schema as { description?: string }).description : undefined;
@@ -23,8 +27,12 @@ export function emitTypes(plane: PlaneModel): string {
     out.push(`${jsDoc(description)}${declaration}`);
   }
   if (plane.serverVariables.length > 0) {
-    const fields = plane.serverVariables.map((v) => `${jsDoc(v.description, "  ")}  ${propertyKey(v.name)}: string;\n`).join("");
-    out.push(`${jsDoc(`Values of the variables of the base path \`${plane.basePath.source}\`.`)}export interface ${plane.typeName}ServerVariables {\n${fields}}`);
+    const fields = plane.serverVariables
+      .map((v) => `${jsDoc(v.description, "  ")}  ${propertyKey(v.name)}: string;\n`)
+      .join("");
+    out.push(
+      `${jsDoc(`Values of the variables of the base path \`${plane.basePath.source}\`.`)}export interface ${plane.typeName}ServerVariables {\n${fields}}`,
+    );
   }
   for (const op of plane.operations) operationTypes(f, plane, op);
   return f.content();
@@ -44,19 +52,30 @@ function operationTypes(f: TsFile, plane: PlaneModel, op: OperationModel): void 
   const name = op.typeName;
   const at = `${op.operationId} (${op.httpMethod} ${op.path})`;
   const out = blocks(f);
-  for (const [place, suffix, what] of [["path", "PathParams", "Path"], ["query", "QueryParams", "Query"], ["header", "HeaderParams", "Header"]] as const) {
+  for (const [place, suffix, what] of [
+    ["path", "PathParams", "Path"],
+    ["query", "QueryParams", "Query"],
+    ["header", "HeaderParams", "Header"],
+  ] as const) {
     const list = op.parameters.filter((p) => p.in === place);
-    if (list.length > 0) out.push(`${jsDoc(`${what} parameters of ${at}.`)}export interface ${name}${suffix} {\n${parameterFields(plane, op, list)}}`);
+    if (list.length > 0)
+      out.push(
+        `${jsDoc(`${what} parameters of ${at}.`)}export interface ${name}${suffix} {\n${parameterFields(plane, op, list)}}`,
+      );
   }
   if (op.requestBody) {
-    out.push(`${jsDoc(op.requestBody.description ?? `Request body of ${at}.`)}export type ${name}RequestBody = ${schemaType(plane.doc, op.requestBody.schema, `${where(op)} request body`)};`);
+    out.push(
+      `${jsDoc(op.requestBody.description ?? `Request body of ${at}.`)}export type ${name}RequestBody = ${schemaType(plane.doc, op.requestBody.schema, `${where(op)} request body`)};`,
+    );
   }
   out.push(`${jsDoc(`What the SDK sends for ${at}.`)}${callType(op)}`);
   const members = op.responses.map((r) => resultMembers(f, plane, op, r));
   out.push(jsDoc(`Every response ${at} documents.`), `export type ${name}Result =`, members, ";");
   const success = op.responses.filter((r) => typeof r.status === "number" && r.status < 400).map((r) => r.status);
   const successType = success.length === 0 ? "never" : `Extract<${name}Result, { status: ${success.join(" | ")} }>`;
-  out.push(`${jsDoc(`The responses of ${at} the SDK returns; it throws RestCallError for the others.`)}export type ${name}Success = ${successType};`);
+  out.push(
+    `${jsDoc(`The responses of ${at} the SDK returns; it throws RestCallError for the others.`)}export type ${name}Success = ${successType};`,
+  );
 }
 
 function parameterFields(plane: PlaneModel, op: OperationModel, parameters: readonly ParameterModel[]): string {
@@ -73,12 +92,18 @@ function parameterFields(plane: PlaneModel, op: OperationModel, parameters: read
 function callType(op: OperationModel): string {
   const name = op.typeName;
   const fields: string[] = [];
-  for (const [place, key, suffix] of [["path", "path", "PathParams"], ["query", "query", "QueryParams"], ["header", "headers", "HeaderParams"]] as const) {
+  for (const [place, key, suffix] of [
+    ["path", "path", "PathParams"],
+    ["query", "query", "QueryParams"],
+    ["header", "headers", "HeaderParams"],
+  ] as const) {
     const list = op.parameters.filter((p) => p.in === place);
     if (list.length > 0) fields.push(`  ${key}${list.some((p) => p.required) ? "" : "?"}: ${name}${suffix};\n`);
   }
   if (op.requestBody) fields.push(`  body${op.requestBody.required ? "" : "?"}: ${name}RequestBody;\n`);
-  return fields.length === 0 ? `export type ${name}Call = Record<string, never>;` : `export interface ${name}Call {\n${fields.join("")}}`;
+  return fields.length === 0
+    ? `export type ${name}Call = Record<string, never>;`
+    : `export interface ${name}Call {\n${fields.join("")}}`;
 }
 
 /** One union member per media type of a response (with `contentType` when there are several). */
@@ -86,19 +111,28 @@ function resultMembers(f: TsFile, plane: PlaneModel, op: OperationModel, respons
   const listed = op.responses.filter((r) => r.status !== "default").map((r) => r.status);
   const status: TsPrintable =
     response.status === "default"
-      ? ["Exclude<", f.import("HttpErrorStatus", RUNTIME_MODULE, true), `, ${listed.length === 0 ? "never" : listed.join(" | ")}>`]
+      ? [
+          "Exclude<",
+          f.import("HttpErrorStatus", RUNTIME_MODULE, true),
+          `, ${listed.length === 0 ? "never" : listed.join(" | ")}>`,
+        ]
       : String(response.status);
   const at = `${where(op)} response ${response.status}`;
   const headers = headersType(plane, response, at);
   const contents = response.contents.length === 0 ? [undefined] : response.contents;
-  return contents
-    .map((content) => {
-      const fields: TsPrintable[] = [["status: ", status]];
-      if (content && response.contents.length > 1) fields.push(`contentType: ${literal(content.mediaType)}`);
-      if (content) fields.push(`body: ${schemaType(plane.doc, content.schema, at, "    ")}`);
-      if (headers) fields.push(headers);
-      return ["\n", jsDoc(response.description, "  "), "  | { ", fields.flatMap((field, i) => (i === 0 ? [field] : ["; ", field])), " }"];
-    });
+  return contents.map((content) => {
+    const fields: TsPrintable[] = [["status: ", status]];
+    if (content && response.contents.length > 1) fields.push(`contentType: ${literal(content.mediaType)}`);
+    if (content) fields.push(`body: ${schemaType(plane.doc, content.schema, at, "    ")}`);
+    if (headers) fields.push(headers);
+    return [
+      "\n",
+      jsDoc(response.description, "  "),
+      "  | { ",
+      fields.flatMap((field, i) => (i === 0 ? [field] : ["; ", field])),
+      " }",
+    ];
+  });
 }
 
 /** Where an operation is, in the form error messages name it. */
@@ -108,6 +142,9 @@ function where(op: OperationModel): string {
 
 function headersType(plane: PlaneModel, response: ResponseModel, at: string): string | undefined {
   if (response.headers.length === 0) return undefined;
-  const fields = response.headers.map((h) => `${jsDoc(h.description, "      ")}      ${propertyKey(h.name)}${h.required ? "" : "?"}: ${schemaType(plane.doc, h.schema, `${at} header ${h.name}`, "      ")};\n`);
+  const fields = response.headers.map(
+    (h) =>
+      `${jsDoc(h.description, "      ")}      ${propertyKey(h.name)}${h.required ? "" : "?"}: ${schemaType(plane.doc, h.schema, `${at} header ${h.name}`, "      ")};\n`,
+  );
   return `headers${response.headers.some((h) => h.required) ? "" : "?"}: {\n${fields.join("")}    }`;
 }

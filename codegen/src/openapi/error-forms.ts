@@ -15,7 +15,12 @@ export function errorFormsOf(doc: OpenAPIObject, responses: readonly ResponseMod
   for (const response of responses) {
     if (typeof response.status === "number" && response.status < 400) continue;
     for (const content of response.contents) {
-      const form = formOf(doc, content.mediaType, content.schema, `${where} response ${response.status} ${content.mediaType}`);
+      const form = formOf(
+        doc,
+        content.mediaType,
+        content.schema,
+        `${where} response ${response.status} ${content.mediaType}`,
+      );
       if (!forms.includes(form)) forms.push(form);
     }
   }

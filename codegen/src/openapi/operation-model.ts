@@ -83,7 +83,13 @@ export interface HeaderModel {
 
 const AUTH_VALUES: readonly RestAuth[] = ["none", "pool-bearer", "platform-bearer"];
 
-export function buildOperationModel(doc: OpenAPIObject, path: string, method: string, pathItem: PathItemObject, op: OperationObject): OperationModel {
+export function buildOperationModel(
+  doc: OpenAPIObject,
+  path: string,
+  method: string,
+  pathItem: PathItemObject,
+  op: OperationObject,
+): OperationModel {
   const httpMethod = method.toUpperCase();
   let where = `${httpMethod} ${path}`;
   const operationId = op.operationId;
@@ -92,14 +98,19 @@ export function buildOperationModel(doc: OpenAPIObject, path: string, method: st
   }
   where = `${where} (${operationId})`;
   if (op.tags?.length !== 1) throw new GenerationError(`${where}: needs exactly one tag, naming its plane`);
-  if (typeof op.summary !== "string" || op.summary.trim() === "") throw new GenerationError(`${where}: needs a summary`);
+  if (typeof op.summary !== "string" || op.summary.trim() === "")
+    throw new GenerationError(`${where}: needs a summary`);
   const auth = op["x-platform-auth"] as unknown;
   if (!AUTH_VALUES.includes(auth as RestAuth)) {
-    throw new GenerationError(`${where}: x-platform-auth must be one of ${AUTH_VALUES.join(", ")}, found ${JSON.stringify(auth)}`);
+    throw new GenerationError(
+      `${where}: x-platform-auth must be one of ${AUTH_VALUES.join(", ")}, found ${JSON.stringify(auth)}`,
+    );
   }
   const rateLimit = op["x-platform-rate-limit"] as unknown;
   if (rateLimit !== undefined && rateLimit !== "credential") {
-    throw new GenerationError(`${where}: x-platform-rate-limit must be "credential", found ${JSON.stringify(rateLimit)}`);
+    throw new GenerationError(
+      `${where}: x-platform-rate-limit must be "credential", found ${JSON.stringify(rateLimit)}`,
+    );
   }
   const validation = op["x-platform-validation"] as unknown;
   if (validation !== undefined && validation !== "handler") {
@@ -112,13 +123,19 @@ export function buildOperationModel(doc: OpenAPIObject, path: string, method: st
     throw new GenerationError(`${where}: ${error instanceof Error ? error.message : String(error)}`);
   }
   const parameters = parametersOf(doc, pathItem, op, where);
-  const declared = parameters.filter((p) => p.in === "path").map((p) => p.name).sort();
+  const declared = parameters
+    .filter((p) => p.in === "path")
+    .map((p) => p.name)
+    .sort();
   const templated = template.variables.map((v) => v.fieldPath).sort();
   if (declared.join() !== templated.join()) {
-    throw new GenerationError(`${where}: path parameters [${declared.join(", ")}] must be exactly the template's [${templated.join(", ")}]`);
+    throw new GenerationError(
+      `${where}: path parameters [${declared.join(", ")}] must be exactly the template's [${templated.join(", ")}]`,
+    );
   }
   const requestBody = op.requestBody === undefined ? undefined : requestBodyOf(doc, op.requestBody, where);
-  if (requestBody && (httpMethod === "GET" || httpMethod === "HEAD")) throw new GenerationError(`${where}: a ${httpMethod} cannot have a request body`);
+  if (requestBody && (httpMethod === "GET" || httpMethod === "HEAD"))
+    throw new GenerationError(`${where}: a ${httpMethod} cannot have a request body`);
   const responses = responsesOf(doc, op, where);
   return {
     operationId,
@@ -140,7 +157,12 @@ export function buildOperationModel(doc: OpenAPIObject, path: string, method: st
 }
 
 /** The path item's parameters, then the operation's, which replace any of the same name and place. */
-function parametersOf(doc: OpenAPIObject, pathItem: PathItemObject, op: OperationObject, where: string): ParameterModel[] {
+function parametersOf(
+  doc: OpenAPIObject,
+  pathItem: PathItemObject,
+  op: OperationObject,
+  where: string,
+): ParameterModel[] {
   const byKey = new Map<string, ParameterModel>();
   for (const raw of [...(pathItem.parameters ?? []), ...(op.parameters ?? [])]) {
     const parameter = resolveComponent<ParameterObject>(doc, raw, "parameters", where);
@@ -152,16 +174,24 @@ function parametersOf(doc: OpenAPIObject, pathItem: PathItemObject, op: Operatio
 
 function parameterOf(doc: OpenAPIObject, parameter: ParameterObject, where: string): ParameterModel {
   const place = parameter.in;
-  if (place !== "path" && place !== "query" && place !== "header") throw new GenerationError(`${where}: parameters in ${String(place)} are not supported`);
+  if (place !== "path" && place !== "query" && place !== "header")
+    throw new GenerationError(`${where}: parameters in ${String(place)} are not supported`);
   if (parameter.schema === undefined) throw new GenerationError(`${where}: needs a schema (content is not supported)`);
   const defaultStyle = place === "query" ? "form" : "simple";
-  if ((parameter.style !== undefined && parameter.style !== defaultStyle) || parameter.explode === (place !== "query")) {
-    throw new GenerationError(`${where}: only the default style (${defaultStyle}, explode ${place === "query"}) is supported`);
+  if (
+    (parameter.style !== undefined && parameter.style !== defaultStyle) ||
+    parameter.explode === (place !== "query")
+  ) {
+    throw new GenerationError(
+      `${where}: only the default style (${defaultStyle}, explode ${place === "query"}) is supported`,
+    );
   }
-  if (place === "path" && parameter.required !== true) throw new GenerationError(`${where}: a path parameter must be required`);
+  if (place === "path" && parameter.required !== true)
+    throw new GenerationError(`${where}: a path parameter must be required`);
   const resolved = resolveSchema(doc, parameter.schema, where);
   const types = typeof resolved === "object" ? [resolved.type].flat() : [];
-  if (types.includes("array") && place !== "query") throw new GenerationError(`${where}: only query parameters may be arrays`);
+  if (types.includes("array") && place !== "query")
+    throw new GenerationError(`${where}: only query parameters may be arrays`);
   if (types.includes("object")) throw new GenerationError(`${where}: object parameters are not supported`);
   return {
     name: place === "header" ? parameter.name.toLowerCase() : parameter.name,
@@ -171,7 +201,9 @@ function parameterOf(doc: OpenAPIObject, parameter: ParameterObject, where: stri
     description: parameter.description?.trim() || undefined,
     deprecated: parameter.deprecated === true,
     repeated: types.includes("array"),
-    defaultValue: (parameter.schema as { default?: unknown }).default ?? (typeof resolved === "object" ? resolved.default : undefined),
+    defaultValue:
+      (parameter.schema as { default?: unknown }).default ??
+      (typeof resolved === "object" ? resolved.default : undefined),
   };
 }
 
@@ -182,7 +214,8 @@ function requestBodyOf(doc: OpenAPIObject, raw: RequestBodyObject | ReferenceObj
   const first = JSON.stringify(entries[0]![1].schema);
   for (const [mediaType, media] of entries) {
     if (media.schema === undefined) throw new GenerationError(`${where}: request body ${mediaType} needs a schema`);
-    if (JSON.stringify(media.schema) !== first) throw new GenerationError(`${where}: every media type of the request body must have the same schema`);
+    if (JSON.stringify(media.schema) !== first)
+      throw new GenerationError(`${where}: every media type of the request body must have the same schema`);
   }
   return {
     required: body.required === true,
@@ -196,7 +229,8 @@ function responsesOf(doc: OpenAPIObject, op: OperationObject, where: string): Re
   const entries = Object.entries((op.responses ?? {}) as Record<string, ResponseObject | ReferenceObject>);
   if (entries.length === 0) throw new GenerationError(`${where}: documents no response`);
   return entries.map(([key, raw]) => {
-    if (key !== "default" && !/^[1-5][0-9][0-9]$/.test(key)) throw new GenerationError(`${where}: response ${key} must be a status code or default`);
+    if (key !== "default" && !/^[1-5][0-9][0-9]$/.test(key))
+      throw new GenerationError(`${where}: response ${key} must be a status code or default`);
     const at = `${where} response ${key}`;
     const response = resolveComponent<ResponseObject>(doc, raw, "responses", at);
     const contents = Object.entries(response.content ?? {}).map(([mediaType, media]) => {
@@ -216,7 +250,12 @@ function responsesOf(doc: OpenAPIObject, op: OperationObject, where: string): Re
         numeric: types.includes("integer") || types.includes("number"),
       };
     });
-    return { status: key === "default" ? "default" : Number(key), description: response.description ?? "", contents, headers };
+    return {
+      status: key === "default" ? "default" : Number(key),
+      description: response.description ?? "",
+      contents,
+      headers,
+    };
   });
 }
 

@@ -1,5 +1,10 @@
 import type { OpenAPIObject, OperationObject, PathItemObject } from "openapi3-ts/oas31";
-import { findAmbiguousRoutes, formatPathTemplate, parsePathTemplate, type PathTemplate } from "../../runtime/path-template/index.js";
+import {
+  findAmbiguousRoutes,
+  formatPathTemplate,
+  parsePathTemplate,
+  type PathTemplate,
+} from "../../runtime/path-template/index.js";
 import type { ErrorBodyForm } from "../../runtime/rest/rest-plane.js";
 import { GenerationError } from "../generation-error.js";
 import { planeErrorForm } from "./error-forms.js";
@@ -28,7 +33,8 @@ export interface PlaneModel {
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
 
 export function buildPlaneModel(name: string, source: string, doc: OpenAPIObject): PlaneModel {
-  if (!/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/.test(name)) throw new GenerationError(`${source}: the file name must be kebab-case`);
+  if (!/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/.test(name))
+    throw new GenerationError(`${source}: the file name must be kebab-case`);
   const components = Object.entries(doc.components?.schemas ?? {}).map(([componentName, schema]) => {
     if (!/^[A-Z][A-Za-z0-9]*$/.test(componentName)) {
       throw new GenerationError(`${source}: schema ${JSON.stringify(componentName)} must have a PascalCase name`);
@@ -45,7 +51,11 @@ export function buildPlaneModel(name: string, source: string, doc: OpenAPIObject
     }
   }
   if (operations.length === 0) throw new GenerationError(`${source}: the document has no operations`);
-  checkUnique(source, operations, components.map((c) => c.name));
+  checkUnique(
+    source,
+    operations,
+    components.map((c) => c.name),
+  );
   rejectAmbiguousRoutes(source, operations);
   const { basePath, serverVariables } = basePathOf(source, doc);
   return {
@@ -63,29 +73,48 @@ export function buildPlaneModel(name: string, source: string, doc: OpenAPIObject
 }
 
 /** Suffixes of the types generated per operation; a component of the same name would collide. */
-export const OPERATION_TYPE_SUFFIXES = ["PathParams", "QueryParams", "HeaderParams", "RequestBody", "Call", "Input", "Result", "Success"] as const;
+export const OPERATION_TYPE_SUFFIXES = [
+  "PathParams",
+  "QueryParams",
+  "HeaderParams",
+  "RequestBody",
+  "Call",
+  "Input",
+  "Result",
+  "Success",
+] as const;
 
 function checkUnique(source: string, operations: readonly OperationModel[], componentNames: readonly string[]): void {
   const seen = new Map<string, string>();
   for (const op of operations) {
     const previous = seen.get(op.operationId);
-    if (previous) throw new GenerationError(`${source}: operationId ${op.operationId} is used by ${previous} and ${op.httpMethod} ${op.path}`);
+    if (previous)
+      throw new GenerationError(
+        `${source}: operationId ${op.operationId} is used by ${previous} and ${op.httpMethod} ${op.path}`,
+      );
     seen.set(op.operationId, `${op.httpMethod} ${op.path}`);
   }
   const components = new Set(componentNames);
   for (const op of operations) {
     for (const suffix of OPERATION_TYPE_SUFFIXES) {
       if (components.has(`${op.typeName}${suffix}`)) {
-        throw new GenerationError(`${source}: schema ${op.typeName}${suffix} has the name of a type generated for operation ${op.operationId}; rename the schema`);
+        throw new GenerationError(
+          `${source}: schema ${op.typeName}${suffix} has the name of a type generated for operation ${op.operationId}; rename the schema`,
+        );
       }
     }
   }
 }
 
 function rejectAmbiguousRoutes(source: string, operations: readonly OperationModel[]): void {
-  const pairs = findAmbiguousRoutes(operations.map((op) => ({ httpMethod: op.httpMethod, template: op.template, target: op.operationId })));
+  const pairs = findAmbiguousRoutes(
+    operations.map((op) => ({ httpMethod: op.httpMethod, template: op.template, target: op.operationId })),
+  );
   if (pairs.length > 0) {
-    const lines = pairs.map(([a, b]) => `${a.httpMethod} ${formatPathTemplate(a.template)} (${a.target}) and ${b.httpMethod} ${formatPathTemplate(b.template)} (${b.target})`);
+    const lines = pairs.map(
+      ([a, b]) =>
+        `${a.httpMethod} ${formatPathTemplate(a.template)} (${a.target}) and ${b.httpMethod} ${formatPathTemplate(b.template)} (${b.target})`,
+    );
     throw new GenerationError(`${source}: ambiguous routes:\n  ${lines.join("\n  ")}`);
   }
 }
@@ -104,11 +133,16 @@ function basePathOf(source: string, doc: OpenAPIObject): Pick<PlaneModel, "baseP
   try {
     basePath = parsePathTemplate(rest === "" ? "/" : rest);
   } catch (error) {
-    throw new GenerationError(`${source}: server URL ${JSON.stringify(server.url)}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new GenerationError(
+      `${source}: server URL ${JSON.stringify(server.url)}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const serverVariables = basePath.variables.map(({ fieldPath }) => {
     const variable = server.variables?.[fieldPath];
-    if (!variable) throw new GenerationError(`${source}: server URL variable {${fieldPath}} is not declared in servers[0].variables`);
+    if (!variable)
+      throw new GenerationError(
+        `${source}: server URL variable {${fieldPath}} is not declared in servers[0].variables`,
+      );
     return { name: fieldPath, description: variable.description?.trim() || undefined };
   });
   return { basePath, serverVariables };

@@ -89,12 +89,15 @@ function objectType(doc: OpenAPIObject, schema: SchemaObject, where: string, ind
 function propertyDoc(schema: SchemaLike): string | undefined {
   if (typeof schema !== "object") return undefined;
   const { description, deprecated } = schema as { description?: string; deprecated?: boolean };
-  const lines = [description?.trim(), deprecated ? "@deprecated" : undefined].filter((l) => l !== undefined && l !== "");
+  const lines = [description?.trim(), deprecated ? "@deprecated" : undefined].filter(
+    (l) => l !== undefined && l !== "",
+  );
   return lines.length === 0 ? undefined : lines.join("\n\n");
 }
 
 function literalType(value: unknown): string {
-  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean" || value === null) return literal(value);
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean" || value === null)
+    return literal(value);
   // An object or array constant has no literal type; its shape is still checked by the server.
   return "unknown";
 }

@@ -5,7 +5,18 @@ import type { OperationModel, ParameterModel } from "./operation-model.js";
 import type { PlaneModel } from "./plane-model.js";
 
 /** Keywords whose value is one schema, an array of schemas, or a map of name to schema. */
-const ONE_SCHEMA = ["items", "contains", "not", "if", "then", "else", "additionalProperties", "unevaluatedProperties", "unevaluatedItems", "propertyNames"];
+const ONE_SCHEMA = [
+  "items",
+  "contains",
+  "not",
+  "if",
+  "then",
+  "else",
+  "additionalProperties",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "propertyNames",
+];
 const SCHEMA_LIST = ["allOf", "anyOf", "oneOf", "prefixItems"];
 const SCHEMA_MAP = ["properties", "patternProperties", "dependentSchemas", "$defs"];
 
@@ -17,8 +28,20 @@ const SCHEMA_MAP = ["properties", "patternProperties", "dependentSchemas", "$def
  * content, which the handler checks.
  */
 const ANNOTATIONS = new Set([
-  "description", "title", "example", "examples", "externalDocs", "xml", "deprecated", "readOnly", "writeOnly",
-  "$comment", "discriminator", "contentMediaType", "contentEncoding", "contentSchema",
+  "description",
+  "title",
+  "example",
+  "examples",
+  "externalDocs",
+  "xml",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "$comment",
+  "discriminator",
+  "contentMediaType",
+  "contentEncoding",
+  "contentSchema",
 ]);
 
 /**
@@ -34,7 +57,8 @@ export function buildValidationSchemas(plane: PlaneModel): RestValidationSchemas
     const where = `${op.httpMethod} ${op.path} (${op.operationId})`;
     const parameters = parametersSchema(doc, op, where);
     if (parameters) defs[parametersSchemaKey(op.operationId)] = parameters;
-    if (op.requestBody) defs[bodySchemaKey(op.operationId)] = clean(doc, op.requestBody.schema, `${where} body`, false) as object;
+    if (op.requestBody)
+      defs[bodySchemaKey(op.operationId)] = clean(doc, op.requestBody.schema, `${where} body`, false) as object;
   }
   return { $id: `urn:platform:openapi:${plane.name}`, $defs: defs };
 }
@@ -56,7 +80,10 @@ function objectOf(doc: OpenAPIObject, parameters: readonly ParameterModel[], whe
     parameters.map((p) => {
       const schema = clean(doc, p.schema, `${where} parameter ${p.name}`, true);
       // A default inside a referenced schema is out of ajv's reach: give it beside the reference.
-      return [p.name, p.defaultValue === undefined || typeof schema !== "object" ? schema : { ...schema, default: p.defaultValue }];
+      return [
+        p.name,
+        p.defaultValue === undefined || typeof schema !== "object" ? schema : { ...schema, default: p.defaultValue },
+      ];
     }),
   );
   return { type: "object", properties, ...(required.length > 0 ? { required } : {}) };
@@ -69,17 +96,21 @@ function objectOf(doc: OpenAPIObject, parameters: readonly ParameterModel[], whe
  */
 function clean(doc: OpenAPIObject, schema: unknown, where: string, isProperty: boolean): object | boolean {
   if (typeof schema === "boolean") return schema;
-  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) throw new GenerationError(`${where}: a schema must be an object or a boolean`);
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema))
+    throw new GenerationError(`${where}: a schema must be an object or a boolean`);
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (ANNOTATIONS.has(key) || key.startsWith("x-")) continue;
     if (key === "default" && !isProperty) continue;
     if (key === "$ref") out.$ref = rewriteRef(value, where);
     else if (ONE_SCHEMA.includes(key)) out[key] = clean(doc, value, `${where}.${key}`, false);
-    else if (SCHEMA_LIST.includes(key)) out[key] = (value as unknown[]).map((sub, i) => clean(doc, sub, `${where}.${key}[${i}]`, false));
+    else if (SCHEMA_LIST.includes(key))
+      out[key] = (value as unknown[]).map((sub, i) => clean(doc, sub, `${where}.${key}[${i}]`, false));
     else if (SCHEMA_MAP.includes(key)) {
       const entries = Object.entries(value as Record<string, unknown>);
-      out[key] = Object.fromEntries(entries.map(([name, sub]) => [name, clean(doc, sub, `${where}.${name}`, key === "properties")]));
+      out[key] = Object.fromEntries(
+        entries.map(([name, sub]) => [name, clean(doc, sub, `${where}.${name}`, key === "properties")]),
+      );
     } else out[key] = value;
   }
   if (Array.isArray(out.oneOf)) {
@@ -93,7 +124,8 @@ function clean(doc: OpenAPIObject, schema: unknown, where: string, isProperty: b
 
 function rewriteRef(ref: unknown, where: string): string {
   const prefix = "#/components/schemas/";
-  if (typeof ref !== "string" || !ref.startsWith(prefix)) throw new GenerationError(`${where}: $ref ${JSON.stringify(ref)} must name a schema in ${prefix}`);
+  if (typeof ref !== "string" || !ref.startsWith(prefix))
+    throw new GenerationError(`${where}: $ref ${JSON.stringify(ref)} must name a schema in ${prefix}`);
   return `#/$defs/${ref.slice(prefix.length)}`;
 }
 

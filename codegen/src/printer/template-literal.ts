@@ -14,7 +14,9 @@ export function templateLiteral(template: PathTemplate, where: string): string {
     throw new GenerationError(`${where}: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (JSON.stringify(reparsed) !== JSON.stringify(template)) {
-    throw new GenerationError(`${where}: the path template ${JSON.stringify(template.source)} does not parse back to itself`);
+    throw new GenerationError(
+      `${where}: the path template ${JSON.stringify(template.source)} does not parse back to itself`,
+    );
   }
   return JSON.stringify(template.source);
 }

@@ -33,7 +33,20 @@ describe("createTsFile", () => {
 
   it("imports a name as a value when any use needs the value, and splits long statements", () => {
     const f = createTsFile("x.ts", header);
-    const names = ["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India", "Juliett", "Kilo", "Lima"];
+    const names = [
+      "Alpha",
+      "Bravo",
+      "Charlie",
+      "Delta",
+      "Echo",
+      "Foxtrot",
+      "Golf",
+      "Hotel",
+      "India",
+      "Juliett",
+      "Kilo",
+      "Lima",
+    ];
     f.print(names.map((n) => [f.import(`${n}Type`, "./types.js", true), " "]));
     f.print(f.import("AlphaType", "./types.js"));
     const text = f.content();

@@ -72,8 +72,14 @@ export function createTsFile(path: string, header: GeneratedHeader): TsFile {
         .map(([from, names]) => ({ from: specifier(path, from), names }))
         .sort((a, b) => order(a.from) - order(b.from) || (a.from < b.from ? -1 : a.from > b.from ? 1 : 0))
         .flatMap(({ from, names }) => {
-          const values = [...names].filter(([, typeOnly]) => !typeOnly).map(([name]) => name).sort();
-          const types = [...names].filter(([, typeOnly]) => typeOnly).map(([name]) => name).sort();
+          const values = [...names]
+            .filter(([, typeOnly]) => !typeOnly)
+            .map(([name]) => name)
+            .sort();
+          const types = [...names]
+            .filter(([, typeOnly]) => typeOnly)
+            .map(([name]) => name)
+            .sort();
           return [
             ...(values.length > 0 ? [importStatement("import", values, from)] : []),
             ...(types.length > 0 ? [importStatement("import type", types, from)] : []),
@@ -114,7 +120,11 @@ function specifier(path: string, from: string): string {
 
 /** A JSDoc block at `indent`, or "" for no text. `*\/` inside the text cannot end the comment early. */
 export function jsDoc(text: string | undefined, indent = ""): string {
-  const lines = (text ?? "").trim().replace(/\*\//g, "*\\/").split("\n").map((line) => line.trimEnd());
+  const lines = (text ?? "")
+    .trim()
+    .replace(/\*\//g, "*\\/")
+    .split("\n")
+    .map((line) => line.trimEnd());
   if (lines.length === 1 && lines[0] === "") return "";
   if (lines.length === 1) return `${indent}/** ${lines[0]} */\n`;
   return `${indent}/**\n${lines.map((line) => (line === "" ? `${indent} *` : `${indent} * ${line}`)).join("\n")}\n${indent} */\n`;

@@ -104,23 +104,31 @@ function buildRoutes(method: DescMethod, options: OptionReader, streamFraming: S
     const input = method.input;
     for (const variable of template.variables) {
       const field = resolveFieldPath(input, variable.fieldPath);
-      if (!field) throw new GenerationError(`${where}: path variable {${variable.fieldPath}} names no field of ${input.typeName}`);
+      if (!field)
+        throw new GenerationError(
+          `${where}: path variable {${variable.fieldPath}} names no field of ${input.typeName}`,
+        );
       if (field.fieldKind !== "scalar" && field.fieldKind !== "enum") {
-        throw new GenerationError(`${where}: path variable {${variable.fieldPath}} must be a singular scalar or enum field`);
+        throw new GenerationError(
+          `${where}: path variable {${variable.fieldPath}} must be a singular scalar or enum field`,
+        );
       }
     }
     const body = binding.body;
     if (body !== "" && body !== "*") {
       const field = input.fields.find((f) => f.name === body);
       if (!field) throw new GenerationError(`${where}: body "${body}" names no top-level field of ${input.typeName}`);
-      if (field.fieldKind === "list") throw new GenerationError(`${where}: body "${body}" must not be a repeated field`);
+      if (field.fieldKind === "list")
+        throw new GenerationError(`${where}: body "${body}" must not be a repeated field`);
     }
     if (httpMethod === "GET" && body !== "") {
       throw new GenerationError(`${where}: a GET binding cannot have a body`);
     }
     const responseBody = binding.responseBody;
     if (responseBody !== "" && !method.output.fields.some((f) => f.name === responseBody)) {
-      throw new GenerationError(`${where}: response_body "${responseBody}" names no top-level field of ${method.output.typeName}`);
+      throw new GenerationError(
+        `${where}: response_body "${responseBody}" names no top-level field of ${method.output.typeName}`,
+      );
     }
     // A field bound whole by the path or the body never comes from the query; a message field
     // of which the path binds only a sub-field may still take its other sub-fields from it.

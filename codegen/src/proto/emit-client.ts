@@ -19,7 +19,10 @@ export function emitClient(f: ProtoTsFile, model: ServiceModel): void {
   const methodFacts = f.import("ClientMethodFacts", RUNTIME_MODULE, true);
   const name = service.name;
 
-  f.print(f.jsDoc(`Facts about each RPC of ${service.typeName} that the SDK acts on.`), `export const ${name}Methods = {`);
+  f.print(
+    f.jsDoc(`Facts about each RPC of ${service.typeName} that the SDK acts on.`),
+    `export const ${name}Methods = {`,
+  );
   for (const m of model.methods) {
     f.print("  ", m.method.localName, ": ", methodFactsLiteral(m), ",");
   }
@@ -39,30 +42,89 @@ export function emitClient(f: ProtoTsFile, model: ServiceModel): void {
         f.print(doc, "  ", method.localName, "(", ...request, ", options?: ", callOptions, "): Promise<", output, ">;");
         break;
       case "server_streaming":
-        f.print(doc, "  ", method.localName, "(", ...request, ", options?: ", callOptions, "): AsyncIterable<", output, ">;");
+        f.print(
+          doc,
+          "  ",
+          method.localName,
+          "(",
+          ...request,
+          ", options?: ",
+          callOptions,
+          "): AsyncIterable<",
+          output,
+          ">;",
+        );
         break;
       case "client_streaming":
         f.print(
-          doc, "  ", method.localName, "(requests: AsyncIterable<", initShape, "<typeof ", input, ">>, options?: ", callOptions,
-          "): Promise<", output, ">;",
+          doc,
+          "  ",
+          method.localName,
+          "(requests: AsyncIterable<",
+          initShape,
+          "<typeof ",
+          input,
+          ">>, options?: ",
+          callOptions,
+          "): Promise<",
+          output,
+          ">;",
         );
         break;
       case "bidi_streaming":
         f.print(
-          doc, "  ", method.localName, "(requests: AsyncIterable<", initShape, "<typeof ", input, ">>, options?: ", callOptions,
-          "): AsyncIterable<", output, ">;",
+          doc,
+          "  ",
+          method.localName,
+          "(requests: AsyncIterable<",
+          initShape,
+          "<typeof ",
+          input,
+          ">>, options?: ",
+          callOptions,
+          "): AsyncIterable<",
+          output,
+          ">;",
         );
         break;
     }
     if (m.pagination) {
       const item = f.importShape(m.pagination.items.message);
-      f.print(f.jsDoc(`Every item of ${method.name}, fetching pages as the iteration needs them.`, "  "), "  ", method.localName, "All(", ...request, ", options?: ", callOptions, "): AsyncIterable<", item, ">;");
+      f.print(
+        f.jsDoc(`Every item of ${method.name}, fetching pages as the iteration needs them.`, "  "),
+        "  ",
+        method.localName,
+        "All(",
+        ...request,
+        ", options?: ",
+        callOptions,
+        "): AsyncIterable<",
+        item,
+        ">;",
+      );
     }
   }
   f.print("}");
   f.print();
-  f.print(f.jsDoc(`Creates a client of ${service.typeName} over a Connect, gRPC or gRPC-web transport.`), `export function create${name}Client(transport: `, transport, ", options?: ", clientOptions, `): ${name}Client {`);
-  f.print("  return ", createServiceClient, "<", name, "Client>(", serviceSymbol, ", ", name, "Methods, transport, options);");
+  f.print(
+    f.jsDoc(`Creates a client of ${service.typeName} over a Connect, gRPC or gRPC-web transport.`),
+    `export function create${name}Client(transport: `,
+    transport,
+    ", options?: ",
+    clientOptions,
+    `): ${name}Client {`,
+  );
+  f.print(
+    "  return ",
+    createServiceClient,
+    "<",
+    name,
+    "Client>(",
+    serviceSymbol,
+    ", ",
+    name,
+    "Methods, transport, options);",
+  );
   f.print("}");
   f.print();
 }

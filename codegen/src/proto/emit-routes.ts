@@ -11,7 +11,14 @@ import { RUNTIME_MODULE } from "../printer/runtime-module.js";
 export function emitRoutes(f: ProtoTsFile, model: ServiceModel): void {
   const service = f.importSchema(model.service);
   const define = f.import("defineHttpRoutes", RUNTIME_MODULE);
-  f.print(f.jsDoc(`HTTP routes of ${model.service.typeName}, from its google.api.http annotations.`), `export const ${routesName(model)} = `, define, "(", service, ", [");
+  f.print(
+    f.jsDoc(`HTTP routes of ${model.service.typeName}, from its google.api.http annotations.`),
+    `export const ${routesName(model)} = `,
+    define,
+    "(",
+    service,
+    ", [",
+  );
   for (const method of model.methods) {
     for (const route of method.routes) {
       const where = `rpc ${model.service.typeName}.${method.method.name}`;

@@ -18,16 +18,42 @@ export function emitServer(f: ProtoTsFile, model: ServiceModel, routesFile: stri
   const routes = f.import(routesName(model), routesFile);
   const publicMethods = model.methods.filter((m) => m.isPublic).map((m) => m.method.localName);
 
-  f.print(f.jsDoc(`What a handler of ${service.typeName} implements: one function per RPC.`), `export type ${service.name}Implementation = `, serviceImpl, "<typeof ", serviceSymbol, ">;");
+  f.print(
+    f.jsDoc(`What a handler of ${service.typeName} implements: one function per RPC.`),
+    `export type ${service.name}Implementation = `,
+    serviceImpl,
+    "<typeof ",
+    serviceSymbol,
+    ">;",
+  );
   f.print();
-  f.print(f.jsDoc(`Who may call ${service.typeName}: the organization header rule and the public methods.`), `export const ${service.name}Access: `, serviceAccess, " = {");
+  f.print(
+    f.jsDoc(`Who may call ${service.typeName}: the organization header rule and the public methods.`),
+    `export const ${service.name}Access: `,
+    serviceAccess,
+    " = {",
+  );
   f.print("  organizationHeader: ", String(model.organizationHeader), ",");
   f.print("  publicMethods: ", JSON.stringify(publicMethods), ",");
   f.print("};");
   f.print();
-  f.print(f.jsDoc(`Serves an implementation of ${service.typeName} over Connect, gRPC, gRPC-web and its HTTP routes.\n\n${NOT_IMPLEMENTED_DOC}`), `export function register${service.name}(registrar: `, registrar, `, implementation: Partial<${service.name}Implementation>): void {`);
-  f.print("  registrar.register({ service: ", serviceSymbol, ", routes: ", routes, ".routes, access: ", service.name, "Access }, implementation);");
+  f.print(
+    f.jsDoc(
+      `Serves an implementation of ${service.typeName} over Connect, gRPC, gRPC-web and its HTTP routes.\n\n${NOT_IMPLEMENTED_DOC}`,
+    ),
+    `export function register${service.name}(registrar: `,
+    registrar,
+    `, implementation: Partial<${service.name}Implementation>): void {`,
+  );
+  f.print(
+    "  registrar.register({ service: ",
+    serviceSymbol,
+    ", routes: ",
+    routes,
+    ".routes, access: ",
+    service.name,
+    "Access }, implementation);",
+  );
   f.print("}");
   f.print();
 }
-

@@ -33,12 +33,20 @@ function generateTs(schema: Schema): void {
     const fileModels = file.services.map((service) => buildServiceModel(service, options));
     models.push(...fileModels);
     const services = fileModels.map((m) => m.service.typeName).join(", ");
-    emitProtoTsFile(schema, file, "_http", `HTTP route table of ${services}.`, (f) => fileModels.forEach((m) => emitRoutes(f, m)));
-    const routesFile = `./${file.name}_http.js`;
-    emitProtoTsFile(schema, file, "_server", `Service glue of ${services}: implementation type, access rules, registration.`, (f) =>
-      fileModels.forEach((m) => emitServer(f, m, routesFile)),
+    emitProtoTsFile(schema, file, "_http", `HTTP route table of ${services}.`, (f) =>
+      fileModels.forEach((m) => emitRoutes(f, m)),
     );
-    emitProtoTsFile(schema, file, "_client", `SDK client of ${services}.`, (f) => fileModels.forEach((m) => emitClient(f, m)));
+    const routesFile = `./${file.name}_http.js`;
+    emitProtoTsFile(
+      schema,
+      file,
+      "_server",
+      `Service glue of ${services}: implementation type, access rules, registration.`,
+      (f) => fileModels.forEach((m) => emitServer(f, m, routesFile)),
+    );
+    emitProtoTsFile(schema, file, "_client", `SDK client of ${services}.`, (f) =>
+      fileModels.forEach((m) => emitClient(f, m)),
+    );
   }
   rejectAmbiguousRoutes(models);
   for (const { name, content } of emitOpenApiDocuments(models, options)) {

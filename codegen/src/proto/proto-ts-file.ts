@@ -18,11 +18,22 @@ export interface ProtoTsFile extends TsFile {
  * for what it knows, the names and files protoc-gen-es gives descriptors; the text, its imports
  * and its header come from codegen/src/printer, as for the OpenAPI generator.
  */
-export function emitProtoTsFile(schema: Schema, file: DescFile, suffix: string, description: string, emit: (f: ProtoTsFile) => void): void {
+export function emitProtoTsFile(
+  schema: Schema,
+  file: DescFile,
+  suffix: string,
+  description: string,
+  emit: (f: ProtoTsFile) => void,
+): void {
   const name = `${file.name}${suffix}.ts`;
   const target: GeneratedFile = schema.generateFile(name);
-  const printer = createTsFile(name, { generator: "codegen/src/proto", source: `${PROTO_ROOT}/${file.name}.proto`, description });
-  const symbol = (from: { name: string; from: string; typeOnly: boolean }): TsImport => printer.import(from.name, from.from, from.typeOnly);
+  const printer = createTsFile(name, {
+    generator: "codegen/src/proto",
+    source: `${PROTO_ROOT}/${file.name}.proto`,
+    description,
+  });
+  const symbol = (from: { name: string; from: string; typeOnly: boolean }): TsImport =>
+    printer.import(from.name, from.from, from.typeOnly);
   emit({
     ...printer,
     importSchema: (desc, typeOnly = false) => symbol(target.importSchema(desc, typeOnly)),

@@ -37,8 +37,15 @@ export async function openIamConnection(dataDir: string, databaseUrl: string | u
   const server = await runningServer(dataDir);
   if (server) {
     const secret = await readOperatorKey(dataDir);
-    if (!secret) throw new Error(`a server (pid ${server.pid}) runs on ${dataDir} but ${operatorKeyFile(dataDir)} is missing; restart it to rewrite the file`);
-    const transport = createConnectTransport({ baseUrl: server.api, httpVersion: "1.1", interceptors: [bearer(secret)] });
+    if (!secret)
+      throw new Error(
+        `a server (pid ${server.pid}) runs on ${dataDir} but ${operatorKeyFile(dataDir)} is missing; restart it to rewrite the file`,
+      );
+    const transport = createConnectTransport({
+      baseUrl: server.api,
+      httpVersion: "1.1",
+      interceptors: [bearer(secret)],
+    });
     return { client: createIamServiceClient(transport, { retry: false }), via: "api", close: async () => {} };
   }
 
@@ -49,11 +56,18 @@ export async function openIamConnection(dataDir: string, databaseUrl: string | u
     const secret = (await readOperatorKey(dataDir))!;
     const { db } = database;
     const binding = { service: IamService, routes: IamServiceRoutes.routes, access: IamServiceAccess };
-    const transport: Transport = createRouterTransport((router) => router.service(IamService, createIamService({ db })), {
-      router: { interceptors: [createAuthInterceptor({ db, bindings: [binding] })] },
-      transport: { interceptors: [bearer(secret)] },
-    });
-    return { client: createIamServiceClient(transport, { retry: false }), via: "database", close: () => database.close() };
+    const transport: Transport = createRouterTransport(
+      (router) => router.service(IamService, createIamService({ db })),
+      {
+        router: { interceptors: [createAuthInterceptor({ db, bindings: [binding] })] },
+        transport: { interceptors: [bearer(secret)] },
+      },
+    );
+    return {
+      client: createIamServiceClient(transport, { retry: false }),
+      via: "database",
+      close: () => database.close(),
+    };
   } catch (error) {
     await database.close();
     throw error;
@@ -77,7 +91,8 @@ async function runningServer(dataDir: string): Promise<ServerRecord | undefined>
     throw error;
   }
   const record = JSON.parse(text) as Partial<ServerRecord>;
-  if (!Number.isSafeInteger(record.pid) || typeof record.api !== "string") throw new Error(`${join(dataDir, "server.json")} is malformed`);
+  if (!Number.isSafeInteger(record.pid) || typeof record.api !== "string")
+    throw new Error(`${join(dataDir, "server.json")} is malformed`);
   return isAlive(record.pid!) ? (record as ServerRecord) : undefined;
 }
 

@@ -52,7 +52,10 @@ async function admin(...args: string[]): Promise<AdminRun> {
   let stdout = "";
   let stderr = "";
   const env = { DATABASE_URL: databaseUrl ?? "", PLATFORM_DATA_DIR: dataDir };
-  const code = await runAdminCommand(args, env, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
+  const code = await runAdminCommand(args, env, {
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+  });
   const json = code === 0 && stdout.startsWith("{") ? (JSON.parse(stdout) as Record<string, unknown>) : undefined;
   return { code, json, stdout, stderr };
 }
@@ -60,7 +63,8 @@ async function admin(...args: string[]): Promise<AdminRun> {
 /** The output with ids, secrets and times replaced by what they are, to compare the two paths. */
 function skeleton(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(skeleton);
-  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, skeleton(v)]));
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, skeleton(v)]));
   if (typeof value !== "string") return value;
   if (value.startsWith("dk_")) return "<secret>";
   if (value === "acme-direct" || value === "acme-api") return "<org name>";
@@ -74,7 +78,16 @@ const results: Record<"database" | "api", Record<string, unknown>> = { database:
 
 describe(`admin commands (${engine})`, () => {
   it("rejects bad usage with exit code 2 and the usage text", async () => {
-    for (const args of [[], ["frobnicate"], ["create-org"], ["create-org", "a", "b"], ["create-key", "--org", "x"], ["create-key", "--role", "owner"], ["revoke-key", "--org", "x"], ["create-org", "x", "--bogus"]]) {
+    for (const args of [
+      [],
+      ["frobnicate"],
+      ["create-org"],
+      ["create-org", "a", "b"],
+      ["create-key", "--org", "x"],
+      ["create-key", "--role", "owner"],
+      ["revoke-key", "--org", "x"],
+      ["create-org", "x", "--bogus"],
+    ]) {
       const run = await admin(...args);
       expect(run.code, args.join(" ")).toBe(2);
       expect(run.stderr).toContain("usage:");
@@ -90,12 +103,28 @@ describe(`admin commands (${engine})`, () => {
     expect(created.stderr).toBe("");
     expect(created.code).toBe(0);
     expect(created.stdout.endsWith("}\n")).toBe(true);
-    expect(created.json).toEqual({ organization: { id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: "acme-direct" }, apiKey: expect.stringMatching(/^dk_/) });
+    expect(created.json).toEqual({
+      organization: { id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: "acme-direct" },
+      apiKey: expect.stringMatching(/^dk_/),
+    });
     results.database.createOrg = created.json;
 
-    const key = await admin("create-key", "--org", "acme-direct", "--role", "script.editor", "--role", "secrets.admin", "--name", "ci");
+    const key = await admin(
+      "create-key",
+      "--org",
+      "acme-direct",
+      "--role",
+      "script.editor",
+      "--role",
+      "secrets.admin",
+      "--name",
+      "ci",
+    );
     expect(key.code).toBe(0);
-    expect(key.json).toMatchObject({ apiKey: { name: "ci", state: "API_KEY_STATE_ACTIVE", expiresAt: "0", revokedAt: "0" }, secret: expect.stringMatching(/^dk_/) });
+    expect(key.json).toMatchObject({
+      apiKey: { name: "ci", state: "API_KEY_STATE_ACTIVE", expiresAt: "0", revokedAt: "0" },
+      secret: expect.stringMatching(/^dk_/),
+    });
     results.database.createKey = key.json;
     const keyId = (key.json!.apiKey as { keyId: string }).keyId;
 
@@ -116,7 +145,9 @@ describe(`admin commands (${engine})`, () => {
     expect(taken.code).toBe(1);
     expect(taken.stderr).toMatch(/already_exists.*taken/);
     expect((await admin("create-org", "Bad_Name")).stderr).toMatch(/name must be 3 to 63 characters/);
-    expect((await admin("create-key", "--org", "nobody-here", "--role", "owner")).stderr).toMatch(/organization "nobody-here" not found/);
+    expect((await admin("create-key", "--org", "nobody-here", "--role", "owner")).stderr).toMatch(
+      /organization "nobody-here" not found/,
+    );
     const unknownRole = await admin("create-key", "--org", "acme-direct", "--role", "script.god");
     expect(unknownRole.code).toBe(1);
     expect(unknownRole.stderr).toMatch(/unknown role "script.god"/);
@@ -133,7 +164,9 @@ describe(`admin commands (${engine})`, () => {
       handle = await openDatabase({ dataDir, databaseUrl });
       await migrateDatabase(handle, () => {});
       await ensureOperator(handle.db, dataDir);
-      const router = createServiceRouter({ interceptors: [createAuthInterceptor({ db: handle.db, bindings: () => router.bindings })] });
+      const router = createServiceRouter({
+        interceptors: [createAuthInterceptor({ db: handle.db, bindings: () => router.bindings })],
+      });
       registerIamService(router, createIamService({ db: handle.db }));
       const handler = router.nodeHandler();
       server = createServer((request, response) => {
@@ -158,7 +191,17 @@ describe(`admin commands (${engine})`, () => {
       const owner = created.json!.apiKey as string;
       const orgId = (created.json!.organization as { id: string }).id;
 
-      const key = await admin("create-key", "--org", "acme-api", "--role", "script.editor", "--role", "secrets.admin", "--name", "ci");
+      const key = await admin(
+        "create-key",
+        "--org",
+        "acme-api",
+        "--role",
+        "script.editor",
+        "--role",
+        "secrets.admin",
+        "--name",
+        "ci",
+      );
       results.api.createKey = key.json;
       const keyId = (key.json!.apiKey as { keyId: string }).keyId;
       results.api.rotateKey = (await admin("rotate-key", "--org", "acme-api", keyId)).json;
@@ -166,12 +209,20 @@ describe(`admin commands (${engine})`, () => {
       expect(skeleton(results.api)).toEqual(skeleton(results.database));
 
       // The owner key works against the server; the revoked key does not.
-      const listed = await fetch(`${baseUrl}/v1/iam/orgs/${orgId}/api-keys`, { headers: { authorization: `Bearer ${owner}` } });
+      const listed = await fetch(`${baseUrl}/v1/iam/orgs/${orgId}/api-keys`, {
+        headers: { authorization: `Bearer ${owner}` },
+      });
       expect(listed.status).toBe(200);
       const { apiKeys } = (await listed.json()) as { apiKeys: { keyId: string; state: string }[] };
       expect(apiKeys.map((k) => k.state).sort()).toEqual(["API_KEY_STATE_ACTIVE", "API_KEY_STATE_REVOKED"]);
       const rotatedSecret = results.api.rotateKey as { secret: string };
-      expect((await fetch(`${baseUrl}/v1/iam/orgs/${orgId}/api-keys`, { headers: { authorization: `Bearer ${rotatedSecret.secret}` } })).status).toBe(401);
+      expect(
+        (
+          await fetch(`${baseUrl}/v1/iam/orgs/${orgId}/api-keys`, {
+            headers: { authorization: `Bearer ${rotatedSecret.secret}` },
+          })
+        ).status,
+      ).toBe(401);
     });
 
     it("reports the server's errors the same way", async () => {

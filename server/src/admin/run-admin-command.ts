@@ -38,7 +38,11 @@ interface Command {
   readonly positionals: readonly string[];
   /** Options that must be given. */
   readonly requires: readonly string[];
-  run(client: IamServiceClient, values: Readonly<Record<string, string | string[] | undefined>>, positionals: readonly string[]): Promise<JsonValue>;
+  run(
+    client: IamServiceClient,
+    values: Readonly<Record<string, string | string[] | undefined>>,
+    positionals: readonly string[],
+  ): Promise<JsonValue>;
 }
 
 const org = { org: { type: "string" } } as const;
@@ -53,7 +57,9 @@ const commands: Readonly<Record<string, Command>> = {
       const issued = await client
         .createApiKey({ orgId: organization.orgId, name: "owner", roles: [ownerRole] })
         .catch((error: unknown) => {
-          throw new Error(`organization "${name}" was created, but issuing its owner key failed (${messageOf(error)}); run create-key --org ${name} --role owner`);
+          throw new Error(
+            `organization "${name}" was created, but issuing its owner key failed (${messageOf(error)}); run create-key --org ${name} --role owner`,
+          );
         });
       return { organization: { id: organization.orgId, name: organization.name }, apiKey: issued.secret };
     },
@@ -65,7 +71,11 @@ const commands: Readonly<Record<string, Command>> = {
     async run(client, values) {
       const roles = values.role as string[];
       const orgId = await organizationId(client, values.org as string);
-      const issued = await client.createApiKey({ orgId, name: (values.name as string | undefined) ?? "admin-cli", roles });
+      const issued = await client.createApiKey({
+        orgId,
+        name: (values.name as string | undefined) ?? "admin-cli",
+        roles,
+      });
       return { apiKey: apiKeyJson(issued.apiKey!), secret: issued.secret };
     },
   },
@@ -94,7 +104,11 @@ const commands: Readonly<Record<string, Command>> = {
  * `platform-server admin ...`: returns the exit code (0 done, 1 failed, 2 usage). Output is one
  * JSON object on stdout; errors go to stderr.
  */
-export async function runAdminCommand(argv: readonly string[], env: NodeJS.ProcessEnv, output: AdminOutput = processOutput): Promise<number> {
+export async function runAdminCommand(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  output: AdminOutput = processOutput,
+): Promise<number> {
   const [name, ...rest] = argv;
   const command = name === undefined ? undefined : commands[name];
   if (!command) {
@@ -115,10 +129,13 @@ export async function runAdminCommand(argv: readonly string[], env: NodeJS.Proce
       strict: true,
     }));
     if (positionals.length !== command.positionals.length) {
-      throw new UsageError(`${name} takes ${command.positionals.length === 0 ? "no arguments" : command.positionals.join(" ")}, got ${positionals.length === 0 ? "none" : positionals.join(" ")}`);
+      throw new UsageError(
+        `${name} takes ${command.positionals.length === 0 ? "no arguments" : command.positionals.join(" ")}, got ${positionals.length === 0 ? "none" : positionals.join(" ")}`,
+      );
     }
     const missing = command.requires.filter((option) => !values[option]);
-    if (missing.length > 0) throw new UsageError(`${name} needs ${missing.map((option) => `--${option}`).join(" and ")}`);
+    if (missing.length > 0)
+      throw new UsageError(`${name} needs ${missing.map((option) => `--${option}`).join(" and ")}`);
   } catch (error) {
     if (!(error instanceof UsageError) && !(error instanceof TypeError)) throw error;
     output.stderr(`${error.message}\n${adminUsage}`);
@@ -129,12 +146,18 @@ export async function runAdminCommand(argv: readonly string[], env: NodeJS.Proce
   let connection;
   try {
     connection = await openIamConnection(dataDir, env.DATABASE_URL || undefined);
-    const result = await command.run(connection.client, values as Record<string, string | string[] | undefined>, positionals);
+    const result = await command.run(
+      connection.client,
+      values as Record<string, string | string[] | undefined>,
+      positionals,
+    );
     output.stdout(JSON.stringify(result) + "\n");
     return 0;
   } catch (error) {
     const unreachable = connection?.via === "api" && error instanceof ConnectError && error.code === Code.Unavailable;
-    const hint = unreachable ? ` (the server recorded in ${dataDir}/server.json does not answer; remove the file if no server runs)` : "";
+    const hint = unreachable
+      ? ` (the server recorded in ${dataDir}/server.json does not answer; remove the file if no server runs)`
+      : "";
     output.stderr(`platform-server admin ${name}: ${messageOf(error)}${hint}\n`);
     return 1;
   } finally {

@@ -1,5 +1,11 @@
 import { expect, it } from "vitest";
-import { displayPrefix, generateApiKeySecret, hashApiKeySecret, isApiKeySecretShape, issueSecret } from "./api-key-secret.js";
+import {
+  displayPrefix,
+  generateApiKeySecret,
+  hashApiKeySecret,
+  isApiKeySecretShape,
+  issueSecret,
+} from "./api-key-secret.js";
 
 it("generates dk_ followed by 32 random bytes in base64url", () => {
   const secret = generateApiKeySecret();

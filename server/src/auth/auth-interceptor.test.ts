@@ -1,6 +1,13 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Code, createClient, createRouterTransport, type Client, type HandlerContext, type Transport } from "@connectrpc/connect";
+import {
+  Code,
+  createClient,
+  createRouterTransport,
+  type Client,
+  type HandlerContext,
+  type Transport,
+} from "@connectrpc/connect";
 import { createServiceRouter } from "@platform/codegen/runtime/server";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +18,11 @@ import { IamService } from "../../../gen/platform/iam/v1/iam_service_pb.js";
 import { IamServiceAccess } from "../../../gen/platform/iam/v1/iam_service_server.js";
 import { IamServiceRoutes } from "../../../gen/platform/iam/v1/iam_service_http.js";
 import { ScriptService } from "../../../gen/platform/script/v1/script_service_pb.js";
-import { registerScriptService, ScriptServiceAccess, type ScriptServiceImplementation } from "../../../gen/platform/script/v1/script_service_server.js";
+import {
+  registerScriptService,
+  ScriptServiceAccess,
+  type ScriptServiceImplementation,
+} from "../../../gen/platform/script/v1/script_service_server.js";
 import { ScriptServiceRoutes } from "../../../gen/platform/script/v1/script_service_http.js";
 import { openTestDatabase, type TestDatabase } from "../../test/test-database.js";
 import { apiKeys } from "./auth-schema.js";
@@ -33,7 +44,14 @@ const scriptImplementation: Partial<ScriptServiceImplementation> = {
   healthCheck: () => ({ status: "ok" }),
   listEnvVars: (_request, context: HandlerContext) => {
     const principal = principalOf(context);
-    return { vars: [{ key: principal.orgName, value: `${principal.orgId} ${principal.keyId} ${[...principal.roles].sort().join(",")}` }] };
+    return {
+      vars: [
+        {
+          key: principal.orgName,
+          value: `${principal.orgId} ${principal.keyId} ${[...principal.roles].sort().join(",")}`,
+        },
+      ],
+    };
   },
   setEnvVar: () => ({}),
 };
@@ -71,7 +89,13 @@ async function keyWith(roles: string[], expiresAt = 0) {
   const name = `auth-${Math.random().toString(36).slice(2, 10)}`;
   const orgId = await database.createOrganization(name);
   const { key, secret } = await store.createApiKey(orgId, { name: "test", roles, expiresAt });
-  return { orgId, name, keyId: key.id, secret, headers: { authorization: `Bearer ${secret}`, "x-organization-name": name } };
+  return {
+    orgId,
+    name,
+    keyId: key.id,
+    secret,
+    headers: { authorization: `Bearer ${secret}`, "x-organization-name": name },
+  };
 }
 
 describe(`auth interceptor (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"})`, () => {
@@ -83,7 +107,13 @@ describe(`auth interceptor (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
   it("hands the principal to the handler", async () => {
     const key = await keyWith(["script.viewer", "git.viewer"]);
     const { vars } = await script.listEnvVars({}, { headers: key.headers });
-    expect(vars).toEqual([{ $typeName: "platform.script.v1.EnvVarEntry", key: key.name, value: `${key.orgId} ${key.keyId} git.viewer,script.viewer` }]);
+    expect(vars).toEqual([
+      {
+        $typeName: "platform.script.v1.EnvVarEntry",
+        key: key.name,
+        value: `${key.orgId} ${key.keyId} git.viewer,script.viewer`,
+      },
+    ]);
   });
 
   describe("UNAUTHENTICATED", () => {
@@ -127,7 +157,10 @@ describe(`auth interceptor (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
     it("expired key", async () => {
       const key = await keyWith(["secrets.viewer"], Date.now() + 60_000);
       await secrets.listSecrets({}, { headers: key.headers });
-      await database.db.update(apiKeys).set({ expiresAt: Date.now() - 1 }).where(eq(apiKeys.id, key.keyId));
+      await database.db
+        .update(apiKeys)
+        .set({ expiresAt: Date.now() - 1 })
+        .where(eq(apiKeys.id, key.keyId));
       const error = await failure(secrets.listSecrets({}, { headers: key.headers }));
       expect(error.code).toBe(Code.Unauthenticated);
       expect(error.rawMessage).toMatch(/expired at \d{4}-/);
@@ -136,7 +169,8 @@ describe(`auth interceptor (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
 
   it("accepts the scheme in any case", async () => {
     const key = await keyWith(["secrets.viewer"]);
-    for (const scheme of ["bearer", "BEARER", "BeArEr"]) await secrets.listSecrets({}, { headers: { authorization: `${scheme} ${key.secret}` } });
+    for (const scheme of ["bearer", "BEARER", "BeArEr"])
+      await secrets.listSecrets({}, { headers: { authorization: `${scheme} ${key.secret}` } });
   });
 
   describe("x-organization-name", () => {
@@ -146,7 +180,9 @@ describe(`auth interceptor (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
       expect(missing.code).toBe(Code.PermissionDenied);
       expect(missing.rawMessage).toMatch(/requires the header x-organization-name/);
       const other = await keyWith([]);
-      const mismatch = await failure(script.listEnvVars({}, { headers: { ...key.headers, "x-organization-name": other.name } }));
+      const mismatch = await failure(
+        script.listEnvVars({}, { headers: { ...key.headers, "x-organization-name": other.name } }),
+      );
       expect(mismatch.code).toBe(Code.PermissionDenied);
       expect(mismatch.rawMessage).toMatch(/is not the organization of this API key/);
       await script.listEnvVars({}, { headers: key.headers });
@@ -164,7 +200,9 @@ describe(`auth interceptor (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
       const key = await keyWith(["script.viewer"]);
       const error = await failure(script.setEnvVar({ key: "A", value: "1" }, { headers: key.headers }));
       expect(error.code).toBe(Code.PermissionDenied);
-      expect(error.rawMessage).toBe("platform.script.v1.ScriptService/SetEnvVar needs one of the roles script.editor, owner; this API key has script.viewer");
+      expect(error.rawMessage).toBe(
+        "platform.script.v1.ScriptService/SetEnvVar needs one of the roles script.editor, owner; this API key has script.viewer",
+      );
     });
 
     it("secrets.viewer lists but cannot read a secret's value", async () => {
@@ -180,7 +218,9 @@ describe(`auth interceptor (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
       await script.setEnvVar({ key: "A", value: "1" }, { headers: owner.headers });
       await secrets.getSecret({ name: "db" }, { headers: owner.headers });
       await iam.listApiKeys({ orgId: owner.orgId }, { headers: owner.headers });
-      expect((await failure(iam.createOrganization({ name: "by-owner" }, { headers: owner.headers }))).code).toBe(Code.PermissionDenied);
+      expect((await failure(iam.createOrganization({ name: "by-owner" }, { headers: owner.headers }))).code).toBe(
+        Code.PermissionDenied,
+      );
       const operator = await keyWith(["operator"]);
       expect((await failure(secrets.listSecrets({}, { headers: operator.headers }))).code).toBe(Code.PermissionDenied);
     });
@@ -188,9 +228,13 @@ describe(`auth interceptor (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
     it("a revoked grant takes effect on the next call", async () => {
       const key = await keyWith(["secrets.admin"]);
       await secrets.getSecret({ name: "db" }, { headers: key.headers });
-      const [grant] = (await store.listPermissions(key.orgId, { principal: key.keyId }, { pageSize: 10, pageToken: "" })).items;
+      const [grant] = (
+        await store.listPermissions(key.orgId, { principal: key.keyId }, { pageSize: 10, pageToken: "" })
+      ).items;
       await store.revokePermission(key.orgId, grant!.id);
-      expect((await failure(secrets.getSecret({ name: "db" }, { headers: key.headers }))).code).toBe(Code.PermissionDenied);
+      expect((await failure(secrets.getSecret({ name: "db" }, { headers: key.headers }))).code).toBe(
+        Code.PermissionDenied,
+      );
     });
 
     it("a key without roles authenticates but may do nothing", async () => {
@@ -226,7 +270,10 @@ describe(`auth interceptor (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
     expect(first).toBeGreaterThanOrEqual(before);
     await secrets.listSecrets({}, { headers: key.headers });
     expect(await lastUsed()).toBe(first);
-    await database.db.update(apiKeys).set({ lastUsedAt: first - lastUsedResolutionMs }).where(eq(apiKeys.id, key.keyId));
+    await database.db
+      .update(apiKeys)
+      .set({ lastUsedAt: first - lastUsedResolutionMs })
+      .where(eq(apiKeys.id, key.keyId));
     await secrets.listSecrets({}, { headers: key.headers });
     expect(await lastUsed()).toBeGreaterThanOrEqual(first);
   });
@@ -235,7 +282,9 @@ describe(`auth interceptor (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
     let server: Server;
     let baseUrl: string;
     beforeAll(async () => {
-      const router = createServiceRouter({ interceptors: [createAuthInterceptor({ db: database.db, bindings: () => router.bindings })] });
+      const router = createServiceRouter({
+        interceptors: [createAuthInterceptor({ db: database.db, bindings: () => router.bindings })],
+      });
       registerScriptService(router, scriptImplementation);
       registerSecretService(router, secretImplementation);
       server = createServer(router.nodeHandler());
@@ -257,7 +306,11 @@ describe(`auth interceptor (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
       expect(denied.status).toBe(403);
       expect(await denied.json()).toMatchObject({ code: "permission_denied" });
 
-      const connect = await fetch(`${baseUrl}/platform.compute.v1.SecretService/ListSecrets`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      const connect = await fetch(`${baseUrl}/platform.compute.v1.SecretService/ListSecrets`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
       expect(connect.status).toBe(401);
       expect((await fetch(`${baseUrl}/v1/script/health`)).status).toBe(200);
     });

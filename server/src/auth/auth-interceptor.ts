@@ -51,7 +51,8 @@ const organizationHeader = "x-organization-name";
  * change drops the entry before answering, so its own next call already sees the change.
  */
 export function createAuthInterceptor(options: AuthInterceptorOptions): Interceptor {
-  const readBindings = typeof options.bindings === "function" ? options.bindings : () => options.bindings as readonly ServiceBinding[];
+  const readBindings =
+    typeof options.bindings === "function" ? options.bindings : () => options.bindings as readonly ServiceBinding[];
   const accessByService = new Map<string, ServiceAccess>();
   const requiredByMethod = new Map<DescMethod, RequiredRole>();
 
@@ -78,7 +79,8 @@ export function createAuthInterceptor(options: AuthInterceptorOptions): Intercep
     if (access.publicMethods.includes(request.method.localName)) return next(request);
 
     const principal = await authenticate(options.db, request.header.get("authorization"), options.credentials);
-    if (access.organizationHeader) checkOrganizationHeader(request.header.get(organizationHeader), principal, request.service.typeName);
+    if (access.organizationHeader)
+      checkOrganizationHeader(request.header.get(organizationHeader), principal, request.service.typeName);
     const required = requiredFor(request.service, request.method);
     if (!required.anyOf.some((role) => principal.roles.has(role))) {
       throw new ConnectError(
@@ -131,13 +133,19 @@ const credentialBySecretHash = perDatabase((db) =>
  * (credential-changes.ts). Refusals are never remembered: an unknown, revoked or expired key is
  * looked up again each time, so no caller can fill the cache with made-up secrets.
  */
-export async function authenticate(db: Database, authorization: string | null, credentials?: CredentialCache): Promise<Principal> {
+export async function authenticate(
+  db: Database,
+  authorization: string | null,
+  credentials?: CredentialCache,
+): Promise<Principal> {
   if (!authorization) throw unauthenticated("missing credentials: send the header Authorization: Bearer <API key>");
   const match = /^(\S+)\s+(\S+)\s*$/.exec(authorization.trim());
   if (!match) throw unauthenticated("malformed Authorization header: expected Bearer <API key>");
   const [, scheme, token] = match;
-  if (scheme!.toLowerCase() !== "bearer") throw unauthenticated(`unsupported authorization scheme "${scheme!.slice(0, 20)}": use Bearer <API key>`);
-  if (!isApiKeySecretShape(token!)) throw unauthenticated("malformed bearer token: expected an API key (dk_ followed by 43 characters)");
+  if (scheme!.toLowerCase() !== "bearer")
+    throw unauthenticated(`unsupported authorization scheme "${scheme!.slice(0, 20)}": use Bearer <API key>`);
+  if (!isApiKeySecretShape(token!))
+    throw unauthenticated("malformed bearer token: expected an API key (dk_ followed by 43 characters)");
 
   const secretHash = apiKeySecretDigest(token!);
   let credential = credentials?.get(secretHash);
@@ -159,7 +167,9 @@ export async function authenticate(db: Database, authorization: string | null, c
   const now = Date.now();
   const { principal } = credential;
   if (isExpired(credential, now)) {
-    throw unauthenticated(`API key ${credential.secretPrefix}… (${principal.keyId}) expired at ${new Date(credential.expiresAt).toISOString()}`);
+    throw unauthenticated(
+      `API key ${credential.secretPrefix}… (${principal.keyId}) expired at ${new Date(credential.expiresAt).toISOString()}`,
+    );
   }
 
   if (now - credential.lastUsedAt >= lastUsedResolutionMs) {
@@ -180,9 +190,15 @@ function isExpired(credential: VerifiedCredential, now: number): boolean {
 
 function checkOrganizationHeader(value: string | null, principal: Principal, service: string): void {
   if (value === null || value.trim() === "") {
-    throw new ConnectError(`${service} requires the header ${organizationHeader}: set it to your organization's name`, Code.PermissionDenied);
+    throw new ConnectError(
+      `${service} requires the header ${organizationHeader}: set it to your organization's name`,
+      Code.PermissionDenied,
+    );
   }
   if (value.trim() !== principal.orgName) {
-    throw new ConnectError(`${organizationHeader} "${value.trim().slice(0, 63)}" is not the organization of this API key`, Code.PermissionDenied);
+    throw new ConnectError(
+      `${organizationHeader} "${value.trim().slice(0, 63)}" is not the organization of this API key`,
+      Code.PermissionDenied,
+    );
   }
 }

@@ -30,7 +30,9 @@ export const apiKeys = pgTable(
     secretHash: text("secret_hash").notNull().unique(),
     /** The first characters of the secret, to recognise a key in listings. */
     secretPrefix: text("secret_prefix").notNull(),
-    state: text("state", { enum: ["active", "revoked"] }).notNull().default("active"),
+    state: text("state", { enum: ["active", "revoked"] })
+      .notNull()
+      .default("active"),
     createdAt: epochMs("created_at").notNull().default(nowMs),
     expiresAt: epochMs("expires_at").notNull().default(0),
     lastUsedAt: epochMs("last_used_at").notNull().default(0),
@@ -53,5 +55,8 @@ export const permissions = pgTable(
     resource: text("resource").notNull().default(""),
     createdAt: epochMs("created_at").notNull().default(nowMs),
   },
-  (t) => [unique("permissions_grant_unique").on(t.orgId, t.principal, t.role, t.resource), index("permissions_principal_idx").on(t.principal)],
+  (t) => [
+    unique("permissions_grant_unique").on(t.orgId, t.principal, t.role, t.resource),
+    index("permissions_principal_idx").on(t.principal),
+  ],
 );

@@ -6,7 +6,12 @@ import { decodeCredentialChange, encodeCredentialChange } from "./credential-cha
 const digest = (secret: string) => createHash("sha256").update(secret).digest();
 
 function credential(keyId: string, orgId = "org-1"): VerifiedCredential {
-  return { principal: { orgId, orgName: "acme", keyId, roles: new Set(["owner"]) }, secretPrefix: "dk_abcdefg", expiresAt: 0, lastUsedAt: 0 };
+  return {
+    principal: { orgId, orgName: "acme", keyId, roles: new Set(["owner"]) },
+    secretPrefix: "dk_abcdefg",
+    expiresAt: 0,
+    lastUsedAt: 0,
+  };
 }
 
 function clock(start = 1_000_000) {
@@ -92,7 +97,9 @@ describe("credential cache", () => {
 
 describe("credential change notices", () => {
   it("round-trip a key change and a flush", () => {
-    expect(decodeCredentialChange(encodeCredentialChange({ keyId: "0b7c0b0e-1111-4222-8333-444455556666" }))).toEqual({ keyId: "0b7c0b0e-1111-4222-8333-444455556666" });
+    expect(decodeCredentialChange(encodeCredentialChange({ keyId: "0b7c0b0e-1111-4222-8333-444455556666" }))).toEqual({
+      keyId: "0b7c0b0e-1111-4222-8333-444455556666",
+    });
     expect(decodeCredentialChange(encodeCredentialChange({ all: true }))).toEqual({ all: true });
   });
 

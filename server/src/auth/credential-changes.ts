@@ -48,7 +48,10 @@ export function credentialChangeCommitted(db: Database, change: CredentialChange
  * time LISTEN is (re)established everything is dropped, since notices sent while the listening
  * connection was down are lost. Returns the function that stops listening.
  */
-export async function followCredentialChanges(handle: Pick<DatabaseHandle, "db" | "listen">, cache: CredentialCache): Promise<() => Promise<void>> {
+export async function followCredentialChanges(
+  handle: Pick<DatabaseHandle, "db" | "listen">,
+  cache: CredentialCache,
+): Promise<() => Promise<void>> {
   const unlisten = await handle.listen(
     credentialChannel,
     (payload) => cache.apply(decodeCredentialChange(payload)),

@@ -58,7 +58,8 @@ async function refused(call: Promise<unknown>): Promise<ConnectError> {
     () => undefined,
     (e: unknown) => e,
   );
-  if (!(error instanceof ConnectError)) throw new Error(`expected a refusal, got ${error === undefined ? "success" : String(error)}`);
+  if (!(error instanceof ConnectError))
+    throw new Error(`expected a refusal, got ${error === undefined ? "success" : String(error)}`);
   return error;
 }
 
@@ -85,7 +86,8 @@ async function newKey(roles = ["owner"], expiresAt = 0) {
 }
 
 /** Revokes a key's row behind the store's back: no notice is sent. */
-const revokeSilently = (keyId: string) => database.db.update(apiKeys).set({ state: "revoked" }).where(eq(apiKeys.id, keyId));
+const revokeSilently = (keyId: string) =>
+  database.db.update(apiKeys).set({ state: "revoked" }).where(eq(apiKeys.id, keyId));
 
 describe(`credential cache across processes (${process.env.TEST_DATABASE_URL ? "postgres, two pools" : "embedded, one process"})`, () => {
   it("serves a verified key from memory until a change notice about it arrives", async () => {
@@ -173,26 +175,29 @@ describe(`credential cache across processes (${process.env.TEST_DATABASE_URL ? "
   });
 
   // PostgreSQL only: the embedded database's one connection lives in this process and cannot drop.
-  if (process.env.TEST_DATABASE_URL) it("flushes everything when the listening connection is lost and made anew", async () => {
-    const { secret } = await newKey();
-    await authOn(there, secret);
-    expect(there.cache.size).toBeGreaterThan(0);
-    // Notices sent while the LISTEN connection is down are lost: when it is back, nothing cached
-    // before can be trusted.
-    const listening = resultRows<{ pid: number }>(
-      await database.db.execute(sql`select pid from pg_stat_activity where datname = current_database() and query ilike 'listen%' and pid <> pg_backend_pid()`),
-    );
-    expect(listening.length).toBeGreaterThan(0);
-    for (const { pid } of listening) await database.db.execute(sql`select pg_terminate_backend(${pid})`);
-    await within(5000, async () => there.cache.size === 0);
-    // And it listens again: a revocation after the reconnect still reaches the other process.
-    const fresh = await newKey();
-    await authOn(there, fresh.secret);
-    await within(5000, async () => {
-      await here.store.grantPermissions(fresh.orgId, fresh.keyId, ["secrets.viewer"], "");
-      return (await authOn(there, fresh.secret)).roles.has("secrets.viewer");
+  if (process.env.TEST_DATABASE_URL)
+    it("flushes everything when the listening connection is lost and made anew", async () => {
+      const { secret } = await newKey();
+      await authOn(there, secret);
+      expect(there.cache.size).toBeGreaterThan(0);
+      // Notices sent while the LISTEN connection is down are lost: when it is back, nothing cached
+      // before can be trusted.
+      const listening = resultRows<{ pid: number }>(
+        await database.db.execute(
+          sql`select pid from pg_stat_activity where datname = current_database() and query ilike 'listen%' and pid <> pg_backend_pid()`,
+        ),
+      );
+      expect(listening.length).toBeGreaterThan(0);
+      for (const { pid } of listening) await database.db.execute(sql`select pg_terminate_backend(${pid})`);
+      await within(5000, async () => there.cache.size === 0);
+      // And it listens again: a revocation after the reconnect still reaches the other process.
+      const fresh = await newKey();
+      await authOn(there, fresh.secret);
+      await within(5000, async () => {
+        await here.store.grantPermissions(fresh.orgId, fresh.keyId, ["secrets.viewer"], "");
+        return (await authOn(there, fresh.secret)).roles.has("secrets.viewer");
+      });
+      await here.store.revokeApiKey(fresh.orgId, fresh.keyId);
+      await within(1000, () => isRefused(authOn(there, fresh.secret)));
     });
-    await here.store.revokeApiKey(fresh.orgId, fresh.keyId);
-    await within(1000, () => isRefused(authOn(there, fresh.secret)));
-  });
 });

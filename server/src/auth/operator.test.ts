@@ -20,7 +20,10 @@ afterAll(async () => {
 });
 
 async function operatorKeyRow(secret: string) {
-  const [row] = await database.db.select().from(apiKeys).where(eq(apiKeys.secretHash, hashApiKeySecret(secret)));
+  const [row] = await database.db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.secretHash, hashApiKeySecret(secret)));
   return row;
 }
 
@@ -57,7 +60,10 @@ it("issues a new key when the file is missing or its key no longer works", async
   const second = (await readOperatorKey(dataDir))!;
   expect(second).not.toBe(first);
 
-  await database.db.update(apiKeys).set({ state: "revoked" }).where(eq(apiKeys.secretHash, hashApiKeySecret(second)));
+  await database.db
+    .update(apiKeys)
+    .set({ state: "revoked" })
+    .where(eq(apiKeys.secretHash, hashApiKeySecret(second)));
   await ensureOperator(database.db, dataDir);
   const third = (await readOperatorKey(dataDir))!;
   expect(third).not.toBe(second);
@@ -65,8 +71,12 @@ it("issues a new key when the file is missing or its key no longer works", async
   // A key of an ordinary organization in the file is not an operator key.
   const orgId = await database.createOrganization();
   const impostor = `dk_${"A".repeat(43)}`;
-  await database.db.insert(apiKeys).values({ orgId, name: "x", secretHash: hashApiKeySecret(impostor), secretPrefix: impostor.slice(0, 10) });
-  await database.db.insert(permissions).values({ orgId, principal: (await operatorKeyRow(impostor))!.id, role: "operator" });
+  await database.db
+    .insert(apiKeys)
+    .values({ orgId, name: "x", secretHash: hashApiKeySecret(impostor), secretPrefix: impostor.slice(0, 10) });
+  await database.db
+    .insert(permissions)
+    .values({ orgId, principal: (await operatorKeyRow(impostor))!.id, role: "operator" });
   await writeFile(operatorKeyFile(dataDir), impostor + "\n");
   await ensureOperator(database.db, dataDir);
   const fourth = (await readOperatorKey(dataDir))!;

@@ -34,7 +34,11 @@ export async function ensureOperator(db: Database, dataDir: string): Promise<voi
     await chmod(file, 0o600);
     return;
   }
-  const { secret } = await createIamStore(db).createApiKey(orgId, { name: "operator", roles: [operatorRole], expiresAt: 0 });
+  const { secret } = await createIamStore(db).createApiKey(orgId, {
+    name: "operator",
+    roles: [operatorRole],
+    expiresAt: 0,
+  });
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   // Written aside then renamed, so a reader never sees a half-written secret.
   const partial = `${file}.${randomBytes(4).toString("hex")}.tmp`;
@@ -63,7 +67,10 @@ async function systemOrganizationId(db: Database): Promise<string> {
     .insert(organizations)
     .values({ name: systemOrganizationName, displayName: "Platform operator", system: true })
     .onConflictDoNothing({ target: organizations.name });
-  const [row] = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.name, systemOrganizationName));
+  const [row] = await db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(eq(organizations.name, systemOrganizationName));
   return row!.id;
 }
 
@@ -72,7 +79,14 @@ async function isValidOperatorKey(db: Database, orgId: string, secret: string): 
   const rows = await db
     .select({ id: apiKeys.id })
     .from(apiKeys)
-    .innerJoin(permissions, and(eq(permissions.principal, sql`${apiKeys.id}::text`), eq(permissions.orgId, orgId), eq(permissions.role, operatorRole)))
+    .innerJoin(
+      permissions,
+      and(
+        eq(permissions.principal, sql`${apiKeys.id}::text`),
+        eq(permissions.orgId, orgId),
+        eq(permissions.role, operatorRole),
+      ),
+    )
     .where(
       and(
         eq(apiKeys.secretHash, hashApiKeySecret(secret)),

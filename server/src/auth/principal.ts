@@ -11,7 +11,9 @@ export interface Principal {
   readonly roles: ReadonlySet<string>;
 }
 
-export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "the authenticated caller" });
+export const principalKey = createContextKey<Principal | undefined>(undefined, {
+  description: "the authenticated caller",
+});
 
 /** The caller of an authenticated method; a handler never runs without one, so absence is a server bug. */
 export function principalOf(context: HandlerContext): Principal {

@@ -19,7 +19,8 @@ async function generatedServices(): Promise<DescService[]> {
   for (const file of files) {
     const module = (await import(join(genRoot, file))) as Record<string, unknown>;
     for (const value of Object.values(module)) {
-      if (typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "service") services.push(value as DescService);
+      if (typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "service")
+        services.push(value as DescService);
     }
   }
   return services;
@@ -27,7 +28,8 @@ async function generatedServices(): Promise<DescService[]> {
 
 const services = await generatedServices();
 const method = (service: DescService, name: string) => service.methods.find((m) => m.name === name)!;
-const allows = (service: DescService, name: string, role: string) => requiredRole(service, method(service, name)).anyOf.includes(role);
+const allows = (service: DescService, name: string, role: string) =>
+  requiredRole(service, method(service, name)).anyOf.includes(role);
 
 describe("requiredRole over every generated method", () => {
   it("finds the generated services", () => {
@@ -70,13 +72,22 @@ describe("requiredRole over every generated method", () => {
   });
 
   it("a higher tier satisfies what a lower one does", () => {
-    expect(requiredRole(ScriptService, method(ScriptService, "GetThread")).anyOf).toEqual(["script.viewer", "script.editor", "owner"]);
-    expect(requiredRole(ScriptService, method(ScriptService, "CreateThread")).anyOf).toEqual(["script.editor", "owner"]);
+    expect(requiredRole(ScriptService, method(ScriptService, "GetThread")).anyOf).toEqual([
+      "script.viewer",
+      "script.editor",
+      "owner",
+    ]);
+    expect(requiredRole(ScriptService, method(ScriptService, "CreateThread")).anyOf).toEqual([
+      "script.editor",
+      "owner",
+    ]);
   });
 
   it("refuses a service it has no rule for", () => {
     const stranger = { ...ScriptService, typeName: "platform.unknown.v1.StrangeService" } as DescService;
-    expect(() => requiredRole(stranger, ScriptService.methods[0]!)).toThrow(/no role rule for platform.unknown.v1.StrangeService/);
+    expect(() => requiredRole(stranger, ScriptService.methods[0]!)).toThrow(
+      /no role rule for platform.unknown.v1.StrangeService/,
+    );
   });
 });
 

@@ -48,11 +48,21 @@ export interface RoleDefinition {
   readonly grantable: boolean;
 }
 
-const role = (name: string, tier: number, allows: string, grantable = true): RoleDefinition => ({ name, family: roleFamily(name), tier, allows, grantable });
+const role = (name: string, tier: number, allows: string, grantable = true): RoleDefinition => ({
+  name,
+  family: roleFamily(name),
+  tier,
+  allows,
+  grantable,
+});
 
 export const roleCatalog: readonly RoleDefinition[] = [
   role("owner", 0, "Everything in its organization, IAM included."),
-  role("iam.admin", 0, "The organization's API keys and grants, and reading the organization; can grant any role, so owner-equivalent."),
+  role(
+    "iam.admin",
+    0,
+    "The organization's API keys and grants, and reading the organization; can grant any role, so owner-equivalent.",
+  ),
   role("script.viewer", 0, "Read threads, steps, results, artifacts, tools and environment variables."),
   role("script.editor", 1, "Also create, cancel and resume threads; set, import and delete environment variables."),
   role("secrets.viewer", 0, "List secret metadata; never the values."),
@@ -63,7 +73,11 @@ export const roleCatalog: readonly RoleDefinition[] = [
   role("builds.editor", 1, "Also start, cancel and upload builds and save build secrets."),
   role("data.viewer", 0, "Read actions, pipelines, sources, ingest and vector engines; search."),
   role("data.editor", 1, "Also run actions and change pipelines, sources, credentials, ingest and engines."),
-  role("vectordb.viewer", 0, "Managed vector databases: GetService, GetServiceAccess, ListServices, cluster and backup reads."),
+  role(
+    "vectordb.viewer",
+    0,
+    "Managed vector databases: GetService, GetServiceAccess, ListServices, cluster and backup reads.",
+  ),
   role("vectordb.admin", 1, "Every managed vector database scope."),
   role("git.viewer", 0, "Git: clone, fetch and browse."),
   role("git.editor", 1, "Git: also push and pull requests."),
@@ -73,7 +87,12 @@ export const roleCatalog: readonly RoleDefinition[] = [
   role("registry.admin", 2, "Container registry: also repository settings and deletion."),
   role("identity.viewer", 0, "Identity pools: read pools, connections, users, tenants and memberships."),
   role("identity.admin", 1, "Identity pools: also create, change and delete them, their users, tenants and keys."),
-  role("operator", 0, "Platform operator: creates organizations and manages every organization's keys and grants.", false),
+  role(
+    "operator",
+    0,
+    "Platform operator: creates organizations and manages every organization's keys and grants.",
+    false,
+  ),
 ];
 
 export const ownerRole = "owner";
@@ -148,7 +167,8 @@ export function requiredRole(service: DescService, method: DescMethod): Required
   const override = requiredRoleOverrides[`${service.typeName}.${method.name}`];
   if (override) return override;
   const rule = serviceRoleRules[service.typeName];
-  if (!rule) throw new Error(`no role rule for ${service.typeName}: add one to serviceRoleRules in server/src/auth/roles.ts`);
+  if (!rule)
+    throw new Error(`no role rule for ${service.typeName}: add one to serviceRoleRules in server/src/auth/roles.ts`);
   const least = method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS ? rule.read : rule.write;
   return { anyOf: [...rolesAtLeast(least), ownerRole, ...(rule.operatorManaged ? [operatorRole] : [])] };
 }

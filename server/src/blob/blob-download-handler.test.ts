@@ -28,8 +28,11 @@ let sha = "";
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "blob-download-"));
   store = createFilesystemBlobStore(root);
-  sha = (await store.put("threads/t1/artifacts/out/data.bin", binary, { contentType: "application/octet-stream" })).sha256;
-  await store.put("threads/t1/artifacts/notes.txt", new TextEncoder().encode("0123456789"), { contentType: "text/plain; charset=utf-8" });
+  sha = (await store.put("threads/t1/artifacts/out/data.bin", binary, { contentType: "application/octet-stream" }))
+    .sha256;
+  await store.put("threads/t1/artifacts/notes.txt", new TextEncoder().encode("0123456789"), {
+    contentType: "text/plain; charset=utf-8",
+  });
   const handler = createBlobDownloadHandler({
     store,
     signer,
@@ -63,7 +66,10 @@ async function get(url: string, headers: Record<string, string> = {}, method: "G
 describe("the download handler", () => {
   it("serves a signed link byte-exact with type, length, ETag, disposition and a private cache lifetime", async () => {
     clock.ms = Date.now();
-    const url = signer.sign("threads/t1/artifacts/out/data.bin", { contentType: "application/x-custom", fileName: "data.bin" });
+    const url = signer.sign("threads/t1/artifacts/out/data.bin", {
+      contentType: "application/x-custom",
+      fileName: "data.bin",
+    });
     clock.ms += 60_000;
     const { status, headers, body } = await get(url);
     expect(status).toBe(200);
@@ -139,13 +145,23 @@ describe("the download handler", () => {
     ];
     for (const link of tampered) {
       const answer = await get(link);
-      expect([answer.status, answer.body.toString()], link).toEqual([403, "this download link is not valid: it was changed, or signed by another server\n"]);
+      expect([answer.status, answer.body.toString()], link).toEqual([
+        403,
+        "this download link is not valid: it was changed, or signed by another server\n",
+      ]);
     }
-    const other = createBlobUrlSigner({ signingKey: new Uint8Array(randomBytes(32)), baseUrl: () => base, now: () => clock.ms });
+    const other = createBlobUrlSigner({
+      signingKey: new Uint8Array(randomBytes(32)),
+      baseUrl: () => base,
+      now: () => clock.ms,
+    });
     expect((await get(other.sign("threads/t1/artifacts/notes.txt"))).status).toBe(403);
     clock.ms += DOWNLOAD_LINK_TTL_MS + 1;
     const expired = await get(url);
-    expect([expired.status, expired.body.toString()]).toEqual([403, "this download link has expired: ask for a new one\n"]);
+    expect([expired.status, expired.body.toString()]).toEqual([
+      403,
+      "this download link has expired: ask for a new one\n",
+    ]);
   });
 
   it("answers 404 once the object is gone, 405 to other methods, and passes other paths on", async () => {

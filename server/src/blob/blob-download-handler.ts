@@ -40,7 +40,10 @@ export function createBlobDownloadHandler(options: BlobDownloadOptions): NodeReq
     }
     const query = new URLSearchParams(search);
     const key = blobKeyFromUrlPath(pathname.slice(BLOB_ROUTE_PREFIX.length));
-    const link: BlobLinkCheck = key === undefined ? { ok: false, reason: query.has("signature") ? "invalid" : "unsigned" } : options.signer.verify(key, query);
+    const link: BlobLinkCheck =
+      key === undefined
+        ? { ok: false, reason: query.has("signature") ? "invalid" : "unsigned" }
+        : options.signer.verify(key, query);
     if (!link.ok) return plain(response, 403, REFUSALS[link.reason]);
     const blob = await options.store.open(key!);
     if (!blob) return plain(response, 404, "the file of this download link no longer exists");
@@ -51,7 +54,13 @@ export function createBlobDownloadHandler(options: BlobDownloadOptions): NodeReq
     }
   }
 
-  async function send(request: NodeRequest, response: NodeResponse, blob: OpenBlob, link: Extract<BlobLinkCheck, { ok: true }>, headOnly: boolean): Promise<void> {
+  async function send(
+    request: NodeRequest,
+    response: NodeResponse,
+    blob: OpenBlob,
+    link: Extract<BlobLinkCheck, { ok: true }>,
+    headOnly: boolean,
+  ): Promise<void> {
     const etag = `"${blob.sha256}"`;
     response.setHeader("etag", etag);
     response.setHeader("last-modified", new Date(blob.updatedAt).toUTCString());
@@ -63,14 +72,20 @@ export function createBlobDownloadHandler(options: BlobDownloadOptions): NodeReq
       return;
     }
     response.setHeader("content-type", link.contentType || blob.contentType);
-    response.setHeader("content-disposition", attachmentDisposition(link.fileName || blob.key.slice(blob.key.lastIndexOf("/") + 1)));
+    response.setHeader(
+      "content-disposition",
+      attachmentDisposition(link.fileName || blob.key.slice(blob.key.lastIndexOf("/") + 1)),
+    );
     response.setHeader("x-content-type-options", "nosniff");
     response.setHeader("content-security-policy", "default-src 'none'; sandbox");
     response.setHeader("accept-ranges", "bytes");
 
     // If-Range: the range holds only for the version the client already has part of.
     const ifRange = header(request, "if-range");
-    const range = ifRange === undefined || ifRange === etag ? parseByteRange(header(request, "range"), blob.size) : ({ kind: "whole" } as const);
+    const range =
+      ifRange === undefined || ifRange === etag
+        ? parseByteRange(header(request, "range"), blob.size)
+        : ({ kind: "whole" } as const);
     if (range.kind === "unsatisfiable") {
       response.setHeader("content-range", `bytes */${blob.size}`);
       return plain(response, 416, `the range is outside the file's ${blob.size} bytes`);

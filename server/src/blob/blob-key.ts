@@ -14,9 +14,11 @@ export class BlobKeyError extends Error {
 export function checkBlobKey(key: string): string {
   const shown = JSON.stringify(key.length > 80 ? `${key.slice(0, 80)}…` : key);
   if (key === "") throw new BlobKeyError("object key must not be empty");
-  if (Buffer.byteLength(key) > MAX_BLOB_KEY_BYTES) throw new BlobKeyError(`object key ${shown} is longer than ${MAX_BLOB_KEY_BYTES} bytes`);
+  if (Buffer.byteLength(key) > MAX_BLOB_KEY_BYTES)
+    throw new BlobKeyError(`object key ${shown} is longer than ${MAX_BLOB_KEY_BYTES} bytes`);
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  if (/[\u0000-\u001f\u007f\\]/.test(key)) throw new BlobKeyError(`object key ${shown} contains a control character or a backslash`);
+  if (/[\u0000-\u001f\u007f\\]/.test(key))
+    throw new BlobKeyError(`object key ${shown} contains a control character or a backslash`);
   if (key.split("/").some((segment) => segment === "" || segment === "." || segment === "..")) {
     throw new BlobKeyError(`object key ${shown} has an empty, "." or ".." segment (or a leading or trailing /)`);
   }
@@ -38,7 +40,9 @@ export function checkBlobPrefix(prefix: string): string {
 export function checkContentType(contentType: string): string {
   const token = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
   if (contentType.length > 255 || !new RegExp(`^${token}/${token}(?:[ \\t]*;[\\x20-\\x7e]*)?$`).test(contentType)) {
-    throw new BlobKeyError(`content type ${JSON.stringify(contentType.slice(0, 80))} is not a media type such as text/plain`);
+    throw new BlobKeyError(
+      `content type ${JSON.stringify(contentType.slice(0, 80))} is not a media type such as text/plain`,
+    );
   }
   return contentType;
 }

@@ -53,7 +53,9 @@ export function createBlobUrlSigner(options: BlobUrlSignerOptions): BlobUrlSigne
   const now = options.now ?? Date.now;
   // JSON of the parts is unambiguous whatever characters they hold: no two links sign the same text.
   const mac = (objectKey: string, expires: string, contentType: string, fileName: string) =>
-    createHmac("sha256", key).update(JSON.stringify([objectKey, expires, contentType, fileName])).digest();
+    createHmac("sha256", key)
+      .update(JSON.stringify([objectKey, expires, contentType, fileName]))
+      .digest();
 
   return {
     sign(objectKey, link = {}) {
@@ -75,7 +77,12 @@ export function createBlobUrlSigner(options: BlobUrlSignerOptions): BlobUrlSigne
       const fileName = query.get("name") ?? "";
       const given = /^[A-Za-z0-9_-]{43}$/.test(signature) ? Buffer.from(signature, "base64url") : undefined;
       const expected = mac(objectKey, expires, contentType, fileName);
-      if (!given || given.length !== expected.length || !timingSafeEqual(given, expected) || !/^[0-9]{1,15}$/.test(expires)) {
+      if (
+        !given ||
+        given.length !== expected.length ||
+        !timingSafeEqual(given, expected) ||
+        !/^[0-9]{1,15}$/.test(expires)
+      ) {
         return { ok: false, reason: "invalid" };
       }
       const expiresAt = Number(expires);

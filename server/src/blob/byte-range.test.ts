@@ -20,7 +20,17 @@ describe("parseByteRange", () => {
   });
 
   it("ignores what it does not honour: no header, bad syntax, other units, several ranges", () => {
-    for (const header of [undefined, "", "bytes=", "bytes=-", "bytes=5-2", "bytes=a-b", "items=0-1", "bytes=0-1,3-4", "bytes=0-1 junk"]) {
+    for (const header of [
+      undefined,
+      "",
+      "bytes=",
+      "bytes=-",
+      "bytes=5-2",
+      "bytes=a-b",
+      "items=0-1",
+      "bytes=0-1,3-4",
+      "bytes=0-1 junk",
+    ]) {
       expect(parseByteRange(header, 10), String(header)).toEqual({ kind: "whole" });
     }
   });

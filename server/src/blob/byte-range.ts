@@ -7,7 +7,8 @@ import type { ByteRange } from "./blob-store.js";
  * Not `range-parser`: it answers 416 to a suffix longer than the content, which RFC 9110 §14.1.3
  * serves whole, and to an inverted range, which §14.1.1 makes invalid and so ignored.
  */
-export type RangeRequest = { readonly kind: "whole" } | { readonly kind: "unsatisfiable" } | ({ readonly kind: "range" } & ByteRange);
+export type RangeRequest =
+  { readonly kind: "whole" } | { readonly kind: "unsatisfiable" } | ({ readonly kind: "range" } & ByteRange);
 
 export function parseByteRange(header: string | undefined, size: number): RangeRequest {
   const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header ?? "");

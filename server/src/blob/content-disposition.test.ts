@@ -8,8 +8,12 @@ describe("attachmentDisposition", () => {
   });
 
   it("adds the exact UTF-8 name in filename* when the plain one had to lose characters", () => {
-    expect(attachmentDisposition("résumé (1).pdf")).toBe(`attachment; filename="r_sum_ (1).pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%281%29.pdf`);
-    expect(attachmentDisposition("名前's.txt")).toBe(`attachment; filename="__'s.txt"; filename*=UTF-8''%E5%90%8D%E5%89%8D%27s.txt`);
+    expect(attachmentDisposition("résumé (1).pdf")).toBe(
+      `attachment; filename="r_sum_ (1).pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%281%29.pdf`,
+    );
+    expect(attachmentDisposition("名前's.txt")).toBe(
+      `attachment; filename="__'s.txt"; filename*=UTF-8''%E5%90%8D%E5%89%8D%27s.txt`,
+    );
   });
 
   it("names the file, not the folders of an artifact's path", () => {

@@ -34,8 +34,15 @@ async function files(): Promise<string[]> {
 describe("the filesystem blob store", () => {
   it("stores bytes with their type and hash, and reads them whole or by range", async () => {
     const before = Date.now();
-    const info = await store.put("threads/t1/artifacts/report.txt", bytes("hello, world"), { contentType: "text/plain; charset=utf-8" });
-    expect(info).toMatchObject({ key: "threads/t1/artifacts/report.txt", size: 12, contentType: "text/plain; charset=utf-8", sha256: sha256("hello, world") });
+    const info = await store.put("threads/t1/artifacts/report.txt", bytes("hello, world"), {
+      contentType: "text/plain; charset=utf-8",
+    });
+    expect(info).toMatchObject({
+      key: "threads/t1/artifacts/report.txt",
+      size: 12,
+      contentType: "text/plain; charset=utf-8",
+      sha256: sha256("hello, world"),
+    });
     expect(info.updatedAt).toBeGreaterThanOrEqual(before - 1000);
     expect(await store.stat("threads/t1/artifacts/report.txt")).toEqual(info);
     expect(await readAll("threads/t1/artifacts/report.txt")).toBe("hello, world");
@@ -63,7 +70,10 @@ describe("the filesystem blob store", () => {
     await store.put("swap/file", bytes("the new one"), { contentType: "text/markdown" });
     expect(old).toMatchObject({ size: 11, contentType: "text/plain", sha256: sha256("old version") });
     expect(await text(old!.read())).toBe("old version");
-    expect(await store.stat("swap/file")).toMatchObject({ contentType: "text/markdown", sha256: sha256("the new one") });
+    expect(await store.stat("swap/file")).toMatchObject({
+      contentType: "text/markdown",
+      sha256: sha256("the new one"),
+    });
   });
 
   it("ends concurrent writes of one key with one whole version and no temporary file left", async () => {
@@ -86,21 +96,37 @@ describe("the filesystem blob store", () => {
   });
 
   it("refuses keys that could escape the root, segments the filesystem cannot hold, and bad content types", async () => {
-    for (const key of ["", "/abs", "a/../b", "..", "a/./b", "a//b", "trail/", "back\\slash", "ctl\u0001", "x".repeat(1025)]) {
+    for (const key of [
+      "",
+      "/abs",
+      "a/../b",
+      "..",
+      "a/./b",
+      "a//b",
+      "trail/",
+      "back\\slash",
+      "ctl\u0001",
+      "x".repeat(1025),
+    ]) {
       await expect(store.put(key, bytes("x"), { contentType: "text/plain" }), key).rejects.toBeInstanceOf(BlobKeyError);
       await expect(store.open(key), key).rejects.toBeInstanceOf(BlobKeyError);
     }
-    await expect(store.put(`long/${"n".repeat(251)}`, bytes("x"), { contentType: "text/plain" })).rejects.toThrow(/segment longer than the filesystem allows/);
+    await expect(store.put(`long/${"n".repeat(251)}`, bytes("x"), { contentType: "text/plain" })).rejects.toThrow(
+      /segment longer than the filesystem allows/,
+    );
     for (const contentType of ["", "text", "text/html\r\nx-evil: 1", "tëxt/plain", "a/b c"]) {
       await expect(store.put("ok/key", bytes("x"), { contentType }), contentType).rejects.toBeInstanceOf(BlobKeyError);
     }
-    await expect(store.put("ok/key", bytes("x"), { contentType: 'text/csv; charset=utf-8; header="present"' })).resolves.toBeDefined();
+    await expect(
+      store.put("ok/key", bytes("x"), { contentType: 'text/csv; charset=utf-8; header="present"' }),
+    ).resolves.toBeDefined();
   });
 
   it("answers undefined for a missing object, and deletes one object or a folder", async () => {
     expect(await store.open("missing/key")).toBeUndefined();
     expect(await store.stat("missing/key")).toBeUndefined();
-    for (const key of ["del/a/one", "del/a/two/deep", "del/a", "del/ab/three", "del/keep"]) await store.put(key, bytes(key), { contentType: "text/plain" });
+    for (const key of ["del/a/one", "del/a/two/deep", "del/a", "del/ab/three", "del/keep"])
+      await store.put(key, bytes(key), { contentType: "text/plain" });
     expect(await store.delete("del/keep")).toBe(true);
     expect(await store.delete("del/keep")).toBe(false);
     await store.deletePrefix("del/a/");

@@ -36,7 +36,9 @@ export function createFilesystemBlobStore(root: string): BlobStore {
     segments.push(`${segments.pop()!}${OBJECT_SUFFIX}`);
     for (const name of segments) {
       if (Buffer.byteLength(name) > NAME_MAX_BYTES) {
-        throw new BlobKeyError(`object key ${JSON.stringify(key.slice(0, 80))} has a segment longer than the filesystem allows (${NAME_MAX_BYTES - OBJECT_SUFFIX.length} bytes)`);
+        throw new BlobKeyError(
+          `object key ${JSON.stringify(key.slice(0, 80))} has a segment longer than the filesystem allows (${NAME_MAX_BYTES - OBJECT_SUFFIX.length} bytes)`,
+        );
       }
     }
     return join(objects, ...segments);
@@ -61,7 +63,11 @@ export function createFilesystemBlobStore(root: string): BlobStore {
         updatedAt: Math.floor(stats.mtimeMs),
         read(range) {
           released = true;
-          return handle.createReadStream({ start: offset + (range?.start ?? 0), ...(range ? { end: offset + range.end } : {}), autoClose: true });
+          return handle.createReadStream({
+            start: offset + (range?.start ?? 0),
+            ...(range ? { end: offset + range.end } : {}),
+            autoClose: true,
+          });
         },
         async close() {
           if (released) return;
@@ -78,8 +84,14 @@ export function createFilesystemBlobStore(root: string): BlobStore {
   return {
     async put(key, bytes, options) {
       const file = fileOf(key);
-      const header: Header = { contentType: checkContentType(options.contentType), sha256: createHash("sha256").update(bytes).digest("hex") };
-      await Promise.all([mkdir(temporary, { recursive: true, mode: 0o700 }), mkdir(dirname(file), { recursive: true, mode: 0o700 })]);
+      const header: Header = {
+        contentType: checkContentType(options.contentType),
+        sha256: createHash("sha256").update(bytes).digest("hex"),
+      };
+      await Promise.all([
+        mkdir(temporary, { recursive: true, mode: 0o700 }),
+        mkdir(dirname(file), { recursive: true, mode: 0o700 }),
+      ]);
       const written = join(temporary, `${randomBytes(12).toString("hex")}.tmp`);
       const handle = await open(written, "wx", 0o600);
       let updatedAt: number;
@@ -140,7 +152,8 @@ async function readHeader(handle: FileHandle, key: string): Promise<{ header: He
   const buffer = Buffer.alloc(HEADER_READ_BYTES);
   const { bytesRead } = await handle.read(buffer, 0, HEADER_READ_BYTES, 0);
   const end = buffer.subarray(0, bytesRead).indexOf(0x0a);
-  if (end === -1) throw new Error(`object ${JSON.stringify(key)} has no header: the file was not written by this store`);
+  if (end === -1)
+    throw new Error(`object ${JSON.stringify(key)} has no header: the file was not written by this store`);
   const header = JSON.parse(buffer.subarray(0, end).toString("utf8")) as Header;
   return { header, offset: end + 1 };
 }

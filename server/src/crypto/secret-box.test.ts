@@ -71,7 +71,9 @@ describe("createSecretBox", () => {
     expect(box.deriveKey("identity-refresh-successor")).toEqual(derived);
     expect(createSecretBox(key).deriveKey("identity-refresh-successor")).toEqual(derived);
     expect(box.deriveKey("another purpose")).not.toEqual(derived);
-    expect(createSecretBox(new Uint8Array(randomBytes(32))).deriveKey("identity-refresh-successor")).not.toEqual(derived);
+    expect(createSecretBox(new Uint8Array(randomBytes(32))).deriveKey("identity-refresh-successor")).not.toEqual(
+      derived,
+    );
     expect(Buffer.from(derived).equals(Buffer.from(key))).toBe(false);
   });
 

@@ -48,12 +48,15 @@ export function createSecretBox(key: Uint8Array): SecretBox {
     },
 
     deriveKey(purpose) {
-      return new Uint8Array(hkdfSync("sha256", ownKey, new Uint8Array(0), `secret-box derived key: ${purpose}`, SECRET_KEY_BYTES));
+      return new Uint8Array(
+        hkdfSync("sha256", ownKey, new Uint8Array(0), `secret-box derived key: ${purpose}`, SECRET_KEY_BYTES),
+      );
     },
 
     open(sealed, associatedData) {
       if (sealed.byteLength < 1 + NONCE_BYTES + TAG_BYTES) throw new SecretBoxError("sealed value is truncated");
-      if (sealed[0] !== FORMAT_VERSION) throw new SecretBoxError(`sealed value has unknown format version ${sealed[0]}`);
+      if (sealed[0] !== FORMAT_VERSION)
+        throw new SecretBoxError(`sealed value has unknown format version ${sealed[0]}`);
       const bytes = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
       const nonce = bytes.subarray(1, 1 + NONCE_BYTES);
       const ciphertext = bytes.subarray(1 + NONCE_BYTES, bytes.byteLength - TAG_BYTES);

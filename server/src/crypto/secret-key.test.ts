@@ -47,10 +47,14 @@ describe("loadSecretKey", () => {
 
   it("rejects a configured key that is not 32 bytes of base64, without echoing it", async () => {
     const short = randomBytes(16).toString("base64");
-    await expect(loadSecretKey({ secretKey: short, dataDir: root })).rejects.toThrow(/PLATFORM_SECRET_KEY holds 16 bytes.*exactly 32/);
+    await expect(loadSecretKey({ secretKey: short, dataDir: root })).rejects.toThrow(
+      /PLATFORM_SECRET_KEY holds 16 bytes.*exactly 32/,
+    );
     await expect(loadSecretKey({ secretKey: short, dataDir: root })).rejects.not.toThrow(short);
     const notBase64 = "this is not base64 at all, it is a passphrase!";
-    await expect(loadSecretKey({ secretKey: notBase64, dataDir: root })).rejects.toThrow(/PLATFORM_SECRET_KEY is not base64/);
+    await expect(loadSecretKey({ secretKey: notBase64, dataDir: root })).rejects.toThrow(
+      /PLATFORM_SECRET_KEY is not base64/,
+    );
     await expect(loadSecretKey({ secretKey: notBase64, dataDir: root })).rejects.not.toThrow("passphrase");
     await expect(loadSecretKey({ secretKey: "", dataDir: root })).rejects.toThrow(/holds 0 bytes/);
   });

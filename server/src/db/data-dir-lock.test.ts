@@ -25,5 +25,7 @@ it("is held by one process at a time and released on unlock", async () => {
   expect((await readFile(join(dir, "embedded.lock"), "utf8")).trim()).toBe(String(process.pid));
   await unlock();
   await expect(readFile(join(dir, "embedded.lock"), "utf8")).rejects.toThrow();
-  await (await lockDataDir(dir))();
+  await (
+    await lockDataDir(dir)
+  )();
 });

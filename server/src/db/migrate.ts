@@ -18,7 +18,9 @@ interface JournalEntry {
  * processes on the same PostgreSQL respect, and reports each migration it applies.
  */
 export async function migrateDatabase(handle: DatabaseHandle, progress: (line: string) => void): Promise<void> {
-  const journal = JSON.parse(await readFile(join(migrationsFolder, "meta/_journal.json"), "utf8")) as { entries: JournalEntry[] };
+  const journal = JSON.parse(await readFile(join(migrationsFolder, "meta/_journal.json"), "utf8")) as {
+    entries: JournalEntry[];
+  };
   const count = readMigrationFiles({ migrationsFolder }).length;
   await handle.withMigrationLock(async () => {
     const applied = await lastAppliedMillis(handle.db);
@@ -38,6 +40,8 @@ export async function migrateDatabase(handle: DatabaseHandle, progress: (line: s
 async function lastAppliedMillis(db: Database): Promise<number> {
   const exists = await db.execute(sql`select to_regclass('drizzle.__drizzle_migrations') is not null as present`);
   if (!resultRows<{ present: boolean }>(exists)[0]?.present) return 0;
-  const last = await db.execute(sql`select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1`);
+  const last = await db.execute(
+    sql`select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1`,
+  );
   return Number(resultRows<{ created_at: string | number }>(last)[0]?.created_at ?? 0);
 }

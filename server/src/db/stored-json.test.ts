@@ -5,14 +5,27 @@ const roundTrip = (value: unknown) => fromStoredJson(JSON.parse(toStoredJson(val
 
 describe("stored JSON", () => {
   it("stores a document without NUL as its JSON text", () => {
-    for (const value of [{ a: 1, b: ["x", null, true] }, "plain", 12.5, [], { text: "a\\u0000b" }, { "\u0001nul": 1, other: 2 }, "\u0001"]) {
+    for (const value of [
+      { a: 1, b: ["x", null, true] },
+      "plain",
+      12.5,
+      [],
+      { text: "a\\u0000b" },
+      { "\u0001nul": 1, other: 2 },
+      "\u0001",
+    ]) {
       expect(toStoredJson(value)).toBe(JSON.stringify(value));
       expect(roundTrip(value)).toEqual(value);
     }
   });
 
   it("stores a document holding NUL with no NUL left in its text, and reads it back", () => {
-    const value = { "k\u0000ey": ["x\u0000y", "\u0000", "\u0001", "\u00010", "\u0000\u0001\u00011"], nested: { deep: "end\u0000" }, n: 1, none: null };
+    const value = {
+      "k\u0000ey": ["x\u0000y", "\u0000", "\u0001", "\u00010", "\u0000\u0001\u00011"],
+      nested: { deep: "end\u0000" },
+      n: 1,
+      none: null,
+    };
     const stored = toStoredJson(value);
     expect(stored).not.toContain("\\u0000");
     expect(roundTrip(value)).toEqual(value);

@@ -41,13 +41,20 @@ export const storedJson = customType<{ data: unknown; driverData: unknown }>({
 });
 
 function isEnvelope(value: unknown): value is Record<typeof ENVELOPE, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && Object.hasOwn(value, ENVELOPE) && Object.keys(value).length === 1;
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.hasOwn(value, ENVELOPE) &&
+    Object.keys(value).length === 1
+  );
 }
 
 function hasNul(value: unknown): boolean {
   if (typeof value === "string") return value.includes("\u0000");
   if (Array.isArray(value)) return value.some(hasNul);
-  if (typeof value === "object" && value !== null) return Object.entries(value).some(([key, item]) => key.includes("\u0000") || hasNul(item));
+  if (typeof value === "object" && value !== null)
+    return Object.entries(value).some(([key, item]) => key.includes("\u0000") || hasNul(item));
   return false;
 }
 
@@ -56,13 +63,16 @@ function mapStrings(value: unknown, map: (text: string) => string): unknown {
   if (typeof value === "string") return map(value);
   if (Array.isArray(value)) return value.map((item) => mapStrings(item, map));
   // fromEntries defines properties, so a key such as "__proto__" stays a key.
-  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [map(key), mapStrings(item, map)]));
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [map(key), mapStrings(item, map)]));
   return value;
 }
 
 /** Escapes U+0001 first, so that the U+0001 each NUL becomes is not escaped again. */
 function escape(text: string): string {
-  return text.includes("\u0000") || text.includes(ESCAPE) ? text.replaceAll(ESCAPE, `${ESCAPE}1`).replaceAll("\u0000", `${ESCAPE}0`) : text;
+  return text.includes("\u0000") || text.includes(ESCAPE)
+    ? text.replaceAll(ESCAPE, `${ESCAPE}1`).replaceAll("\u0000", `${ESCAPE}0`)
+    : text;
 }
 
 /** Every U+0001 in an escaped string is followed by its digit, so the pairs read back unambiguously. */

@@ -8,4 +8,8 @@ import { SecretServiceRoutes } from "../../../gen/platform/compute/v1/secret_ser
  * built without starting a server. The running server documents its router's own bindings
  * instead; the docs end-to-end test checks that the two agree.
  */
-export const API_LISTENER_SERVICES: readonly Pick<ServiceHttpRoutes, "routes">[] = [ScriptServiceRoutes, SecretServiceRoutes, IamServiceRoutes];
+export const API_LISTENER_SERVICES: readonly Pick<ServiceHttpRoutes, "routes">[] = [
+  ScriptServiceRoutes,
+  SecretServiceRoutes,
+  IamServiceRoutes,
+];

@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { acceptsGzip, referencePageCsp } from "./docs-middleware.js";
 import type { OpenApiDocument } from "./openapi-document.js";
 
-const withServers = (...urls: string[]): OpenApiDocument => ({ openapi: "3.1.0", info: { title: "t", version: "v1" }, paths: {}, servers: urls.map((url) => ({ url })) });
+const withServers = (...urls: string[]): OpenApiDocument => ({
+  openapi: "3.1.0",
+  info: { title: "t", version: "v1" },
+  paths: {},
+  servers: urls.map((url) => ({ url })),
+});
 
 describe("referencePageCsp", () => {
   it("lets the page fetch from its own origin only while the document's server is relative", () => {

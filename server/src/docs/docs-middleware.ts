@@ -55,7 +55,11 @@ export type PreparedAssets = ReadonlyMap<string, Prepared>;
 
 /** Compresses and tags the renderer's files, once for every listener of the process. */
 export async function prepareAssets(assets: readonly RendererAsset[]): Promise<PreparedAssets> {
-  return new Map(await Promise.all(assets.map(async (asset) => [asset.name, await prepare(asset.contentType, asset.body, COMMON_HEADERS)] as const)));
+  return new Map(
+    await Promise.all(
+      assets.map(async (asset) => [asset.name, await prepare(asset.contentType, asset.body, COMMON_HEADERS)] as const),
+    ),
+  );
 }
 
 const COMMON_HEADERS = { "x-content-type-options": "nosniff" };
@@ -79,7 +83,11 @@ export async function createDocsMiddleware(options: DocsOptions): Promise<(next:
   const page = referencePageHtml({ title: options.title, assetBase: "docs/", documentUrl: "openapi.json" });
   const [document, html] = await Promise.all([
     prepare("application/json", Buffer.from(JSON.stringify(options.document)), COMMON_HEADERS),
-    prepare("text/html; charset=utf-8", Buffer.from(page), { ...COMMON_HEADERS, "content-security-policy": referencePageCsp(options.document), "referrer-policy": "no-referrer" }),
+    prepare("text/html; charset=utf-8", Buffer.from(page), {
+      ...COMMON_HEADERS,
+      "content-security-policy": referencePageCsp(options.document),
+      "referrer-policy": "no-referrer",
+    }),
   ]);
   const routes = new Map<string, Prepared>([
     [DOCUMENT_PATH, document],
@@ -92,7 +100,8 @@ export async function createDocsMiddleware(options: DocsOptions): Promise<(next:
     const prepared = routes.get(path);
     if (!prepared) {
       // `/docs/` is how many readers type it; the page's relative links want `/docs`.
-      if (path === `${REFERENCE_PATH}/` && (request.method === "GET" || request.method === "HEAD")) return redirect(response, "../docs");
+      if (path === `${REFERENCE_PATH}/` && (request.method === "GET" || request.method === "HEAD"))
+        return redirect(response, "../docs");
       return next(request, response);
     }
     serve(request, response, prepared);
@@ -102,7 +111,10 @@ export async function createDocsMiddleware(options: DocsOptions): Promise<(next:
 function serve(request: NodeRequest, response: NodeResponse, prepared: Prepared): void {
   const method = request.method ?? "GET";
   if (method !== "GET" && method !== "HEAD") {
-    const body = JSON.stringify({ code: "unimplemented", message: `${method} is not allowed on ${(request.url ?? "").split("?", 1)[0]}; allowed: GET, HEAD` });
+    const body = JSON.stringify({
+      code: "unimplemented",
+      message: `${method} is not allowed on ${(request.url ?? "").split("?", 1)[0]}; allowed: GET, HEAD`,
+    });
     response.statusCode = 405;
     response.setHeader("allow", "GET, HEAD");
     response.setHeader("content-type", "application/json");
@@ -138,7 +150,12 @@ function redirect(response: NodeResponse, location: string): void {
 async function prepare(contentType: string, body: Buffer, headers: Record<string, string>): Promise<Prepared> {
   const tag = createHash("sha256").update(body).digest("base64url").slice(0, 32);
   // Each encoding is its own representation, so each has its own strong validator.
-  return { contentType, headers, plain: { body, etag: `"${tag}"` }, gzipped: { body: await gzip(body), etag: `"${tag}-gzip"` } };
+  return {
+    contentType,
+    headers,
+    plain: { body, etag: `"${tag}"` },
+    gzipped: { body: await gzip(body), etag: `"${tag}-gzip"` },
+  };
 }
 
 /** Whether `Accept-Encoding` names gzip (and does not refuse it with `q=0`). */

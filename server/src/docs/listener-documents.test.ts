@@ -9,7 +9,11 @@ import { servedRoutesOfBindings } from "./served-routes.js";
 
 // The listeners' documents, assembled from the committed contract documents and route tables.
 const contract = await loadContractDocuments();
-const api = apiListenerDocument(contract, { rpc: servedRoutesOfBindings(API_LISTENER_SERVICES), identityAdmin: IdentityAdminRoutes }, "");
+const api = apiListenerDocument(
+  contract,
+  { rpc: servedRoutesOfBindings(API_LISTENER_SERVICES), identityAdmin: IdentityAdminRoutes },
+  "",
+);
 const identity = identityListenerDocument(contract, IdentityIssuerRoutes, "");
 
 describe.each([
@@ -17,13 +21,17 @@ describe.each([
   ["identity", identity],
 ] as const)("the %s listener's document", (_name, document) => {
   it("validates as OpenAPI 3.1", async () => {
-    const result = await new Validator().validate(structuredClone(document) as unknown as Parameters<Validator["validate"]>[0]);
+    const result = await new Validator().validate(
+      structuredClone(document) as unknown as Parameters<Validator["validate"]>[0],
+    );
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
   });
 
   it("resolves every reference inside itself", () => {
-    const refs = [...JSON.stringify(document).matchAll(/"#\/components\/([^/"]+)\/([^"]+)"/g)].map((m) => [m[1]!, m[2]!] as const);
+    const refs = [...JSON.stringify(document).matchAll(/"#\/components\/([^/"]+)\/([^"]+)"/g)].map(
+      (m) => [m[1]!, m[2]!] as const,
+    );
     expect(refs.length).toBeGreaterThan(0);
     for (const [kind, name] of refs) expect(document.components?.[kind]?.[name], `${kind}/${name}`).toBeDefined();
   });
@@ -35,12 +43,18 @@ describe("the api listener's document", () => {
     expect(operationCount(api)).toBe(rpcRoutes.length + IdentityAdminRoutes.operations.length);
     expect(api.paths["/v1/identity/pools/{pool}"]).toBeDefined();
     expect(api.paths["/pools/{pool}"]).toBeUndefined();
-    expect(Object.keys(api.paths).filter((path) => !/^\/v1\/(script|compute\/secrets|iam|identity)(\/|$)/.test(path))).toEqual([]);
+    expect(
+      Object.keys(api.paths).filter((path) => !/^\/v1\/(script|compute\/secrets|iam|identity)(\/|$)/.test(path)),
+    ).toEqual([]);
   });
 
   it("names the public URL as its server when one is configured, and the document's own origin otherwise", () => {
     expect(api.servers).toEqual([{ url: "/", description: "The api listener." }]);
-    const configured = apiListenerDocument(contract, { rpc: [], identityAdmin: IdentityAdminRoutes }, "https://api.example.com");
+    const configured = apiListenerDocument(
+      contract,
+      { rpc: [], identityAdmin: IdentityAdminRoutes },
+      "https://api.example.com",
+    );
     expect(configured.servers?.[0]?.url).toBe("https://api.example.com");
   });
 });
@@ -53,13 +67,22 @@ describe("the identity listener's document", () => {
       {
         url: "/{org}/{pool}",
         description: "A pool's issuer on the identity listener.",
-        variables: { org: contract.identityIssuer.servers![0]!.variables!.org, pool: contract.identityIssuer.servers![0]!.variables!.pool },
+        variables: {
+          org: contract.identityIssuer.servers![0]!.variables!.org,
+          pool: contract.identityIssuer.servers![0]!.variables!.pool,
+        },
       },
     ]);
-    expect(identityListenerDocument(contract, IdentityIssuerRoutes, "https://id.example.com").servers?.[0]?.url).toBe("https://id.example.com/{org}/{pool}");
+    expect(identityListenerDocument(contract, IdentityIssuerRoutes, "https://id.example.com").servers?.[0]?.url).toBe(
+      "https://id.example.com/{org}/{pool}",
+    );
   });
 });
 
 function operationCount(document: OpenApiDocument): number {
-  return Object.values(document.paths).reduce((count, item) => count + Object.keys(item).filter((key) => ["get", "put", "post", "delete", "patch"].includes(key)).length, 0);
+  return Object.values(document.paths).reduce(
+    (count, item) =>
+      count + Object.keys(item).filter((key) => ["get", "put", "post", "delete", "patch"].includes(key)).length,
+    0,
+  );
 }

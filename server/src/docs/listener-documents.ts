@@ -20,7 +20,9 @@ const repoRoot = new URL("../../../", import.meta.url);
 
 export async function loadContractDocuments(root: URL = repoRoot): Promise<ContractDocuments> {
   const [platform, identityAdmin, identityIssuer] = await Promise.all([
-    readFile(new URL("gen/openapi/platform.openapi.json", root), "utf8").then((text) => JSON.parse(text) as OpenApiDocument),
+    readFile(new URL("gen/openapi/platform.openapi.json", root), "utf8").then(
+      (text) => JSON.parse(text) as OpenApiDocument,
+    ),
     readFile(new URL("openapi/identity-admin.yaml", root), "utf8").then((text) => parseYaml(text) as OpenApiDocument),
     readFile(new URL("openapi/identity-issuer.yaml", root), "utf8").then((text) => parseYaml(text) as OpenApiDocument),
   ]);
@@ -39,9 +41,16 @@ export interface ApiListenerRoutes {
  * API under its base path. `origin` is where clients reach the listener (`--public-api-url`), or
  * empty for "the origin this document was read from".
  */
-export function apiListenerDocument(contract: ContractDocuments, routes: ApiListenerRoutes, origin: string): OpenApiDocument {
+export function apiListenerDocument(
+  contract: ContractDocuments,
+  routes: ApiListenerRoutes,
+  origin: string,
+): OpenApiDocument {
   const rpc = restrictToServedRoutes(contract.platform, routes.rpc);
-  const admin = mountAt(restrictToServedRoutes(contract.identityAdmin, servedRoutesOfRestPlane(routes.identityAdmin)), routes.identityAdmin);
+  const admin = mountAt(
+    restrictToServedRoutes(contract.identityAdmin, servedRoutesOfRestPlane(routes.identityAdmin)),
+    routes.identityAdmin,
+  );
   const merged = mergeDocuments(rpc, admin.document, "identityAdmin");
   const services = (merged.tags ?? []).map((tag) => tag.name).join(", ");
   return {
@@ -59,11 +68,24 @@ export function apiListenerDocument(contract: ContractDocuments, routes: ApiList
 }
 
 /** The identity listener's document: every pool's issuer, under `{origin}/{org}/{pool}`. */
-export function identityListenerDocument(contract: ContractDocuments, issuerRoutes: RestPlane, origin: string): OpenApiDocument {
-  const issuer = mountAt(restrictToServedRoutes(contract.identityIssuer, servedRoutesOfRestPlane(issuerRoutes)), issuerRoutes);
+export function identityListenerDocument(
+  contract: ContractDocuments,
+  issuerRoutes: RestPlane,
+  origin: string,
+): OpenApiDocument {
+  const issuer = mountAt(
+    restrictToServedRoutes(contract.identityIssuer, servedRoutesOfRestPlane(issuerRoutes)),
+    issuerRoutes,
+  );
   return {
     ...issuer.document,
-    servers: [{ ...issuer.server, url: `${origin}${issuer.server.url}`, description: "A pool's issuer on the identity listener." }],
+    servers: [
+      {
+        ...issuer.server,
+        url: `${origin}${issuer.server.url}`,
+        description: "A pool's issuer on the identity listener.",
+      },
+    ],
   };
 }
 

@@ -1,7 +1,13 @@
 import type { RestPlane } from "@platform/codegen/runtime";
 import type { NodeHandlerFn } from "@platform/codegen/runtime/server";
 import { createDocsMiddleware, prepareAssets, type PreparedAssets } from "./docs-middleware.js";
-import { apiListenerDocument, identityListenerDocument, loadContractDocuments, type ApiListenerRoutes, type ContractDocuments } from "./listener-documents.js";
+import {
+  apiListenerDocument,
+  identityListenerDocument,
+  loadContractDocuments,
+  type ApiListenerRoutes,
+  type ContractDocuments,
+} from "./listener-documents.js";
 import { loadRendererAssets } from "./renderer-assets.js";
 
 export type DocsMiddleware = (next: NodeHandlerFn) => NodeHandlerFn;
@@ -40,11 +46,26 @@ export interface ListenerReferencesOptions {
  * derived from gen/ and committed beside it would be one more output to keep from drifting. The
  * assembly itself takes tens of milliseconds.
  */
-export async function createListenerReferences(sources: ReferenceSources, options: ListenerReferencesOptions): Promise<{ api: DocsMiddleware; identity: DocsMiddleware }> {
+export async function createListenerReferences(
+  sources: ReferenceSources,
+  options: ListenerReferencesOptions,
+): Promise<{ api: DocsMiddleware; identity: DocsMiddleware }> {
   const { contract, assets } = sources;
   const [api, identity] = await Promise.all([
-    createDocsMiddleware({ title: "Platform API: api listener", assets, document: apiListenerDocument(contract, options.apiRoutes, withoutTrailingSlash(options.publicApiUrl)) }),
-    createDocsMiddleware({ title: "Platform API: identity listener", assets, document: identityListenerDocument(contract, options.issuerRoutes, withoutTrailingSlash(options.publicIdentityUrl)) }),
+    createDocsMiddleware({
+      title: "Platform API: api listener",
+      assets,
+      document: apiListenerDocument(contract, options.apiRoutes, withoutTrailingSlash(options.publicApiUrl)),
+    }),
+    createDocsMiddleware({
+      title: "Platform API: identity listener",
+      assets,
+      document: identityListenerDocument(
+        contract,
+        options.issuerRoutes,
+        withoutTrailingSlash(options.publicIdentityUrl),
+      ),
+    }),
   ]);
   return { api, identity };
 }

@@ -8,13 +8,16 @@ import { operationsOf, type OpenApiDocument, type PathItem, type SecurityRequire
  * `base`'s. Both documents' paths must already be where the listener serves them.
  */
 export function mergeDocuments(base: OpenApiDocument, addition: OpenApiDocument, namespace: string): OpenApiDocument {
-  const components: Record<string, Record<string, unknown>> = Object.fromEntries(Object.entries(base.components ?? {}).map(([kind, entries]) => [kind, { ...entries }]));
+  const components: Record<string, Record<string, unknown>> = Object.fromEntries(
+    Object.entries(base.components ?? {}).map(([kind, entries]) => [kind, { ...entries }]),
+  );
   /** `<kind>/<name>` of a renamed component of `addition`, to its new name. */
   const renames = new Map<string, string>();
   for (const [kind, entries] of Object.entries(addition.components ?? {})) {
     for (const [name, value] of Object.entries(entries)) {
       const existing = components[kind]?.[name];
-      if (existing !== undefined && !sameComponent(kind, existing, value)) renames.set(`${kind}/${name}`, `${namespace}.${name}`);
+      if (existing !== undefined && !sameComponent(kind, existing, value))
+        renames.set(`${kind}/${name}`, `${namespace}.${name}`);
     }
   }
   const rename = createRenamer(renames);
@@ -29,7 +32,8 @@ export function mergeDocuments(base: OpenApiDocument, addition: OpenApiDocument,
     if (paths[path] !== undefined) throw new Error(`both documents describe ${path}`);
     const renamed = rename(item) as PathItem;
     if (addition.security) {
-      for (const [method, operation] of operationsOf(renamed)) renamed[method] = { ...operation, security: operation.security ?? rename(addition.security) };
+      for (const [method, operation] of operationsOf(renamed))
+        renamed[method] = { ...operation, security: operation.security ?? rename(addition.security) };
     }
     paths[path] = renamed;
   }
@@ -44,7 +48,8 @@ export function mergeDocuments(base: OpenApiDocument, addition: OpenApiDocument,
  * components are one only when equal.
  */
 function sameComponent(kind: string, a: unknown, b: unknown): boolean {
-  if (kind === "securitySchemes") return JSON.stringify(withoutDescription(a)) === JSON.stringify(withoutDescription(b));
+  if (kind === "securitySchemes")
+    return JSON.stringify(withoutDescription(a)) === JSON.stringify(withoutDescription(b));
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
@@ -64,10 +69,19 @@ function createRenamer(renames: ReadonlyMap<string, string>): (value: unknown) =
       return renamed ? `#/components/${ref![1]}/${renamed}` : value;
     }
     if (Array.isArray(value)) {
-      if (key === "security") return (value as SecurityRequirement[]).map((requirement) => Object.fromEntries(Object.entries(requirement).map(([scheme, scopes]) => [renames.get(`securitySchemes/${scheme}`) ?? scheme, scopes])));
+      if (key === "security")
+        return (value as SecurityRequirement[]).map((requirement) =>
+          Object.fromEntries(
+            Object.entries(requirement).map(([scheme, scopes]) => [
+              renames.get(`securitySchemes/${scheme}`) ?? scheme,
+              scopes,
+            ]),
+          ),
+        );
       return value.map((item) => rename(item));
     }
-    if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rename(v, k)]));
+    if (value !== null && typeof value === "object")
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rename(v, k)]));
     return value;
   };
   return (value) => rename(value);

@@ -62,7 +62,8 @@ export function pruneUnusedComponents(document: OpenApiDocument): OpenApiDocumen
   };
   const keepSchemes = (requirements: unknown): void => {
     if (!Array.isArray(requirements)) return;
-    for (const requirement of requirements as SecurityRequirement[]) for (const scheme of Object.keys(requirement)) keep("securitySchemes", scheme);
+    for (const requirement of requirements as SecurityRequirement[])
+      for (const scheme of Object.keys(requirement)) keep("securitySchemes", scheme);
   };
   const visit = (value: unknown): void => {
     if (typeof value === "string") {
@@ -83,7 +84,12 @@ export function pruneUnusedComponents(document: OpenApiDocument): OpenApiDocumen
   const ordered: Record<string, Record<string, unknown>> = {};
   for (const kind of Object.keys(components)) {
     const names = Object.keys(kept[kind] ?? {});
-    if (names.length > 0) ordered[kind] = Object.fromEntries(Object.keys(components[kind]!).filter((n) => names.includes(n)).map((n) => [n, kept[kind]![n]]));
+    if (names.length > 0)
+      ordered[kind] = Object.fromEntries(
+        Object.keys(components[kind]!)
+          .filter((n) => names.includes(n))
+          .map((n) => [n, kept[kind]![n]]),
+      );
   }
   const { components: _components, ...rest } = document;
   return Object.keys(ordered).length > 0 ? { ...rest, components: ordered } : rest;
@@ -92,7 +98,11 @@ export function pruneUnusedComponents(document: OpenApiDocument): OpenApiDocumen
 /** The document with only the tags its operations use, in the document's order. */
 export function pruneUnusedTags(document: OpenApiDocument): OpenApiDocument {
   if (!document.tags) return document;
-  const used = new Set(Object.values(document.paths).flatMap((item) => operationsOf(item).flatMap(([, operation]) => operation.tags ?? [])));
+  const used = new Set(
+    Object.values(document.paths).flatMap((item) =>
+      operationsOf(item).flatMap(([, operation]) => operation.tags ?? []),
+    ),
+  );
   return { ...document, tags: document.tags.filter((tag) => used.has(tag.name)) };
 }
 

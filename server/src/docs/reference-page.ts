@@ -51,7 +51,9 @@ export interface ReferencePageOptions {
 
 export function referencePageHtml(options: ReferencePageOptions): string {
   const { assetBase } = options;
-  const documentScript = options.inlineDocumentScript ? `\n<script src="${escapeHtml(options.inlineDocumentScript)}"></script>` : "";
+  const documentScript = options.inlineDocumentScript
+    ? `\n<script src="${escapeHtml(options.inlineDocumentScript)}"></script>`
+    : "";
   return `<!doctype html>
 <html lang="en">
 <head>

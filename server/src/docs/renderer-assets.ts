@@ -26,7 +26,10 @@ export async function loadRendererAssets(packageDir = rendererPackageDir()): Pro
       return { name, contentType, body: Buffer.from(withoutSourceMapComment(text)) };
     }),
   );
-  return [...files, { name: REFERENCE_SCRIPT_NAME, contentType: "text/javascript; charset=utf-8", body: Buffer.from(REFERENCE_SCRIPT) }];
+  return [
+    ...files,
+    { name: REFERENCE_SCRIPT_NAME, contentType: "text/javascript; charset=utf-8", body: Buffer.from(REFERENCE_SCRIPT) },
+  ];
 }
 
 function withoutSourceMapComment(text: string): string {

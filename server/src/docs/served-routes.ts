@@ -1,5 +1,12 @@
 import type { RestPlane, ServiceBinding } from "@platform/codegen/runtime";
-import { isHttpMethod, operationsOf, pruneUnusedComponents, pruneUnusedTags, type OpenApiDocument, type PathItem } from "./openapi-document.js";
+import {
+  isHttpMethod,
+  operationsOf,
+  pruneUnusedComponents,
+  pruneUnusedTags,
+  type OpenApiDocument,
+  type PathItem,
+} from "./openapi-document.js";
 
 /** One route a listener answers: its method and path template, as its route table has them. */
 export interface ServedRoute {
@@ -10,7 +17,9 @@ export interface ServedRoute {
 
 /** The HTTP routes of services: a service router's `bindings`, or generated `<Service>Routes`. */
 export function servedRoutesOfBindings(bindings: readonly Pick<ServiceBinding, "routes">[]): ServedRoute[] {
-  return bindings.flatMap((binding) => binding.routes.map((route) => ({ method: route.httpMethod, path: route.template.source })));
+  return bindings.flatMap((binding) =>
+    binding.routes.map((route) => ({ method: route.httpMethod, path: route.template.source })),
+  );
 }
 
 /** The operations of a REST plane's route table, relative to its base path as its document's paths are. */

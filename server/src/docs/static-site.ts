@@ -30,11 +30,25 @@ interface SiteSection {
  */
 export async function buildStaticSite(outDir: string): Promise<string[]> {
   const [contract, assets] = await Promise.all([loadContractDocuments(), loadRendererAssets()]);
-  const api = apiListenerDocument(contract, { rpc: servedRoutesOfBindings(API_LISTENER_SERVICES), identityAdmin: IdentityAdminRoutes }, "{api_url}");
+  const api = apiListenerDocument(
+    contract,
+    { rpc: servedRoutesOfBindings(API_LISTENER_SERVICES), identityAdmin: IdentityAdminRoutes },
+    "{api_url}",
+  );
   const identity = identityListenerDocument(contract, IdentityIssuerRoutes, "{identity_url}");
   const sections: SiteSection[] = [
-    { folder: "api", title: "Platform API: api listener", summary: "RPC services over HTTP/JSON and the identity admin API (`--api-port`, 8080).", document: withServerVariable(api, "api_url", DEFAULT_API_URL, "The api listener's address.") },
-    { folder: "identity", title: "Platform API: identity listener", summary: "Every identity pool's OpenID Connect issuer (`--identity-port`, 8084).", document: withServerVariable(identity, "identity_url", DEFAULT_IDENTITY_URL, "The identity listener's address.") },
+    {
+      folder: "api",
+      title: "Platform API: api listener",
+      summary: "RPC services over HTTP/JSON and the identity admin API (`--api-port`, 8080).",
+      document: withServerVariable(api, "api_url", DEFAULT_API_URL, "The api listener's address."),
+    },
+    {
+      folder: "identity",
+      title: "Platform API: identity listener",
+      summary: "Every identity pool's OpenID Connect issuer (`--identity-port`, 8084).",
+      document: withServerVariable(identity, "identity_url", DEFAULT_IDENTITY_URL, "The identity listener's address."),
+    },
   ];
 
   const written: string[] = [];
@@ -48,19 +62,35 @@ export async function buildStaticSite(outDir: string): Promise<string[]> {
     const json = JSON.stringify(section.document, null, 2);
     await write(`${section.folder}/openapi.json`, json + "\n");
     await write(`${section.folder}/openapi.js`, `window.platformOpenApiDocument = ${json};\n`);
-    await write(`${section.folder}/index.html`, referencePageHtml({ title: section.title, assetBase: "../assets/", inlineDocumentScript: "openapi.js" }));
+    await write(
+      `${section.folder}/index.html`,
+      referencePageHtml({ title: section.title, assetBase: "../assets/", inlineDocumentScript: "openapi.js" }),
+    );
   }
   await write("index.html", siteIndexHtml(sections));
   return written;
 }
 
-function withServerVariable(document: OpenApiDocument, name: string, defaultUrl: string, description: string): OpenApiDocument {
-  const servers = (document.servers ?? []).map((server) => ({ ...server, variables: { [name]: { default: defaultUrl, description }, ...server.variables } }));
+function withServerVariable(
+  document: OpenApiDocument,
+  name: string,
+  defaultUrl: string,
+  description: string,
+): OpenApiDocument {
+  const servers = (document.servers ?? []).map((server) => ({
+    ...server,
+    variables: { [name]: { default: defaultUrl, description }, ...server.variables },
+  }));
   return { ...document, servers };
 }
 
 function siteIndexHtml(sections: readonly SiteSection[]): string {
-  const items = sections.map((s) => `<li><a href="${s.folder}/index.html">${s.title}</a>: ${s.summary.replace(/`([^`]*)`/g, "<code>$1</code>")}</li>`).join("\n");
+  const items = sections
+    .map(
+      (s) =>
+        `<li><a href="${s.folder}/index.html">${s.title}</a>: ${s.summary.replace(/`([^`]*)`/g, "<code>$1</code>")}</li>`,
+    )
+    .join("\n");
   return `<!doctype html>
 <html lang="en">
 <head>

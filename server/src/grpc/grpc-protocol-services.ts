@@ -27,6 +27,10 @@ export function registerGrpcProtocolServices(router: ServiceRouter, health: Heal
 }
 
 function register<S extends DescService>(router: ServiceRouter, service: S, implementation: ServiceImpl<S>): void {
-  const binding: ServiceBinding<S> = { service, routes: [], access: { organizationHeader: false, publicMethods: service.methods.map((m) => m.localName) } };
+  const binding: ServiceBinding<S> = {
+    service,
+    routes: [],
+    access: { organizationHeader: false, publicMethods: service.methods.map((m) => m.localName) },
+  };
   router.register(binding, implementation);
 }

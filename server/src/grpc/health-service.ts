@@ -1,6 +1,9 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { HealthCheckResponse_ServingStatus as ServingStatus, type Health } from "../../../gen/grpc/health/v1/health_pb.js";
+import {
+  HealthCheckResponse_ServingStatus as ServingStatus,
+  type Health,
+} from "../../../gen/grpc/health/v1/health_pb.js";
 
 /** Whether the server takes traffic: the server sets it, every Health call reads it. */
 export interface HealthState {
@@ -36,7 +39,10 @@ export function createHealthState(): HealthState {
  * shutdown). Check answers NOT_FOUND for another name; Watch streams SERVICE_UNKNOWN for it, as the
  * protocol asks, and stays open.
  */
-export function createHealthService(state: HealthState, served: () => readonly DescService[]): ServiceImpl<typeof Health> {
+export function createHealthService(
+  state: HealthState,
+  served: () => readonly DescService[],
+): ServiceImpl<typeof Health> {
   let names: Set<string> | undefined;
   const statusOf = (service: string): ServingStatus | undefined => {
     names ??= new Set(["", ...served().map((s) => s.typeName)]);
@@ -46,7 +52,8 @@ export function createHealthService(state: HealthState, served: () => readonly D
   return {
     check(request) {
       const status = statusOf(request.service);
-      if (status === undefined) throw new ConnectError(`service "${request.service.slice(0, 200)}" is not served here`, Code.NotFound);
+      if (status === undefined)
+        throw new ConnectError(`service "${request.service.slice(0, 200)}" is not served here`, Code.NotFound);
       return { status };
     },
     async *watch(request, context: HandlerContext) {

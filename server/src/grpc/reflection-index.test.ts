@@ -6,7 +6,8 @@ import { ScriptService } from "../../../gen/platform/script/v1/script_service_pb
 import { createReflectionIndex } from "./reflection-index.js";
 
 const index = createReflectionIndex([ScriptService, Health, ScriptService]);
-const names = (files: Uint8Array[] | undefined) => files?.map((bytes) => fromBinary(FileDescriptorProtoSchema, bytes).name);
+const names = (files: Uint8Array[] | undefined) =>
+  files?.map((bytes) => fromBinary(FileDescriptorProtoSchema, bytes).name);
 
 describe("the reflection index", () => {
   it("lists each service once, sorted", () => {
@@ -34,14 +35,22 @@ describe("the reflection index", () => {
   it("answers a file first, then each file it imports, transitively and once", () => {
     const files = names(index.fileByName("platform/script/v1/script_service.proto"))!;
     expect(files[0]).toBe("platform/script/v1/script_service.proto");
-    expect(files).toEqual(expect.arrayContaining(["google/api/annotations.proto", "google/api/http.proto", "google/protobuf/descriptor.proto"]));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "google/api/annotations.proto",
+        "google/api/http.proto",
+        "google/protobuf/descriptor.proto",
+      ]),
+    );
     expect(new Set(files).size).toBe(files.length);
     expect(names(index.fileByName("grpc/health/v1/health.proto"))).toEqual(["grpc/health/v1/health.proto"]);
     expect(index.fileByName("platform/script/v1/script_service")).toBeUndefined();
   });
 
   it("knows the extensions the served files declare", () => {
-    expect(names(index.fileContainingExtension("google.protobuf.MethodOptions", 72295728))?.[0]).toBe("google/api/annotations.proto");
+    expect(names(index.fileContainingExtension("google.protobuf.MethodOptions", 72295728))?.[0]).toBe(
+      "google/api/annotations.proto",
+    );
     expect(index.fileContainingExtension("google.protobuf.MethodOptions", 1)).toBeUndefined();
     expect(index.extensionNumbersOf("google.protobuf.MethodOptions")).toContain(72295728);
     expect(index.extensionNumbersOf("grpc.health.v1.HealthCheckRequest")).toEqual([]);

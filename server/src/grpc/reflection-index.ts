@@ -88,7 +88,8 @@ export function createReflectionIndex(services: readonly DescService[]): Reflect
     serviceNames: [...new Set(services.map((s) => s.typeName))].sort(),
     fileByName: (name) => withDependencies(files.get(name)),
     fileContainingSymbol: (symbol) => withDependencies(symbols.get(symbol.replace(/^\./, ""))),
-    fileContainingExtension: (extendee, number) => withDependencies(extensions.get(extendee.replace(/^\./, ""))?.get(number)),
+    fileContainingExtension: (extendee, number) =>
+      withDependencies(extensions.get(extendee.replace(/^\./, ""))?.get(number)),
     extensionNumbersOf(message) {
       const name = message.replace(/^\./, "");
       if (!messages.has(name)) return undefined;

@@ -26,7 +26,11 @@ export function createServerReflection(served: () => readonly DescService[]): {
   let index: ReflectionIndex | undefined;
   const answer = (request: ServerReflectionRequest): ServerReflectionResponse => {
     index ??= createReflectionIndex(served());
-    return create(ServerReflectionResponseSchema, { validHost: request.host, originalRequest: request, messageResponse: respond(index, request) });
+    return create(ServerReflectionResponseSchema, {
+      validHost: request.host,
+      originalRequest: request,
+      messageResponse: respond(index, request),
+    });
   };
   return {
     v1: {
@@ -39,8 +43,14 @@ export function createServerReflection(served: () => readonly DescService[]): {
     v1alpha: {
       async *serverReflectionInfo(requests) {
         for await (const request of requests) {
-          const asV1 = fromBinary(ServerReflectionRequestSchema, toBinary(v1alpha.ServerReflectionRequestSchema, request));
-          yield fromBinary(v1alpha.ServerReflectionResponseSchema, toBinary(ServerReflectionResponseSchema, answer(asV1)));
+          const asV1 = fromBinary(
+            ServerReflectionRequestSchema,
+            toBinary(v1alpha.ServerReflectionRequestSchema, request),
+          );
+          yield fromBinary(
+            v1alpha.ServerReflectionResponseSchema,
+            toBinary(ServerReflectionResponseSchema, answer(asV1)),
+          );
         }
       },
     },
@@ -60,15 +70,24 @@ function respond(index: ReflectionIndex, request: ServerReflectionRequest): Answ
       return files(index.fileContainingSymbol(asked.value), `symbol "${asked.value}" is not known to this server`);
     case "fileContainingExtension": {
       const { containingType, extensionNumber } = asked.value;
-      return files(index.fileContainingExtension(containingType, extensionNumber), `extension ${extensionNumber} of "${containingType}" is not known to this server`);
+      return files(
+        index.fileContainingExtension(containingType, extensionNumber),
+        `extension ${extensionNumber} of "${containingType}" is not known to this server`,
+      );
     }
     case "allExtensionNumbersOfType": {
       const numbers = index.extensionNumbersOf(asked.value);
       if (!numbers) return error(NOT_FOUND, `message type "${asked.value}" is not known to this server`);
-      return { case: "allExtensionNumbersResponse", value: { baseTypeName: asked.value.replace(/^\./, ""), extensionNumber: numbers } };
+      return {
+        case: "allExtensionNumbersResponse",
+        value: { baseTypeName: asked.value.replace(/^\./, ""), extensionNumber: numbers },
+      };
     }
     case undefined:
-      return error(INVALID_ARGUMENT, "message_request: set one of list_services, file_by_filename, file_containing_symbol, file_containing_extension, all_extension_numbers_of_type");
+      return error(
+        INVALID_ARGUMENT,
+        "message_request: set one of list_services, file_by_filename, file_containing_symbol, file_containing_extension, all_extension_numbers_of_type",
+      );
   }
 }
 

@@ -19,16 +19,40 @@ describe("createLogger", () => {
     const [info, warn, error] = parsed();
     expect(info).toEqual({ time: expect.any(String), level: "info", msg: "started", port: 8080 });
     expect(new Date(info!.time as string).toISOString()).toBe(info!.time);
-    expect([warn!.level, warn!.durationMs, error!.level, error!.nested]).toEqual(["warn", 1200, "error", { status: 500 }]);
+    expect([warn!.level, warn!.durationMs, error!.level, error!.nested]).toEqual([
+      "warn",
+      1200,
+      "error",
+      { status: 500 },
+    ]);
   });
 
   it("never writes credentials: authorization, cookie and secret/password/token/key fields at any depth", () => {
     const { logger, lines, parsed } = capture();
-    const credentials = ["Bearer sk-live-1", "session=abc", "hunter2", "tok-123", "s3cr3t", "pk-9", "xyz-cookie", "proxy-basic"];
+    const credentials = [
+      "Bearer sk-live-1",
+      "session=abc",
+      "hunter2",
+      "tok-123",
+      "s3cr3t",
+      "pk-9",
+      "xyz-cookie",
+      "proxy-basic",
+    ];
     logger.info("request", {
-      headers: { authorization: credentials[0], Cookie: credentials[1], "x-request-id": "r-1", "proxy-authorization": credentials[7] },
+      headers: {
+        authorization: credentials[0],
+        Cookie: credentials[1],
+        "x-request-id": "r-1",
+        "proxy-authorization": credentials[7],
+      },
       password: credentials[2],
-      config: { accessToken: credentials[3], clientSecret: credentials[4], apiKey: credentials[5], list: [{ "set-cookie": credentials[6] }] },
+      config: {
+        accessToken: credentials[3],
+        clientSecret: credentials[4],
+        apiKey: credentials[5],
+        list: [{ "set-cookie": credentials[6] }],
+      },
     });
     for (const credential of credentials) expect(lines.join("")).not.toContain(credential);
     const [line] = parsed();
@@ -41,7 +65,10 @@ describe("createLogger", () => {
 
   it("redacts Headers and Map values by name too", () => {
     const { logger, lines } = capture();
-    logger.info("x", { headers: new Headers({ authorization: "Bearer leak", accept: "json" }), map: new Map([["token", "leak2"]]) });
+    logger.info("x", {
+      headers: new Headers({ authorization: "Bearer leak", accept: "json" }),
+      map: new Map([["token", "leak2"]]),
+    });
     expect(lines[0]).not.toContain("leak");
     expect(lines[0]).toContain('"accept":"json"');
   });
@@ -67,10 +94,15 @@ describe("createLogger", () => {
   it("logs a failed query's statement without its bound parameters, in the message, the stack and the cause", () => {
     const { logger, lines, parsed } = capture();
     const cause = new Error('invalid byte sequence for encoding "UTF8": 0x00');
-    const failed = new DrizzleQueryError('insert into "env_vars" ("key", "value") values ($1, $2)', ["API_TOKEN", "s3cret-value"], cause);
+    const failed = new DrizzleQueryError(
+      'insert into "env_vars" ("key", "value") values ($1, $2)',
+      ["API_TOKEN", "s3cret-value"],
+      cause,
+    );
     logger.error("call failed", { error: new Error("wrapped", { cause: failed }) });
     expect(lines.join("")).not.toContain("s3cret-value");
-    const logged = (parsed()[0]!.error as { cause: { message: string; stack: string; cause: { message: string } } }).cause;
+    const logged = (parsed()[0]!.error as { cause: { message: string; stack: string; cause: { message: string } } })
+      .cause;
     expect(logged.message).toBe('Failed query: insert into "env_vars" ("key", "value") values ($1, $2)');
     expect(logged.stack).toMatch(/^\w*Error: Failed query: .*\n\s+at /);
     expect(logged.cause.message).toBe(cause.message);

@@ -93,6 +93,7 @@ function copyObject(value: object, seen: WeakSet<object>): unknown {
   if (value instanceof Map) return loggable(Object.fromEntries(value), seen);
   if (value instanceof Headers) return loggable(Object.fromEntries(value.entries()), seen);
   const copy: Record<string, unknown> = {};
-  for (const [name, item] of Object.entries(value)) copy[name] = isSensitiveFieldName(name) ? REDACTED : loggable(item, seen);
+  for (const [name, item] of Object.entries(value))
+    copy[name] = isSensitiveFieldName(name) ? REDACTED : loggable(item, seen);
   return copy;
 }

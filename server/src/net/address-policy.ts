@@ -31,7 +31,8 @@ export type OwnAddresses = () => readonly string[];
  * The interfaces are read on every check, not once at start-up: an address can be added to a
  * running machine (DHCP, a cloud's secondary address), and reading them costs microseconds.
  */
-const interfaceAddresses: OwnAddresses = () => Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((info) => info.address));
+const interfaceAddresses: OwnAddresses = () =>
+  Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((info) => info.address));
 
 /** The policy over the registry and the addresses `ownAddresses` lists; tests pass their own list. */
 export function createAddressPolicy(ownAddresses: OwnAddresses = interfaceAddresses): AddressPolicy {
@@ -45,7 +46,8 @@ export function createAddressPolicy(ownAddresses: OwnAddresses = interfaceAddres
     const candidates = embedded ? [parsed, embedded] : [parsed];
     for (const text of ownAddresses()) {
       const own = parseIpAddress(text);
-      if (own && candidates.some((candidate) => candidate.family === own.family && candidate.value === own.value)) return "an address of this machine";
+      if (own && candidates.some((candidate) => candidate.family === own.family && candidate.value === own.value))
+        return "an address of this machine";
     }
     return undefined;
   };

@@ -17,7 +17,9 @@ describe("client address", () => {
     expect(clientAddressOf("10.1.2.3", "203.0.113.9", trusted)).toBe("203.0.113.9");
     // The client sent "1.1.1.1"; the edge proxy appended the address it saw; an inner proxy appended the edge's.
     expect(clientAddressOf("10.1.2.3", "1.1.1.1, 203.0.113.9, 192.0.2.7", trusted)).toBe("203.0.113.9");
-    expect(clientAddressOf("::ffff:10.1.2.3", ["1.1.1.1", "2001:db8::5, 198.51.100.20"], trusted)).toBe("198.51.100.20");
+    expect(clientAddressOf("::ffff:10.1.2.3", ["1.1.1.1", "2001:db8::5, 198.51.100.20"], trusted)).toBe(
+      "198.51.100.20",
+    );
     expect(clientAddressOf("2001:db8::1", "2001:db8::9, 203.0.113.9", trusted)).toBe("203.0.113.9");
   });
 

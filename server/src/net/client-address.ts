@@ -15,7 +15,14 @@ export function parseTrustedProxies(list: string): BlockList | undefined {
     const [address = "", prefix, extra] = entry.split("/");
     const family = isIP(address);
     const bits = prefix === undefined ? (family === 6 ? 128 : 32) : Number(prefix);
-    if (family === 0 || extra !== undefined || !/^\d*$/.test(prefix ?? "") || !Number.isInteger(bits) || bits < 0 || bits > (family === 6 ? 128 : 32)) {
+    if (
+      family === 0 ||
+      extra !== undefined ||
+      !/^\d*$/.test(prefix ?? "") ||
+      !Number.isInteger(bits) ||
+      bits < 0 ||
+      bits > (family === 6 ? 128 : 32)
+    ) {
       throw new Error(`"${entry}" is not an IP address or CIDR range`);
     }
     trusted.addSubnet(address, bits, family === 6 ? "ipv6" : "ipv4");
@@ -30,7 +37,11 @@ export function parseTrustedProxies(list: string): BlockList | undefined {
  * client's. Whatever a client wrote into the header itself sits left of that and is never reached,
  * so a client cannot choose the address its requests are counted against.
  */
-export function clientAddressOf(peer: string | undefined, forwardedFor: string | readonly string[] | undefined, trusted: BlockList | undefined): string {
+export function clientAddressOf(
+  peer: string | undefined,
+  forwardedFor: string | readonly string[] | undefined,
+  trusted: BlockList | undefined,
+): string {
   let client = peer ?? "unknown";
   if (!trusted || !isTrusted(trusted, client) || forwardedFor === undefined) return client;
   const hops = (typeof forwardedFor === "string" ? [forwardedFor] : forwardedFor).join(",").split(",");

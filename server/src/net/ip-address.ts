@@ -69,8 +69,10 @@ export function parseIpBlock(cidr: string): IpBlock {
   const [text, prefixText] = cidr.split("/") as [string, string | undefined];
   const address = parseIpAddress(text);
   const prefix = Number(prefixText);
-  if (address === undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > ADDRESS_BITS[address.family]) throw new Error(`${cidr} is not an address block`);
-  if (address.value !== firstAddress({ ...address, network: address.value, prefix })) throw new Error(`${cidr} has host bits set`);
+  if (address === undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > ADDRESS_BITS[address.family])
+    throw new Error(`${cidr} is not an address block`);
+  if (address.value !== firstAddress({ ...address, network: address.value, prefix }))
+    throw new Error(`${cidr} has host bits set`);
   return { family: address.family, network: address.value, prefix };
 }
 

@@ -39,7 +39,11 @@ export class PrivateNetworkError extends Error {
     /** Why the address is refused, such as `a loopback address`. */
     readonly why: string,
   ) {
-    super(host === address ? `${host} is ${why}, which this server does not connect to` : `${host} resolves to ${address}, ${why}, which this server does not connect to`);
+    super(
+      host === address
+        ? `${host} is ${why}, which this server does not connect to`
+        : `${host} resolves to ${address}, ${why}, which this server does not connect to`,
+    );
   }
 }
 
@@ -82,13 +86,16 @@ export interface GuardedDispatcherOptions {
  */
 export function createGuardedDispatcher(options: GuardedDispatcherOptions): Dispatcher {
   if (options.allowPrivateNetwork) return new Agent();
-  const resolve: HostLookup = options.lookup ?? ((hostname, lookupOptions) => dnsLookup(hostname, { ...lookupOptions, all: true }));
+  const resolve: HostLookup =
+    options.lookup ?? ((hostname, lookupOptions) => dnsLookup(hostname, { ...lookupOptions, all: true }));
   const policy = options.policy ?? privateAddressKind;
   const connect = (options.connector ?? ((lookup) => buildConnector({ lookup })))(guardedLookup(resolve, policy));
   return new Agent({
     connect(connectOptions, callback) {
       // net.connect skips the lookup for an IP literal, so literals are checked here.
-      const host = connectOptions.hostname.startsWith("[") ? connectOptions.hostname.slice(1, -1) : connectOptions.hostname;
+      const host = connectOptions.hostname.startsWith("[")
+        ? connectOptions.hostname.slice(1, -1)
+        : connectOptions.hostname;
       const why = policy(host);
       if (why !== undefined) return callback(new PrivateNetworkError(host, host, why), null);
       return connect(connectOptions, callback);
@@ -106,7 +113,8 @@ function guardedLookup(resolve: HostLookup, policy: AddressPolicy): ConnectLooku
           if (why !== undefined) return callback(new PrivateNetworkError(hostname, address, why), "");
         }
         const first = addresses[0];
-        if (first === undefined) return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "");
+        if (first === undefined)
+          return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "");
         // net.connect asks for every address when it races IPv4 and IPv6 (autoSelectFamily), else for one.
         if (options.all) callback(null, addresses);
         else callback(null, first.address, first.family);

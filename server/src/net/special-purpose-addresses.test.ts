@@ -13,7 +13,13 @@ type Decision = "R" | "A" | "-";
  * the addresses just outside it (one below the first, one above the last), which a nearby entry
  * may decide.
  */
-const EXPECTED: readonly (readonly [block: string, first: Decision, last: Decision, below: Decision, above: Decision])[] = [
+const EXPECTED: readonly (readonly [
+  block: string,
+  first: Decision,
+  last: Decision,
+  below: Decision,
+  above: Decision,
+])[] = [
   ["0.0.0.0/8", "R", "R", "-", "A"],
   ["0.0.0.0/32", "R", "R", "-", "R"],
   ["10.0.0.0/8", "R", "R", "A", "A"],
@@ -75,7 +81,9 @@ const decide = (address: string): Decision => (policy(address) === undefined ? "
 
 describe("the special-purpose address registries", () => {
   it("hold exactly the entries tested here", () => {
-    expect([...IPV4_SPECIAL_PURPOSE, ...IPV6_SPECIAL_PURPOSE].map((entry) => entry.block)).toEqual(EXPECTED.map(([block]) => block));
+    expect([...IPV4_SPECIAL_PURPOSE, ...IPV6_SPECIAL_PURPOSE].map((entry) => entry.block)).toEqual(
+      EXPECTED.map(([block]) => block),
+    );
   });
 
   it("refuse exactly the entries that are not globally reachable", () => {
@@ -151,7 +159,18 @@ describe("the address policy", () => {
       "2001:0:4136:e378:8000:63bf:3fff:fdd2": "a teredo tunnel address",
     };
     for (const [address, why] of Object.entries(refused)) expect(policy(address), address).toBe(why);
-    for (const address of ["93.184.216.34", "8.8.8.8", "172.32.0.1", "100.128.0.1", "192.0.0.9", "2606:4700::1111", "64:ff9b::8.8.8.8", "2001:3::1", "example.com", ""]) {
+    for (const address of [
+      "93.184.216.34",
+      "8.8.8.8",
+      "172.32.0.1",
+      "100.128.0.1",
+      "192.0.0.9",
+      "2606:4700::1111",
+      "64:ff9b::8.8.8.8",
+      "2001:3::1",
+      "example.com",
+      "",
+    ]) {
       expect(policy(address), address).toBeUndefined();
     }
   });

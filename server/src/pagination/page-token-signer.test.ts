@@ -21,7 +21,10 @@ describe("sign and verify", () => {
     ["no signature", (t: string) => t.slice(0, t.lastIndexOf("."))],
     ["a short signature", (t: string) => t.slice(0, -4)],
     // The last of 22 base64 characters carries 2 bits of the MAC and 4 spare ones.
-    ["a signature edited in its spare bits", (t: string) => `${t.slice(0, -1)}${String.fromCharCode(t.charCodeAt(t.length - 1) + 1)}`],
+    [
+      "a signature edited in its spare bits",
+      (t: string) => `${t.slice(0, -1)}${String.fromCharCode(t.charCodeAt(t.length - 1) + 1)}`,
+    ],
     ["a token of another key", () => createPageTokenSigner(randomBytes(32)).sign("/a.B/List", "inner-token")],
   ])("refuses %s", (_case, edit) => {
     expect(signer.verify("/a.B/List", edit(signer.sign("/a.B/List", "inner-token")))).toBeUndefined();
@@ -56,9 +59,16 @@ describe("the RPC interceptor", () => {
 
   it("refuses a forged or edited page_token before the handler sees it", async () => {
     const before = seen.length;
-    for (const forged of ["after-r1", Buffer.from("anything").toString("base64url"), `${(await client.listApiKeys({})).nextPageToken}x`]) {
+    for (const forged of [
+      "after-r1",
+      Buffer.from("anything").toString("base64url"),
+      `${(await client.listApiKeys({})).nextPageToken}x`,
+    ]) {
       const error = await client.listApiKeys({ pageToken: forged }).catch((e: unknown) => ConnectError.from(e));
-      expect(error).toMatchObject({ code: Code.InvalidArgument, rawMessage: "page_token: is not a token from a previous ListApiKeys response" });
+      expect(error).toMatchObject({
+        code: Code.InvalidArgument,
+        rawMessage: "page_token: is not a token from a previous ListApiKeys response",
+      });
     }
     expect(seen.length).toBe(before + 1);
   });
@@ -71,7 +81,10 @@ describe("the REST middleware", () => {
     input: { path: {}, query: cursor === undefined ? {} : { cursor }, headers: {} },
     context: {} as RestCall["context"] & { values: ReturnType<typeof createContextValues> },
   });
-  const handler = signer.middleware(async (received): Promise<RestResult> => ({ status: 200, body: { users: [], nextCursor: `after:${String(received.input.query.cursor ?? "")}` } }));
+  const handler = signer.middleware(async (received): Promise<RestResult> => ({
+    status: 200,
+    body: { users: [], nextCursor: `after:${String(received.input.query.cursor ?? "")}` },
+  }));
 
   it("signs nextCursor and verifies a cursor, naming query.cursor when it does not verify", async () => {
     const first = (await handler(call(undefined))).body as { nextCursor: string };

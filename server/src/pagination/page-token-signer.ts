@@ -32,7 +32,8 @@ export const PAGE_TOKEN_KEY_PURPOSE = "platform page tokens v1";
 const MAC_BYTES = 16;
 
 export function createPageTokenSigner(key: Uint8Array): PageTokenSigner {
-  const mac = (scope: string, inner: string) => createHmac("sha256", key).update(`${scope}\n${inner}`).digest().subarray(0, MAC_BYTES);
+  const mac = (scope: string, inner: string) =>
+    createHmac("sha256", key).update(`${scope}\n${inner}`).digest().subarray(0, MAC_BYTES);
   const sign = (scope: string, inner: string) => `${inner}.${mac(scope, inner).toString("base64url")}`;
   const verify = (scope: string, token: string) => {
     const dot = token.lastIndexOf(".");
@@ -54,7 +55,8 @@ function createInterceptor(sign: Sign, verify: Verify): Interceptor {
   const paths = new WeakMap<DescMessage, TokenPaths>();
   const pathsOf = (input: DescMessage, output: DescMessage): TokenPaths => {
     let found = paths.get(input);
-    if (!found) paths.set(input, (found = { request: tokenField(input, "page_token"), response: responseTokenPath(output) }));
+    if (!found)
+      paths.set(input, (found = { request: tokenField(input, "page_token"), response: responseTokenPath(output) }));
     return found;
   };
   return (next) => async (request) => {
@@ -64,12 +66,17 @@ function createInterceptor(sign: Sign, verify: Verify): Interceptor {
       const token = (request.message as Record<string, unknown>)[field.localName];
       if (typeof token === "string" && token !== "") {
         const inner = verify(scope, token);
-        if (inner === undefined) throw new ConnectError(`${field.name}: is not a token from a previous ${request.method.name} response`, Code.InvalidArgument);
+        if (inner === undefined)
+          throw new ConnectError(
+            `${field.name}: is not a token from a previous ${request.method.name} response`,
+            Code.InvalidArgument,
+          );
         request = { ...request, message: { ...request.message, [field.localName]: inner } };
       }
     }
     const response = await next(request);
-    if (path && !response.stream) signInPlace(response.message as Record<string, unknown>, path, (inner) => sign(scope, inner));
+    if (path && !response.stream)
+      signInPlace(response.message as Record<string, unknown>, path, (inner) => sign(scope, inner));
     return response;
   };
 }
@@ -110,12 +117,14 @@ function createMiddleware(sign: Sign, verify: Verify): RestMiddleware {
     const cursor = "invalid" in call.input ? undefined : call.input.query.cursor;
     if (typeof cursor === "string" && cursor !== "") {
       const inner = verify(scope, cursor);
-      if (inner === undefined) throw new InvalidRequestError("query.cursor", `is not a cursor from a previous ${scope} page`);
+      if (inner === undefined)
+        throw new InvalidRequestError("query.cursor", `is not a cursor from a previous ${scope} page`);
       call = { ...call, input: { ...call.input, query: { ...call.input.query, cursor: inner } } };
     }
     const result = await next(call);
     const body = result.body as { nextCursor?: unknown } | undefined;
-    if (typeof body?.nextCursor === "string" && body.nextCursor !== "") return { ...result, body: { ...body, nextCursor: sign(scope, body.nextCursor) } };
+    if (typeof body?.nextCursor === "string" && body.nextCursor !== "")
+      return { ...result, body: { ...body, nextCursor: sign(scope, body.nextCursor) } };
     return result;
   };
 }

@@ -21,6 +21,7 @@ export function decodePageToken(list: string, token: string): string {
 
 /** The page size to use: the default for 0, the maximum for anything larger. */
 export function pageSizeOf(requested: number, defaults: { readonly fallback: number; readonly max: number }): number {
-  if (!Number.isInteger(requested) || requested < 0) throw new ConnectError(`page_size must be 0 or more, got ${requested}`, Code.InvalidArgument);
+  if (!Number.isInteger(requested) || requested < 0)
+    throw new ConnectError(`page_size must be 0 or more, got ${requested}`, Code.InvalidArgument);
   return requested === 0 ? defaults.fallback : Math.min(requested, defaults.max);
 }

@@ -51,9 +51,15 @@ export function createCorsPolicy(origins: readonly string[]): (request: CorsRequ
     if (isPreflight && !allowed) return { kind: "preflight-denied" };
     if (!allowed) return { kind: "not-cors" };
     if (!isPreflight) {
-      return { kind: "actual", headers: { "access-control-allow-origin": origin, vary: "origin", "access-control-expose-headers": exposed } };
+      return {
+        kind: "actual",
+        headers: { "access-control-allow-origin": origin, vary: "origin", "access-control-expose-headers": exposed },
+      };
     }
-    const requested = (request.requestHeaders ?? "").split(",").map((name) => name.trim().toLowerCase()).filter(Boolean);
+    const requested = (request.requestHeaders ?? "")
+      .split(",")
+      .map((name) => name.trim().toLowerCase())
+      .filter(Boolean);
     // Echo the request's list when every name is allowed; otherwise answer the allowed list, so the
     // browser's error ("x is not allowed by Access-Control-Allow-Headers") points at the culprit.
     const allowHeaders = requested.every((name) => allowedHeaders.has(name)) ? requested : CORS_ALLOWED_HEADERS;

@@ -30,13 +30,18 @@ describe("graceful close", () => {
   it("lets an in-flight call finish and refuses new connections meanwhile", async () => {
     const { plane, logs } = await startPlane();
     gates.slowEntered = signal();
-    const slowCall = client(createConnectTransport({ baseUrl: plane.url, httpVersion: "1.1" })).getThread({ threadId: "slow" });
+    const slowCall = client(createConnectTransport({ baseUrl: plane.url, httpVersion: "1.1" })).getThread({
+      threadId: "slow",
+    });
     await gates.slowEntered.promise;
 
     const closing = plane.close(5000);
     expect(plane.shutdownSignal.aborted).toBe(true);
-    await expect(new Promise((resolve, reject) => net.connect(port(plane.url), "127.0.0.1", () => resolve("connected")).on("error", reject)))
-      .rejects.toMatchObject({ code: "ECONNREFUSED" });
+    await expect(
+      new Promise((resolve, reject) =>
+        net.connect(port(plane.url), "127.0.0.1", () => resolve("connected")).on("error", reject),
+      ),
+    ).rejects.toMatchObject({ code: "ECONNREFUSED" });
     expect((await slowCall).threadId).toBe("slow");
     await closing;
     expect(logs.map((line) => line.msg)).toContain("closed");
@@ -56,7 +61,9 @@ describe("graceful close", () => {
     let answer = "";
     socket.setEncoding("utf8").on("data", (chunk: string) => (answer += chunk));
     await requestRead.promise;
-    const slowCall = client(createConnectTransport({ baseUrl: plane.url, httpVersion: "1.1" })).getThread({ threadId: "slow" });
+    const slowCall = client(createConnectTransport({ baseUrl: plane.url, httpVersion: "1.1" })).getThread({
+      threadId: "slow",
+    });
     await gates.slowEntered.promise;
     const closing = plane.close(5000);
     socket.write("\r\n");
@@ -75,8 +82,12 @@ describe("graceful close", () => {
     gates.streamEntered = signal();
     const events: string[] = [];
     const consumed = (async () => {
-      for await (const event of client(transport(plane.url)).watchThread({ threadId: "t-1" })) events.push(event.event.case ?? "");
-    })().then(() => "ended", (error: unknown) => `error: ${ConnectError.from(error).code}`);
+      for await (const event of client(transport(plane.url)).watchThread({ threadId: "t-1" }))
+        events.push(event.event.case ?? "");
+    })().then(
+      () => "ended",
+      (error: unknown) => `error: ${ConnectError.from(error).code}`,
+    );
     await gates.streamEntered.promise;
     const began = Date.now();
     await plane.close(10_000);
@@ -89,15 +100,27 @@ describe("graceful close", () => {
     const { plane, logs } = await startPlane();
     gates.streamEntered = signal();
     const consumed = (async () => {
-      for await (const _event of client(createGrpcTransport({ baseUrl: plane.url })).watchThread({ threadId: "stubborn" }));
-    })().then(() => "ended", () => "error");
+      for await (const _event of client(createGrpcTransport({ baseUrl: plane.url })).watchThread({
+        threadId: "stubborn",
+      }));
+    })().then(
+      () => "ended",
+      () => "error",
+    );
     await gates.streamEntered.promise;
     const began = Date.now();
     await plane.close(300);
     expect(Date.now() - began).toBeGreaterThanOrEqual(290);
     expect(await consumed).toBe("error");
-    await vi.waitFor(() => expect(logs.find((line) => line.msg === "request")).toMatchObject({ route: "/platform.script.v1.ScriptService/WatchThread", aborted: true }));
-    expect(logs.find((line) => line.level === "warn" && String(line.msg).startsWith("grace period over"))).toMatchObject({ graceMs: 300, requests: 1 });
+    await vi.waitFor(() =>
+      expect(logs.find((line) => line.msg === "request")).toMatchObject({
+        route: "/platform.script.v1.ScriptService/WatchThread",
+        aborted: true,
+      }),
+    );
+    expect(
+      logs.find((line) => line.level === "warn" && String(line.msg).startsWith("grace period over")),
+    ).toMatchObject({ graceMs: 300, requests: 1 });
   });
 
   it("does not wait for idle keep-alive HTTP/1.1 connections or idle HTTP/2 sessions", async () => {
@@ -117,7 +140,16 @@ describe("graceful close", () => {
 
   it("rejects when the port is taken", async () => {
     const { plane } = await startPlane();
-    const options = { name: "api", host: "127.0.0.1", port: port(plane.url), handler: () => {}, corsOrigins: [], maxBodyBytes: 1, logger: createLogger(() => {}), isReady: () => true };
+    const options = {
+      name: "api",
+      host: "127.0.0.1",
+      port: port(plane.url),
+      handler: () => {},
+      corsOrigins: [],
+      maxBodyBytes: 1,
+      logger: createLogger(() => {}),
+      isReady: () => true,
+    };
     await expect(listenPlane(options)).rejects.toMatchObject({ code: "EADDRINUSE" });
     await plane.close();
   });

@@ -6,7 +6,16 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } f
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type * as PrefaceDispatch from "./preface-dispatch.js";
-import { ALLOWED_ORIGIN, client, http2Request, MAX_BODY, port, signal, startPlane, type StartedPlane } from "./plane-fixture.js";
+import {
+  ALLOWED_ORIGIN,
+  client,
+  http2Request,
+  MAX_BODY,
+  port,
+  signal,
+  startPlane,
+  type StartedPlane,
+} from "./plane-fixture.js";
 
 /** Called with the next server-side socket the plane accepts, once: lets a test see what the server has read. */
 const acceptObservers = vi.hoisted(() => [] as ((socket: net.Socket) => void)[]);
@@ -35,7 +44,10 @@ describe("one port, every protocol", () => {
 
   const transports: [string, () => Transport][] = [
     ["Connect JSON over HTTP/1.1", () => createConnectTransport({ baseUrl: url, httpVersion: "1.1" })],
-    ["Connect binary over HTTP/2", () => createConnectTransport({ baseUrl: url, httpVersion: "2", useBinaryFormat: true })],
+    [
+      "Connect binary over HTTP/2",
+      () => createConnectTransport({ baseUrl: url, httpVersion: "2", useBinaryFormat: true }),
+    ],
     ["gRPC-web over HTTP/1.1", () => createGrpcWebTransport({ baseUrl: url, httpVersion: "1.1" })],
     ["gRPC over h2c (prior knowledge)", () => createGrpcTransport({ baseUrl: url })],
   ];
@@ -51,7 +63,10 @@ describe("one port, every protocol", () => {
 
   it("serves the HTTP routes over HTTP/1.1 (undici) and over HTTP/2 (http2.connect)", async () => {
     const response = await request(`${url}/v1/script/health`);
-    expect([response.statusCode, await response.body.json()]).toEqual([200, { status: "ok", version: "test", uptimeSeconds: "1" }]);
+    expect([response.statusCode, await response.body.json()]).toEqual([
+      200,
+      { status: "ok", version: "test", uptimeSeconds: "1" },
+    ]);
     const session = http2.connect(url);
     try {
       const answer = await http2Request(session, { ":path": "/v1/script/health" });
@@ -116,12 +131,16 @@ describe("one port, every protocol", () => {
       });
 
     it("answers a preflight from an allowed origin", async () => {
-      const response = await preflight(ALLOWED_ORIGIN, "Content-Type, connect-protocol-version, x-grpc-web, authorization, x-organization-name");
+      const response = await preflight(
+        ALLOWED_ORIGIN,
+        "Content-Type, connect-protocol-version, x-grpc-web, authorization, x-organization-name",
+      );
       expect(response.statusCode).toBe(204);
       expect(response.headers).toMatchObject({
         "access-control-allow-origin": ALLOWED_ORIGIN,
         "access-control-allow-methods": "GET, POST, PUT, PATCH, DELETE",
-        "access-control-allow-headers": "content-type, connect-protocol-version, x-grpc-web, authorization, x-organization-name",
+        "access-control-allow-headers":
+          "content-type, connect-protocol-version, x-grpc-web, authorization, x-organization-name",
         "access-control-max-age": "7200",
       });
       expect(response.headers.vary).toContain("origin");
@@ -149,7 +168,15 @@ describe("one port, every protocol", () => {
       expect(allowed.headers["access-control-allow-origin"]).toBe(ALLOWED_ORIGIN);
       expect(allowed.headers.vary).toContain("origin");
       const exposed = String(allowed.headers["access-control-expose-headers"]).split(", ");
-      expect(exposed).toEqual(expect.arrayContaining(["grpc-status", "grpc-message", "grpc-status-details-bin", "x-request-id", "retry-after"]));
+      expect(exposed).toEqual(
+        expect.arrayContaining([
+          "grpc-status",
+          "grpc-message",
+          "grpc-status-details-bin",
+          "x-request-id",
+          "retry-after",
+        ]),
+      );
       await allowed.body.dump();
       const other = await call("https://evil.example");
       expect([other.statusCode, other.headers["access-control-allow-origin"]]).toEqual([200, undefined]);
@@ -159,7 +186,9 @@ describe("one port, every protocol", () => {
     it("allows any origin with *", async () => {
       const wildcard = await startPlane(["*"]);
       try {
-        const response = await request(`${wildcard.plane.url}/healthz`, { headers: { origin: "https://anyone.example" } });
+        const response = await request(`${wildcard.plane.url}/healthz`, {
+          headers: { origin: "https://anyone.example" },
+        });
         expect(response.headers["access-control-allow-origin"]).toBe("https://anyone.example");
         await response.body.dump();
       } finally {
@@ -173,14 +202,23 @@ describe("one port, every protocol", () => {
 
     it("answers 413 with the Connect error for a declared length over the limit, over HTTP/1.1 and HTTP/2", async () => {
       const big = JSON.stringify({ padding: "x".repeat(MAX_BODY) });
-      const response = await request(`${url}${healthCheck}`, { method: "POST", headers: { "content-type": "application/json" }, body: big });
+      const response = await request(`${url}${healthCheck}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: big,
+      });
       expect([response.statusCode, await response.body.json()]).toEqual([
         413,
         { code: "resource_exhausted", message: `request body exceeds ${MAX_BODY} bytes` },
       ]);
       const session = http2.connect(url);
       try {
-        const headers = { ":method": "POST", ":path": healthCheck, "content-type": "application/json", "content-length": String(big.length) };
+        const headers = {
+          ":method": "POST",
+          ":path": healthCheck,
+          "content-type": "application/json",
+          "content-length": String(big.length),
+        };
         const answer = await http2Request(session, headers, big);
         expect([answer.status, JSON.parse(answer.body).code]).toEqual([413, "resource_exhausted"]);
       } finally {
@@ -189,7 +227,11 @@ describe("one port, every protocol", () => {
     });
 
     it("serves a body under the limit", async () => {
-      const response = await request(`${url}${healthCheck}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      const response = await request(`${url}${healthCheck}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
       expect(response.statusCode).toBe(200);
       await response.body.dump();
     });
@@ -209,17 +251,27 @@ describe("one port, every protocol", () => {
     const healthCheck = (requestId?: string) =>
       request(`${url}/platform.script.v1.ScriptService/HealthCheck`, {
         method: "POST",
-        headers: { "content-type": "application/json", ...(requestId === undefined ? {} : { "x-request-id": requestId }) },
+        headers: {
+          "content-type": "application/json",
+          ...(requestId === undefined ? {} : { "x-request-id": requestId }),
+        },
         body: "{}",
       });
 
     it("echoes an acceptable id and hands it to the handler", async () => {
       const response = await healthCheck("req-1.A_b");
-      expect([response.headers["x-request-id"], response.headers["x-seen-request-id"]]).toEqual(["req-1.A_b", "req-1.A_b"]);
+      expect([response.headers["x-request-id"], response.headers["x-seen-request-id"]]).toEqual([
+        "req-1.A_b",
+        "req-1.A_b",
+      ]);
       await response.body.dump();
     });
 
-    it.each([["missing", undefined], ["with a space", "bad id"], ["too long", "x".repeat(129)]])("generates one when the id is %s", async (_case, id) => {
+    it.each([
+      ["missing", undefined],
+      ["with a space", "bad id"],
+      ["too long", "x".repeat(129)],
+    ])("generates one when the id is %s", async (_case, id) => {
       const response = await healthCheck(id);
       const generated = response.headers["x-request-id"];
       expect(generated).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
@@ -236,13 +288,17 @@ describe("one port, every protocol", () => {
         session.close();
       }
       const seen: string[] = [];
-      await client(createGrpcTransport({ baseUrl: url })).healthCheck({}, { onHeader: (headers) => seen.push(headers.get("x-seen-request-id") ?? "") });
+      await client(createGrpcTransport({ baseUrl: url })).healthCheck(
+        {},
+        { onHeader: (headers) => seen.push(headers.get("x-seen-request-id") ?? "") },
+      );
       expect(seen[0]).toMatch(/^[0-9a-f-]{36}$/);
     });
   });
 
   describe("request log", () => {
-    const linesFor = (requestId: string) => started.logs.filter((line) => line.requestId === requestId && line.msg === "request");
+    const linesFor = (requestId: string) =>
+      started.logs.filter((line) => line.requestId === requestId && line.msg === "request");
 
     let barriers = 0;
     async function logged(requestId: string) {
@@ -282,7 +338,12 @@ describe("one port, every protocol", () => {
       for (const [protocol, transport] of cases) {
         await client(transport).healthCheck({}, { headers: { "x-request-id": `log-${protocol}` } });
         const line = await logged(`log-${protocol}`);
-        expect(line).toMatchObject({ protocol, method: "POST", route: "/platform.script.v1.ScriptService/HealthCheck", status: 200 });
+        expect(line).toMatchObject({
+          protocol,
+          method: "POST",
+          route: "/platform.script.v1.ScriptService/HealthCheck",
+          status: 200,
+        });
         expect(line.aborted).toBeUndefined();
       }
     });

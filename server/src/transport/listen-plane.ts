@@ -146,7 +146,12 @@ export async function listenPlane(options: PlaneOptions): Promise<PlaneListener>
     }
     clearTimeout(timer);
     if (outcome === "deadline") {
-      logger.warn("grace period over: cutting what remains", { plane, graceMs, requests: inFlight.size, connections: sockets.size });
+      logger.warn("grace period over: cutting what remains", {
+        plane,
+        graceMs,
+        requests: inFlight.size,
+        connections: sockets.size,
+      });
       for (const session of sessions) session.destroy();
       for (const socket of sockets) socket.destroy();
     }

@@ -5,7 +5,10 @@ import { Code, ConnectError, createClient, type Interceptor, type Transport } fr
 import { createServiceRouter } from "@platform/codegen/runtime/server";
 import { ThreadEventSchema } from "../../../gen/platform/script/v1/events_pb.js";
 import { ScriptService } from "../../../gen/platform/script/v1/script_service_pb.js";
-import { registerScriptService, type ScriptServiceImplementation } from "../../../gen/platform/script/v1/script_service_server.js";
+import {
+  registerScriptService,
+  type ScriptServiceImplementation,
+} from "../../../gen/platform/script/v1/script_service_server.js";
 import { ThreadSchema, ThreadStatus } from "../../../gen/platform/script/v1/thread_pb.js";
 import { listenPlane, type PlaneListener } from "./listen-plane.js";
 import { createLogger } from "../log/logger.js";
@@ -40,12 +43,18 @@ const implementation: Partial<ScriptServiceImplementation> = {
     return create(ThreadSchema, { threadId: req.threadId, status: ThreadStatus.RUNNING });
   },
   async *watchThread(req, context) {
-    yield create(ThreadEventSchema, { threadId: req.threadId, event: { case: "started", value: { scriptName: "s", totalSteps: 1 } } });
+    yield create(ThreadEventSchema, {
+      threadId: req.threadId,
+      event: { case: "started", value: { scriptName: "s", totalSteps: 1 } },
+    });
     if (req.threadId === "short") return;
     gates.streamEntered.resolve();
     // A well-behaved stream ends when the server shuts down; "stubborn" ignores it, to be cut.
     if (req.threadId === "stubborn") await gates.stubbornRelease.promise;
-    else await new Promise((resolve) => (context.signal.aborted ? resolve(undefined) : context.signal.addEventListener("abort", resolve, { once: true })));
+    else
+      await new Promise((resolve) =>
+        context.signal.aborted ? resolve(undefined) : context.signal.addEventListener("abort", resolve, { once: true }),
+      );
   },
 };
 
@@ -96,7 +105,9 @@ export function http2Request(session: http2.ClientHttp2Session, headers: http2.O
     let responseHeaders: http2.IncomingHttpHeaders = {};
     stream.on("response", (h) => (responseHeaders = h));
     stream.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
-    stream.on("end", () => resolve({ status: Number(responseHeaders[":status"]), headers: responseHeaders, body: text })).on("error", reject);
+    stream
+      .on("end", () => resolve({ status: Number(responseHeaders[":status"]), headers: responseHeaders, body: text }))
+      .on("error", reject);
     if (body !== undefined) stream.end(body);
   });
 }

@@ -1,4 +1,12 @@
-import { answerError, bodyTooLarge, internalErrorMessage, renderConnectError, type NodeHandlerFn, type NodeRequest, type NodeResponse } from "@platform/codegen/runtime/server";
+import {
+  answerError,
+  bodyTooLarge,
+  internalErrorMessage,
+  renderConnectError,
+  type NodeHandlerFn,
+  type NodeRequest,
+  type NodeResponse,
+} from "@platform/codegen/runtime/server";
 import { createCorsPolicy } from "./cors-policy.js";
 import type { Logger } from "../log/logger.js";
 import { requestIdFor } from "./request-id.js";
@@ -64,12 +72,14 @@ export function createPlaneHandler(options: PlaneHandlerOptions): NodeRequestHan
       else logger.info("request", fields);
     });
 
-    const cors = options.handlerCors ? ({ kind: "not-cors" } as const) : corsFor({
-      method,
-      origin: single(request.headers.origin),
-      requestMethod: single(request.headers["access-control-request-method"]),
-      requestHeaders: single(request.headers["access-control-request-headers"]),
-    });
+    const cors = options.handlerCors
+      ? ({ kind: "not-cors" } as const)
+      : corsFor({
+          method,
+          origin: single(request.headers.origin),
+          requestMethod: single(request.headers["access-control-request-method"]),
+          requestHeaders: single(request.headers["access-control-request-headers"]),
+        });
     if (cors.kind === "preflight-denied") return answer(response, 403);
     if (cors.kind === "preflight-allowed" || cors.kind === "actual") {
       for (const [name, value] of Object.entries(cors.headers)) response.setHeader(name, value);
@@ -86,7 +96,11 @@ export function createPlaneHandler(options: PlaneHandlerOptions): NodeRequestHan
     // (a chunked body is held to the router's readMaxBytes as it is read). gRPC client streams are
     // long uploads of many messages: the router's readMaxBytes limits each message instead.
     const declaredLength = Number(request.headers["content-length"] ?? 0);
-    if (!options.handlerLimitsBody && declaredLength > options.maxBodyBytes && !(contentType ?? "").toLowerCase().startsWith("application/grpc")) {
+    if (
+      !options.handlerLimitsBody &&
+      declaredLength > options.maxBodyBytes &&
+      !(contentType ?? "").toLowerCase().startsWith("application/grpc")
+    ) {
       // Over HTTP/1.1 the unread body would have to be drained to keep the connection: close it.
       if (request.httpVersionMajor === 1) response.setHeader("connection", "close");
       // The same answer the REST exchange gives, in the RPC planes' shape (the admin plane's too).

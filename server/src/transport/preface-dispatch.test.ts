@@ -72,7 +72,10 @@ async function exchange(parts: (string | Buffer)[], enough: (answer: Buffer) => 
 describe("createPrefaceDispatcher", () => {
   it("hands a preface split over three reads to the HTTP/2 server", async () => {
     const preface = HTTP2_PREFACE;
-    const answer = await exchange([preface.subarray(0, 5), preface.subarray(5, 16), Buffer.concat([preface.subarray(16), EMPTY_SETTINGS_FRAME])], (a) => a.length >= 9);
+    const answer = await exchange(
+      [preface.subarray(0, 5), preface.subarray(5, 16), Buffer.concat([preface.subarray(16), EMPTY_SETTINGS_FRAME])],
+      (a) => a.length >= 9,
+    );
     expect(answer[3]).toBe(SETTINGS_TYPE);
   });
 

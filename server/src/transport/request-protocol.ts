@@ -17,5 +17,7 @@ export function protocolOf(method: string, path: string, contentType: string | u
   if (type.startsWith("application/connect+")) return "connect";
   if (!PROCEDURE_PATH.test(path)) return "http";
   if (method === "GET") return "connect";
-  return method === "POST" && (type.startsWith("application/json") || type.startsWith("application/proto")) ? "connect" : "http";
+  return method === "POST" && (type.startsWith("application/json") || type.startsWith("application/proto"))
+    ? "connect"
+    : "http";
 }

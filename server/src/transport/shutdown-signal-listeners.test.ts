@@ -27,7 +27,11 @@ const implementation: Partial<ScriptServiceImplementation> = {
     return create(ThreadSchema, { threadId: request.threadId, status: ThreadStatus.RUNNING });
   },
   async *watchThread(request) {
-    for (let i = 0; i < 3; i++) yield create(ThreadEventSchema, { threadId: request.threadId, event: { case: "started", value: { scriptName: "s", totalSteps: 1 } } });
+    for (let i = 0; i < 3; i++)
+      yield create(ThreadEventSchema, {
+        threadId: request.threadId,
+        event: { case: "started", value: { scriptName: "s", totalSteps: 1 } },
+      });
   },
 };
 
@@ -65,7 +69,9 @@ describe("the shutdown signal shared by every HTTP route call", () => {
     const handler = handlerWith(shutdown.signal);
     const baseline = listeners(shutdown.signal);
 
-    const calls = Array.from({ length: 500 }, (_, i) => handler(get(`/v1/script/threads/${i % 5 === 0 ? "boom" : "held"}`)));
+    const calls = Array.from({ length: 500 }, (_, i) =>
+      handler(get(`/v1/script/threads/${i % 5 === 0 ? "boom" : "held"}`)),
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
     // 400 calls wait in the handler; the 100 that failed have ended.
     expect(listeners(shutdown.signal)).toBe(baseline + 400);
@@ -81,7 +87,9 @@ describe("the shutdown signal shared by every HTTP route call", () => {
     setMaxListeners(0, shutdown.signal);
     const handler = handlerWith(shutdown.signal);
     const baseline = listeners(shutdown.signal);
-    const answers = await Promise.all(Array.from({ length: 50 }, () => handler(get("/v1/script/threads/x?unknownField=1"))));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => handler(get("/v1/script/threads/x?unknownField=1"))),
+    );
     expect(answers.every((answer) => answer.status === 400)).toBe(true);
     expect(listeners(shutdown.signal)).toBe(baseline);
   });
@@ -91,11 +99,17 @@ describe("the shutdown signal shared by every HTTP route call", () => {
     setMaxListeners(0, shutdown.signal);
     const handler = handlerWith(shutdown.signal);
     const baseline = listeners(shutdown.signal);
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => handler(get(`/v1/script/threads/t${i}/watch`))));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => handler(get(`/v1/script/threads/t${i}/watch`))),
+    );
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     expect(listeners(shutdown.signal)).toBe(baseline + 20);
     const bodies = await Promise.all(answers.map((answer) => readAll(answer.body)));
-    expect(bodies.every((text) => text.split("\n").filter((line) => line.startsWith("data:") || line.startsWith("{")).length === 3)).toBe(true);
+    expect(
+      bodies.every(
+        (text) => text.split("\n").filter((line) => line.startsWith("data:") || line.startsWith("{")).length === 3,
+      ),
+    ).toBe(true);
     expect(listeners(shutdown.signal)).toBe(baseline);
   });
 });

@@ -15,7 +15,8 @@ describe("uint8ArrayToBase64", () => {
     const all = Uint8Array.from({ length: 256 * 3 + 2 }, (_, i) => (i * 151) & 255);
     for (let length = 0; length <= 7; length++) {
       for (const bytes of [all.subarray(0, length), all.subarray(all.length - length), all]) {
-        for (const { options, reference } of encodings) expect(uint8ArrayToBase64.call(bytes, options)).toBe(base64Encode(bytes, reference));
+        for (const { options, reference } of encodings)
+          expect(uint8ArrayToBase64.call(bytes, options)).toBe(base64Encode(bytes, reference));
       }
     }
   });
@@ -34,7 +35,9 @@ describe("uint8ArrayToBase64", () => {
   });
 
   it("refuses an unknown alphabet and a receiver that is not a Uint8Array", () => {
-    expect(() => uint8ArrayToBase64.call(new Uint8Array(1), { alphabet: "hex" as never })).toThrow(/alphabet must be "base64" or "base64url", got "hex"/);
+    expect(() => uint8ArrayToBase64.call(new Uint8Array(1), { alphabet: "hex" as never })).toThrow(
+      /alphabet must be "base64" or "base64url", got "hex"/,
+    );
     expect(() => uint8ArrayToBase64.call([1, 2] as never)).toThrow(TypeError);
   });
 });

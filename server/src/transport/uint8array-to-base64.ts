@@ -26,7 +26,8 @@ declare global {
 export function uint8ArrayToBase64(this: Uint8Array, options: ToBase64Options = {}): string {
   if (!(this instanceof Uint8Array)) throw new TypeError("toBase64 called on a value that is not a Uint8Array");
   const alphabet = options.alphabet ?? "base64";
-  if (alphabet !== "base64" && alphabet !== "base64url") throw new TypeError(`toBase64: alphabet must be "base64" or "base64url", got ${JSON.stringify(alphabet)}`);
+  if (alphabet !== "base64" && alphabet !== "base64url")
+    throw new TypeError(`toBase64: alphabet must be "base64" or "base64url", got ${JSON.stringify(alphabet)}`);
   const bytes = Buffer.from(this.buffer, this.byteOffset, this.byteLength);
   // Buffer pads "base64" and never pads "base64url"; the proposal pads both unless told not to.
   const text = bytes.toString(alphabet);
@@ -37,6 +38,11 @@ export function uint8ArrayToBase64(this: Uint8Array, options: ToBase64Options = 
 /** Installs `uint8ArrayToBase64` unless the runtime has its own; true when it was installed. */
 export function installUint8ArrayToBase64(): boolean {
   if (typeof Uint8Array.prototype.toBase64 === "function") return false;
-  Object.defineProperty(Uint8Array.prototype, "toBase64", { value: uint8ArrayToBase64, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(Uint8Array.prototype, "toBase64", {
+    value: uint8ArrayToBase64,
+    writable: true,
+    configurable: true,
+    enumerable: false,
+  });
   return true;
 }

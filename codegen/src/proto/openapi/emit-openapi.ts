@@ -30,7 +30,12 @@ export function emitOpenApiDocuments(models: readonly ServiceModel[], options: O
   }
   const files = [...byPackage.keys()].sort().map((pkg) => ({
     name: `openapi/${pkg}.openapi.json`,
-    content: buildDocument(`${pkg} API`, `The HTTP/JSON routes of the \`${pkg}\` package.`, byPackage.get(pkg)!, options),
+    content: buildDocument(
+      `${pkg} API`,
+      `The HTTP/JSON routes of the \`${pkg}\` package.`,
+      byPackage.get(pkg)!,
+      options,
+    ),
   }));
   files.push({
     name: "openapi/platform.openapi.json",
@@ -39,9 +44,16 @@ export function emitOpenApiDocuments(models: readonly ServiceModel[], options: O
   return files;
 }
 
-function buildDocument(title: string, description: string, models: readonly ServiceModel[], options: OptionReader): string {
+function buildDocument(
+  title: string,
+  description: string,
+  models: readonly ServiceModel[],
+  options: OptionReader,
+): string {
   const schemas = createSchemaCollector(options, messageUses(models));
-  const listeners = new Set(models.filter((m) => m.methods.some((method) => method.routes.length > 0)).map((m) => m.listener));
+  const listeners = new Set(
+    models.filter((m) => m.methods.some((method) => method.routes.length > 0)).map((m) => m.listener),
+  );
   const sources = [...new Set(models.map((m) => m.service.file.name + ".proto"))].sort();
   const builder = OpenApiBuilder.create({
     openapi: "3.1.0",
@@ -82,7 +94,10 @@ function buildDocument(title: string, description: string, models: readonly Serv
   }
   addErrorComponents(builder);
   for (const [name, schema] of schemas.components()) builder.addSchema(name, schema);
-  addSecuritySchemes(builder, models.some((m) => m.organizationHeader));
+  addSecuritySchemes(
+    builder,
+    models.some((m) => m.organizationHeader),
+  );
   return builder.getSpecAsJson(undefined, 2) + "\n";
 }
 

@@ -40,7 +40,12 @@ export function collectMessages(message: DescMessage, into: Set<string>): void {
   if (into.has(message.typeName)) return;
   into.add(message.typeName);
   for (const field of message.fields) {
-    const target = field.fieldKind === "message" ? field.message : field.fieldKind === "list" || field.fieldKind === "map" ? field.message : undefined;
+    const target =
+      field.fieldKind === "message"
+        ? field.message
+        : field.fieldKind === "list" || field.fieldKind === "map"
+          ? field.message
+          : undefined;
     if (target) collectMessages(target, into);
   }
 }
@@ -69,13 +74,20 @@ export function createSchemaCollector(options: OptionReader, uses: MessageUses):
     if (desc.kind !== "message" || direction !== "request" || !uses.response.has(desc.typeName)) return desc.typeName;
     const name = `${desc.typeName}Input`;
     if (uses.request.has(name) || uses.response.has(name)) {
-      throw new GenerationError(`${desc.typeName} is read in requests and responses, and its request schema's name ${name} is taken by a message`);
+      throw new GenerationError(
+        `${desc.typeName} is read in requests and responses, and its request schema's name ${name} is taken by a message`,
+      );
     }
     return name;
   };
 
   const typeSchema = (desc: DescMessage | DescEnum, direction: Direction): SchemaObject | ReferenceObject => {
-    const wkt = desc.kind === "message" ? wellKnownSchema(desc) : desc.typeName === "google.protobuf.NullValue" ? { type: "null" as const } : undefined;
+    const wkt =
+      desc.kind === "message"
+        ? wellKnownSchema(desc)
+        : desc.typeName === "google.protobuf.NullValue"
+          ? { type: "null" as const }
+          : undefined;
     if (wkt) return wkt;
     const name = componentName(desc, direction);
     if (!components.has(name)) {
@@ -97,12 +109,20 @@ export function createSchemaCollector(options: OptionReader, uses: MessageUses):
     switch (field.fieldKind) {
       case "list": {
         const items =
-          field.listKind === "scalar" ? scalarSchema(field.scalar) : field.listKind === "enum" ? typeSchema(field.enum, direction) : typeSchema(field.message, direction);
+          field.listKind === "scalar"
+            ? scalarSchema(field.scalar)
+            : field.listKind === "enum"
+              ? typeSchema(field.enum, direction)
+              : typeSchema(field.message, direction);
         return { type: "array", items };
       }
       case "map": {
         const values =
-          field.mapKind === "scalar" ? scalarSchema(field.scalar) : field.mapKind === "enum" ? typeSchema(field.enum, direction) : typeSchema(field.message, direction);
+          field.mapKind === "scalar"
+            ? scalarSchema(field.scalar)
+            : field.mapKind === "enum"
+              ? typeSchema(field.enum, direction)
+              : typeSchema(field.message, direction);
         return { type: "object", additionalProperties: values };
       }
       default:
@@ -240,7 +260,12 @@ export function wellKnownSchema(message: DescMessage): SchemaObject | undefined 
     case "google.protobuf.Empty":
       return { type: "object" };
     case "google.protobuf.Any":
-      return { type: "object", properties: { "@type": { type: "string" } }, required: ["@type"], additionalProperties: true };
+      return {
+        type: "object",
+        properties: { "@type": { type: "string" } },
+        required: ["@type"],
+        additionalProperties: true,
+      };
     default:
       return undefined;
   }

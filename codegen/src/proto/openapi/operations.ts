@@ -31,8 +31,19 @@ export function buildOperation(
   const parameters: ParameterObject[] = pathParams.map((p) => {
     const field = resolveFieldPath(desc.input, p.fieldPath);
     const base = field ? schemas.fieldSchema(field, "request") : { type: "string" as const };
-    const description = [field ? publicComment(field) : "", p.pattern ? `Fills \`${p.fieldPath}\`, whose value is the path text matching \`${p.pattern}\`.` : ""].filter(Boolean).join(" ");
-    return { name: p.name, in: "path", required: true, schema: stripDocs(base), ...(description ? { description } : {}) };
+    const description = [
+      field ? publicComment(field) : "",
+      p.pattern ? `Fills \`${p.fieldPath}\`, whose value is the path text matching \`${p.pattern}\`.` : "",
+    ]
+      .filter(Boolean)
+      .join(" ");
+    return {
+      name: p.name,
+      in: "path",
+      required: true,
+      schema: stripDocs(base),
+      ...(description ? { description } : {}),
+    };
   });
   for (const name of route.queryFields) {
     const field = desc.input.fields.find((f) => f.name === name);
@@ -40,7 +51,9 @@ export function buildOperation(
   }
 
   const framing = route.streamFraming;
-  const doc = [publicComment(desc), framing ? streamDescription(framing, desc.output.name) : ""].filter((text) => text !== "").join("\n\n");
+  const doc = [publicComment(desc), framing ? streamDescription(framing, desc.output.name) : ""]
+    .filter((text) => text !== "")
+    .join("\n\n");
   const operation: OperationObject = {
     operationId: `${service.service.name}_${desc.name}${routeIndex > 0 ? `_${routeIndex}` : ""}`,
     tags: [service.service.name],
@@ -54,8 +67,11 @@ export function buildOperation(
     operation.requestBody = { required: true, content: { "application/json": { schema: requestSchema } } };
   }
 
-  const responseField = route.responseBody === "" ? undefined : desc.output.fields.find((f) => f.name === route.responseBody);
-  const responseSchema = responseField ? schemas.fieldSchema(responseField, "response") : schemas.typeSchema(desc.output, "response");
+  const responseField =
+    route.responseBody === "" ? undefined : desc.output.fields.find((f) => f.name === route.responseBody);
+  const responseSchema = responseField
+    ? schemas.fieldSchema(responseField, "response")
+    : schemas.typeSchema(desc.output, "response");
   operation.responses = {
     "200": framing
       ? {
@@ -72,7 +88,11 @@ export function buildOperation(
   return { path, httpMethod: route.httpMethod.toLowerCase(), operation };
 }
 
-function requestBodySchema(input: DescMessage, route: HttpRoute, schemas: SchemaCollector): SchemaObject | ReferenceObject | undefined {
+function requestBodySchema(
+  input: DescMessage,
+  route: HttpRoute,
+  schemas: SchemaCollector,
+): SchemaObject | ReferenceObject | undefined {
   if (route.body === "") return undefined;
   if (route.body !== "*") {
     const field = input.fields.find((f) => f.name === route.body);
@@ -84,7 +104,13 @@ function requestBodySchema(input: DescMessage, route: HttpRoute, schemas: Schema
 }
 
 /** Query parameters for one request field: scalars directly, messages by dotted sub-fields, maps as `field[key]`. */
-function queryParameters(field: DescField, prefix: string, depth: number, schemas: SchemaCollector, options: OptionReader): ParameterObject[] {
+function queryParameters(
+  field: DescField,
+  prefix: string,
+  depth: number,
+  schemas: SchemaCollector,
+  options: OptionReader,
+): ParameterObject[] {
   const name = `${prefix}${field.jsonName}`;
   const description = publicComment(field);
   const required = options.fieldBehaviors(field).includes(FieldBehavior.REQUIRED);

@@ -31,7 +31,10 @@ export function addErrorComponents(builder: OpenApiBuilder): void {
           "unauthenticated",
         ],
       },
-      message: { type: "string", description: "What went wrong, for a developer; names the offending field when there is one." },
+      message: {
+        type: "string",
+        description: "What went wrong, for a developer; names the offending field when there is one.",
+      },
       details: {
         type: "array",
         description: "Typed details (for example google.rpc.ErrorInfo or google.rpc.BadRequest).",
@@ -39,7 +42,12 @@ export function addErrorComponents(builder: OpenApiBuilder): void {
           type: "object",
           properties: {
             type: { type: "string", description: "Full name of the detail's message type." },
-            value: { type: "string", format: "byte", contentEncoding: "base64", description: "The detail message in binary, base64." },
+            value: {
+              type: "string",
+              format: "byte",
+              contentEncoding: "base64",
+              description: "The detail message in binary, base64.",
+            },
             debug: { description: "The detail message in JSON, when the server includes it." },
           },
           required: ["type", "value"],
@@ -52,10 +60,19 @@ export function addErrorComponents(builder: OpenApiBuilder): void {
     description,
     content: { "application/json": { schema: { $ref: "#/components/schemas/platform.Error" } } },
   });
-  builder.addResponse("BadRequest", error("Malformed input (`invalid_argument`, `out_of_range`, `failed_precondition`); the message names the field."));
+  builder.addResponse(
+    "BadRequest",
+    error("Malformed input (`invalid_argument`, `out_of_range`, `failed_precondition`); the message names the field."),
+  );
   builder.addResponse("Unauthenticated", error("Missing or invalid credentials (`unauthenticated`)."));
-  builder.addResponse("PermissionDenied", error("The credentials lack a role this method needs (`permission_denied`)."));
-  builder.addResponse("NotFound", error("No such resource in the caller's organization (`not_found`), or no such route."));
+  builder.addResponse(
+    "PermissionDenied",
+    error("The credentials lack a role this method needs (`permission_denied`)."),
+  );
+  builder.addResponse(
+    "NotFound",
+    error("No such resource in the caller's organization (`not_found`), or no such route."),
+  );
   builder.addResponse("Error", error("Any other failure, with the HTTP status of its code."));
 }
 

@@ -22,16 +22,19 @@ afterAll(() => database.close());
 
 /** A client whose calls arrive as `principal`, as the auth interceptor would set it. */
 function clientAs(principal: Principal): IamServiceClient {
-  const transport = createRouterTransport((router) => router.service(IamService, createIamService({ db: database.db })), {
-    router: {
-      interceptors: [
-        (next) => (request) => {
-          request.contextValues.set(principalKey, principal);
-          return next(request);
-        },
-      ],
+  const transport = createRouterTransport(
+    (router) => router.service(IamService, createIamService({ db: database.db })),
+    {
+      router: {
+        interceptors: [
+          (next) => (request) => {
+            request.contextValues.set(principalKey, principal);
+            return next(request);
+          },
+        ],
+      },
     },
-  });
+  );
   return createIamServiceClient(transport, { retry: false });
 }
 
@@ -39,7 +42,11 @@ function clientAs(principal: Principal): IamServiceClient {
 async function organizationAdmin(): Promise<{ orgId: string; name: string; client: IamServiceClient }> {
   const name = `org-${randomUUID().slice(0, 8)}`;
   const orgId = await database.createOrganization(name);
-  return { orgId, name, client: clientAs({ orgId, orgName: name, keyId: randomUUID(), roles: new Set(["iam.admin"]) }) };
+  return {
+    orgId,
+    name,
+    client: clientAs({ orgId, orgName: name, keyId: randomUUID(), roles: new Set(["iam.admin"]) }),
+  };
 }
 
 describe(`IAM handlers (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"})`, () => {
@@ -55,7 +62,9 @@ describe(`IAM handlers (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded
         expect(error.code, name).toBe(Code.InvalidArgument);
         expect(error.rawMessage).toMatch(/^name must be/);
       }
-      expect((await operator.createOrganization({ name: "x".repeat(63), displayName: "Long" })).displayName).toBe("Long");
+      expect((await operator.createOrganization({ name: "x".repeat(63), displayName: "Long" })).displayName).toBe(
+        "Long",
+      );
     });
 
     it("an ordinary caller cannot create organizations", async () => {
@@ -82,9 +91,21 @@ describe(`IAM handlers (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded
   describe("API keys", () => {
     it("issues a key once with its roles, lists metadata only", async () => {
       const { orgId, client } = await organizationAdmin();
-      const issued = await client.createApiKey({ orgId, name: " deploy bot ", roles: ["script.editor", "secrets.admin"] });
+      const issued = await client.createApiKey({
+        orgId,
+        name: " deploy bot ",
+        roles: ["script.editor", "secrets.admin"],
+      });
       expect(issued.secret).toMatch(/^dk_[A-Za-z0-9_-]{43}$/);
-      expect(issued.apiKey).toMatchObject({ orgId, name: "deploy bot", secretPrefix: issued.secret.slice(0, 10), state: ApiKeyState.ACTIVE, expiresAt: 0n, rotatedAt: 0n, revokedAt: 0n });
+      expect(issued.apiKey).toMatchObject({
+        orgId,
+        name: "deploy bot",
+        secretPrefix: issued.secret.slice(0, 10),
+        state: ApiKeyState.ACTIVE,
+        expiresAt: 0n,
+        rotatedAt: 0n,
+        revokedAt: 0n,
+      });
       const grants = await client.listPermissions({ orgId, principal: issued.apiKey!.keyId });
       expect(grants.permissions.map((p) => p.role).sort()).toEqual(["script.editor", "secrets.admin"]);
       const listed = await client.listApiKeys({ orgId });
@@ -101,7 +122,10 @@ describe(`IAM handlers (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded
         [{ orgId, name: "x".repeat(101) }, /^name is required, at most 100/],
         [{ orgId, name: "k", roles: ["script.writer"] }, /^roles: unknown role "script.writer"/],
         [{ orgId, name: "k", roles: ["operator"] }, /^roles: role "operator" cannot be granted/],
-        [{ orgId, name: "k", roles: ["git.viewer", "git.editor"] }, /^roles: "git.viewer" and "git.editor" are tiers of one family/],
+        [
+          { orgId, name: "k", roles: ["git.viewer", "git.editor"] },
+          /^roles: "git.viewer" and "git.editor" are tiers of one family/,
+        ],
         [{ orgId, name: "k", roles: Array.from({ length: 21 }, (_, i) => `r${i}`) }, /^roles may name at most 20/],
         [{ orgId, name: "k", expiresAt: BigInt(Date.now() - 1000) }, /^expires_at must be a future time/],
         [{ orgId: "", name: "k" }, /^org_id is required/],
@@ -120,19 +144,27 @@ describe(`IAM handlers (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded
       const active = await client.createApiKey({ orgId, name: "active" });
       const expired = await client.createApiKey({ orgId, name: "expired", expiresAt: BigInt(Date.now() + 60_000) });
       const revoked = await client.createApiKey({ orgId, name: "revoked" });
-      await database.db.update(apiKeys).set({ expiresAt: Date.now() - 1 }).where(eq(apiKeys.id, expired.apiKey!.keyId));
+      await database.db
+        .update(apiKeys)
+        .set({ expiresAt: Date.now() - 1 })
+        .where(eq(apiKeys.id, expired.apiKey!.keyId));
       const afterRevoke = await client.revokeApiKey({ orgId, keyId: revoked.apiKey!.keyId });
       expect(afterRevoke).toMatchObject({ state: ApiKeyState.REVOKED });
       expect(afterRevoke.revokedAt).toBeGreaterThan(0n);
       expect(await client.revokeApiKey({ orgId, keyId: revoked.apiKey!.keyId })).toEqual(afterRevoke);
-      const ids = async (state: ApiKeyState) => (await client.listApiKeys({ orgId, state })).apiKeys.map((k) => k.keyId);
+      const ids = async (state: ApiKeyState) =>
+        (await client.listApiKeys({ orgId, state })).apiKeys.map((k) => k.keyId);
       expect(await ids(ApiKeyState.ACTIVE)).toEqual([active.apiKey!.keyId]);
       expect(await ids(ApiKeyState.EXPIRED)).toEqual([expired.apiKey!.keyId]);
       expect(await ids(ApiKeyState.REVOKED)).toEqual([revoked.apiKey!.keyId]);
       expect(await ids(ApiKeyState.UNSPECIFIED)).toHaveLength(3);
       expect((await client.getApiKey({ orgId, keyId: expired.apiKey!.keyId })).state).toBe(ApiKeyState.EXPIRED);
-      expect((await failure(client.rotateApiKey({ orgId, keyId: revoked.apiKey!.keyId }))).code).toBe(Code.FailedPrecondition);
-      expect((await failure(client.rotateApiKey({ orgId, keyId: expired.apiKey!.keyId }))).code).toBe(Code.FailedPrecondition);
+      expect((await failure(client.rotateApiKey({ orgId, keyId: revoked.apiKey!.keyId }))).code).toBe(
+        Code.FailedPrecondition,
+      );
+      expect((await failure(client.rotateApiKey({ orgId, keyId: expired.apiKey!.keyId }))).code).toBe(
+        Code.FailedPrecondition,
+      );
       expect((await failure(client.listApiKeys({ orgId, state: 9 as ApiKeyState }))).code).toBe(Code.InvalidArgument);
     });
 
@@ -143,7 +175,9 @@ describe(`IAM handlers (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded
       expect(rotated.secret).not.toBe(issued.secret);
       expect(rotated.apiKey).toMatchObject({ keyId: issued.apiKey!.keyId, secretPrefix: rotated.secret.slice(0, 10) });
       expect(rotated.apiKey!.rotatedAt).toBeGreaterThan(0n);
-      expect((await client.listPermissions({ orgId, principal: issued.apiKey!.keyId })).permissions.map((p) => p.role)).toEqual(["data.editor"]);
+      expect(
+        (await client.listPermissions({ orgId, principal: issued.apiKey!.keyId })).permissions.map((p) => p.role),
+      ).toEqual(["data.editor"]);
     });
 
     it("never reaches another organization's keys: NOT_FOUND", async () => {
@@ -196,8 +230,14 @@ describe(`IAM handlers (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded
         [{ orgId, principal, roles: [] }, /^roles must name at least 1 role/],
         [{ orgId, principal, roles: ["nope"] }, /^roles: unknown role "nope"/],
         [{ orgId, principal, roles: ["git.viewer"], resource: "repo/r1" }, /^resource must be a resource name/],
-        [{ orgId, principal, roles: ["git.viewer"], resource: "drn:platform:git:local:someone-else:repo/r1" }, /^resource names organization "someone-else"/],
-        [{ orgId, principal, roles: ["script.viewer"], resource: repo }, /^resource: role "script.viewer" cannot be limited to a git resource/],
+        [
+          { orgId, principal, roles: ["git.viewer"], resource: "drn:platform:git:local:someone-else:repo/r1" },
+          /^resource names organization "someone-else"/,
+        ],
+        [
+          { orgId, principal, roles: ["script.viewer"], resource: repo },
+          /^resource: role "script.viewer" cannot be limited to a git resource/,
+        ],
         [{ orgId, principal: "key-1", roles: ["git.viewer"] }, /^principal must be a UUID/],
       ];
       for (const [request, message] of invalid) {
@@ -205,7 +245,9 @@ describe(`IAM handlers (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded
         expect(error.code, message.source).toBe(Code.InvalidArgument);
         expect(error.rawMessage).toMatch(message);
       }
-      expect((await failure(client.grantPermissions({ orgId, principal: randomUUID(), roles: ["git.viewer"] }))).code).toBe(Code.NotFound);
+      expect(
+        (await failure(client.grantPermissions({ orgId, principal: randomUUID(), roles: ["git.viewer"] }))).code,
+      ).toBe(Code.NotFound);
     });
 
     it("revoking a key deletes its grants; revoking a grant takes one away", async () => {
@@ -215,7 +257,9 @@ describe(`IAM handlers (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded
       const grants = (await client.listPermissions({ orgId, principal })).permissions;
       await client.revokePermission({ orgId, permissionId: grants[0]!.permissionId });
       expect((await client.listPermissions({ orgId, principal })).permissions).toHaveLength(1);
-      expect((await failure(client.revokePermission({ orgId, permissionId: grants[0]!.permissionId }))).code).toBe(Code.NotFound);
+      expect((await failure(client.revokePermission({ orgId, permissionId: grants[0]!.permissionId }))).code).toBe(
+        Code.NotFound,
+      );
       expect((await failure(client.revokePermission({ orgId, permissionId: "x" }))).code).toBe(Code.InvalidArgument);
       await client.revokeApiKey({ orgId, keyId: principal });
       expect((await client.listPermissions({ orgId, principal })).permissions).toEqual([]);
@@ -224,7 +268,11 @@ describe(`IAM handlers (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded
 
     it("pages grants with tokens", async () => {
       const { orgId, client } = await organizationAdmin();
-      await client.createApiKey({ orgId, name: "many", roles: ["script.viewer", "data.viewer", "builds.viewer", "compute.viewer", "secrets.viewer"] });
+      await client.createApiKey({
+        orgId,
+        name: "many",
+        roles: ["script.viewer", "data.viewer", "builds.viewer", "compute.viewer", "secrets.viewer"],
+      });
       const pages: number[] = [];
       let pageToken = "";
       do {

@@ -1,12 +1,26 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { ApiKeySchema, ApiKeyState, IssuedApiKeySchema, OrganizationSchema, PermissionSchema } from "../../../../gen/platform/iam/v1/iam_pb.js";
+import {
+  ApiKeySchema,
+  ApiKeyState,
+  IssuedApiKeySchema,
+  OrganizationSchema,
+  PermissionSchema,
+} from "../../../../gen/platform/iam/v1/iam_pb.js";
 import type { ApiKey, Organization, Permission } from "../../../../gen/platform/iam/v1/iam_pb.js";
 import type { IamServiceImplementation } from "../../../../gen/platform/iam/v1/iam_service_server.js";
 import { principalOf, type Principal } from "../../auth/principal.js";
 import { findRole, operatorRole, roleCatalog, roleFamily } from "../../auth/roles.js";
 import type { Database } from "../../db/database.js";
-import { createIamStore, type ApiKeyRow, type ApiKeyStateFilter, type IssuedKey, type OrganizationRow, type PageRequest, type PermissionRow } from "./iam-store.js";
+import {
+  createIamStore,
+  type ApiKeyRow,
+  type ApiKeyStateFilter,
+  type IssuedKey,
+  type OrganizationRow,
+  type PageRequest,
+  type PermissionRow,
+} from "./iam-store.js";
 
 export interface IamServiceOptions {
   readonly db: Database;
@@ -32,12 +46,17 @@ export function createIamService({ db }: IamServiceOptions): IamServiceImplement
 
   return {
     async createOrganization(request, context) {
-      if (!isOperator(principalOf(context))) throw new ConnectError("creating organizations needs the operator role", Code.PermissionDenied);
+      if (!isOperator(principalOf(context)))
+        throw new ConnectError("creating organizations needs the operator role", Code.PermissionDenied);
       if (!organizationNamePattern.test(request.name)) {
-        throw invalid(`name must be 3 to 63 characters of lower-case letters, digits and hyphens, got "${request.name}"`);
+        throw invalid(
+          `name must be 3 to 63 characters of lower-case letters, digits and hyphens, got "${request.name}"`,
+        );
       }
       if (request.displayName.length > 200) throw invalid("display_name must be at most 200 characters");
-      return organizationMessage(await store.createOrganization({ name: request.name, displayName: request.displayName || request.name }));
+      return organizationMessage(
+        await store.createOrganization({ name: request.name, displayName: request.displayName || request.name }),
+      );
     },
 
     async getOrganization(request, context) {
@@ -46,7 +65,10 @@ export function createIamService({ db }: IamServiceOptions): IamServiceImplement
 
     async listOrganizations(request, context) {
       const principal = principalOf(context);
-      const page = await store.listOrganizations(pageRequest(request, 50, 200), isOperator(principal) ? undefined : principal.orgId);
+      const page = await store.listOrganizations(
+        pageRequest(request, 50, 200),
+        isOperator(principal) ? undefined : principal.orgId,
+      );
       return { organizations: page.items.map(organizationMessage), nextPageToken: page.nextPageToken };
     },
 
@@ -142,7 +164,10 @@ function requireUuid(value: string, field: string): void {
 
 function pageRequest(request: { pageSize: number; pageToken: string }, fallback: number, max: number): PageRequest {
   if (request.pageSize < 0) throw invalid("page_size must not be negative");
-  return { pageSize: request.pageSize === 0 ? fallback : Math.min(request.pageSize, max), pageToken: request.pageToken };
+  return {
+    pageSize: request.pageSize === 0 ? fallback : Math.min(request.pageSize, max),
+    pageToken: request.pageToken,
+  };
 }
 
 /** Known, grantable roles, at most one tier per family, deduplicated; 20 at most. */
@@ -153,7 +178,13 @@ function validRoles(roles: readonly string[], field: string, least: number): str
   const families = new Map<string, string>();
   for (const name of unique) {
     const role = findRole(name);
-    if (!role) throw invalid(`${field}: unknown role "${name}"; known roles: ${roleCatalog.filter((r) => r.grantable).map((r) => r.name).join(", ")}`);
+    if (!role)
+      throw invalid(
+        `${field}: unknown role "${name}"; known roles: ${roleCatalog
+          .filter((r) => r.grantable)
+          .map((r) => r.name)
+          .join(", ")}`,
+      );
     if (!role.grantable) throw invalid(`${field}: role "${name}" cannot be granted`);
     const other = families.get(role.family);
     if (other) throw invalid(`${field}: "${other}" and "${name}" are tiers of one family; grant one of them`);
@@ -166,16 +197,26 @@ function validRoles(roles: readonly string[], field: string, least: number): str
 function validResource(resource: string, roles: readonly string[], org: OrganizationRow): void {
   if (resource === "") return;
   const match = resource.length <= 512 ? resourcePattern.exec(resource) : null;
-  if (!match) throw invalid(`resource must be a resource name drn:platform:{service}:{region}:{org}:{type}/{id}, got "${resource}"`);
+  if (!match)
+    throw invalid(
+      `resource must be a resource name drn:platform:{service}:{region}:{org}:{type}/{id}, got "${resource}"`,
+    );
   const [, service, , orgSegment] = match;
-  if (orgSegment !== org.name && orgSegment !== org.id) throw invalid(`resource names organization "${orgSegment}", not this one ("${org.name}")`);
+  if (orgSegment !== org.name && orgSegment !== org.id)
+    throw invalid(`resource names organization "${orgSegment}", not this one ("${org.name}")`);
   for (const role of roles) {
-    if (roleFamily(role) !== service) throw invalid(`resource: role "${role}" cannot be limited to a ${service} resource`);
+    if (roleFamily(role) !== service)
+      throw invalid(`resource: role "${role}" cannot be limited to a ${service} resource`);
   }
 }
 
 function organizationMessage(row: OrganizationRow): Organization {
-  return create(OrganizationSchema, { orgId: row.id, name: row.name, displayName: row.displayName, createdAt: BigInt(row.createdAt) });
+  return create(OrganizationSchema, {
+    orgId: row.id,
+    name: row.name,
+    displayName: row.displayName,
+    createdAt: BigInt(row.createdAt),
+  });
 }
 
 function apiKeyState(row: ApiKeyRow, now: number): ApiKeyState {

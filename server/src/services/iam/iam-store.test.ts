@@ -21,8 +21,13 @@ describe(`IAM store (${engine})`, () => {
   it("creates organizations with unique names and hides system organizations", async () => {
     const org = await store.createOrganization({ name: "store-acme", displayName: "Acme" });
     expect(org).toMatchObject({ name: "store-acme", displayName: "Acme", system: false });
-    expect((await failure(store.createOrganization({ name: "store-acme", displayName: "" }))).code).toBe(Code.AlreadyExists);
-    const [system] = await database.db.insert(organizations).values({ name: "_store-system", system: true }).returning();
+    expect((await failure(store.createOrganization({ name: "store-acme", displayName: "" }))).code).toBe(
+      Code.AlreadyExists,
+    );
+    const [system] = await database.db
+      .insert(organizations)
+      .values({ name: "_store-system", system: true })
+      .returning();
     expect(await store.getOrganization(system!.id)).toBeUndefined();
     const all = await store.listOrganizations({ pageSize: 500, pageToken: "" });
     expect(all.items.map((o) => o.name)).not.toContain("_store-system");
@@ -39,13 +44,20 @@ describe(`IAM store (${engine})`, () => {
     } while (pageToken !== "");
     expect(names).toEqual([...names].sort());
     expect(names).toEqual(expect.arrayContaining(["page-a", "page-b", "page-c"]));
-    const only = await store.listOrganizations({ pageSize: 10, pageToken: "" }, (await store.createOrganization({ name: "page-own", displayName: "" })).id);
+    const only = await store.listOrganizations(
+      { pageSize: 10, pageToken: "" },
+      (await store.createOrganization({ name: "page-own", displayName: "" })).id,
+    );
     expect(only.items.map((o) => o.name)).toEqual(["page-own"]);
   });
 
   it("stores only the hash of a key and grants its roles in the same transaction", async () => {
     const orgId = await database.createOrganization();
-    const { key, secret } = await store.createApiKey(orgId, { name: "ci", roles: ["script.editor", "git.viewer", "script.editor"], expiresAt: 0 });
+    const { key, secret } = await store.createApiKey(orgId, {
+      name: "ci",
+      roles: ["script.editor", "git.viewer", "script.editor"],
+      expiresAt: 0,
+    });
     expect(secret).toMatch(/^dk_/);
     expect(key.secretHash).toBe(hashApiKeySecret(secret));
     expect(key.secretPrefix).toBe(secret.slice(0, 10));
@@ -58,9 +70,13 @@ describe(`IAM store (${engine})`, () => {
   it("lists keys newest first, by state, across pages", async () => {
     const orgId = await database.createOrganization();
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await store.createApiKey(orgId, { name: `k${i}`, roles: [], expiresAt: 0 })).key.id);
+    for (let i = 0; i < 5; i++)
+      ids.push((await store.createApiKey(orgId, { name: `k${i}`, roles: [], expiresAt: 0 })).key.id);
     const now = Date.now();
-    await database.db.update(apiKeys).set({ expiresAt: now - 1 }).where(eq(apiKeys.id, ids[1]!));
+    await database.db
+      .update(apiKeys)
+      .set({ expiresAt: now - 1 })
+      .where(eq(apiKeys.id, ids[1]!));
     await store.revokeApiKey(orgId, ids[2]!);
     const listed: string[] = [];
     let pageToken = "";
@@ -73,7 +89,8 @@ describe(`IAM store (${engine})`, () => {
     const rows = await database.db.select().from(apiKeys).where(eq(apiKeys.orgId, orgId));
     const newestFirst = rows.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1)).map((k) => k.id);
     expect(listed).toEqual(newestFirst);
-    const ofState = async (state: "active" | "revoked" | "expired") => (await store.listApiKeys(orgId, state, { pageSize: 10, pageToken: "" }, now)).items.map((k) => k.id);
+    const ofState = async (state: "active" | "revoked" | "expired") =>
+      (await store.listApiKeys(orgId, state, { pageSize: 10, pageToken: "" }, now)).items.map((k) => k.id);
     expect(await ofState("expired")).toEqual([ids[1]]);
     expect(await ofState("revoked")).toEqual([ids[2]]);
     expect(await ofState("active")).toEqual(newestFirst.filter((id) => [ids[0], ids[3], ids[4]].includes(id)));
@@ -81,7 +98,11 @@ describe(`IAM store (${engine})`, () => {
 
   it("rejects a page token it did not write", async () => {
     const orgId = await database.createOrganization();
-    for (const token of ["garbage", Buffer.from('["x","y"]').toString("base64url"), Buffer.from('[1,"not-a-uuid"]').toString("base64url")]) {
+    for (const token of [
+      "garbage",
+      Buffer.from('["x","y"]').toString("base64url"),
+      Buffer.from('[1,"not-a-uuid"]').toString("base64url"),
+    ]) {
       const error = await failure(store.listApiKeys(orgId, "any", { pageSize: 2, pageToken: token }));
       expect(error.code).toBe(Code.InvalidArgument);
       expect(error.rawMessage).toContain("page_token");
@@ -93,14 +114,21 @@ describe(`IAM store (${engine})`, () => {
     const first = await store.createApiKey(orgId, { name: "rot", roles: ["script.viewer"], expiresAt: 0 });
     const rotated = await store.rotateApiKey(orgId, first.key.id, 1234);
     expect(rotated.secret).not.toBe(first.secret);
-    expect(rotated.key).toMatchObject({ id: first.key.id, rotatedAt: 1234, secretHash: hashApiKeySecret(rotated.secret), secretPrefix: rotated.secret.slice(0, 10) });
+    expect(rotated.key).toMatchObject({
+      id: first.key.id,
+      rotatedAt: 1234,
+      secretHash: hashApiKeySecret(rotated.secret),
+      secretPrefix: rotated.secret.slice(0, 10),
+    });
     const grants = await database.db.select().from(permissions).where(eq(permissions.principal, first.key.id));
     expect(grants.map((g) => g.role)).toEqual(["script.viewer"]);
 
     await store.revokeApiKey(orgId, first.key.id);
     expect((await failure(store.rotateApiKey(orgId, first.key.id))).code).toBe(Code.FailedPrecondition);
     const expiring = await store.createApiKey(orgId, { name: "exp", roles: [], expiresAt: Date.now() + 1000 });
-    expect((await failure(store.rotateApiKey(orgId, expiring.key.id, Date.now() + 2000))).code).toBe(Code.FailedPrecondition);
+    expect((await failure(store.rotateApiKey(orgId, expiring.key.id, Date.now() + 2000))).code).toBe(
+      Code.FailedPrecondition,
+    );
     expect((await failure(store.rotateApiKey(orgId, "00000000-0000-4000-8000-000000000000"))).code).toBe(Code.NotFound);
   });
 
@@ -143,7 +171,11 @@ describe(`IAM store (${engine})`, () => {
 
   it("lists grants by filter across pages and revokes one", async () => {
     const orgId = await database.createOrganization();
-    const { key } = await store.createApiKey(orgId, { name: "l", roles: ["script.viewer", "data.viewer", "builds.viewer"], expiresAt: 0 });
+    const { key } = await store.createApiKey(orgId, {
+      name: "l",
+      roles: ["script.viewer", "data.viewer", "builds.viewer"],
+      expiresAt: 0,
+    });
     const seen: string[] = [];
     let pageToken = "";
     do {
@@ -152,11 +184,14 @@ describe(`IAM store (${engine})`, () => {
       pageToken = page.nextPageToken;
     } while (pageToken !== "");
     expect(seen.sort()).toEqual(["builds.viewer", "data.viewer", "script.viewer"]);
-    const [dataGrant] = (await store.listPermissions(orgId, { role: "data.viewer" }, { pageSize: 10, pageToken: "" })).items;
+    const [dataGrant] = (await store.listPermissions(orgId, { role: "data.viewer" }, { pageSize: 10, pageToken: "" }))
+      .items;
     await store.revokePermission(orgId, dataGrant!.id);
     expect((await failure(store.revokePermission(orgId, dataGrant!.id))).code).toBe(Code.NotFound);
     const other = await database.createOrganization();
-    const [scriptGrant] = (await store.listPermissions(orgId, { principal: key.id, role: "script.viewer" }, { pageSize: 10, pageToken: "" })).items;
+    const [scriptGrant] = (
+      await store.listPermissions(orgId, { principal: key.id, role: "script.viewer" }, { pageSize: 10, pageToken: "" })
+    ).items;
     expect((await failure(store.revokePermission(other, scriptGrant!.id))).code).toBe(Code.NotFound);
   });
 });

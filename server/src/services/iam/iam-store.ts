@@ -64,7 +64,11 @@ export function createIamStore(db: Database) {
 
     /** ALREADY_EXISTS when the name is taken. */
     async createOrganization(input: { name: string; displayName: string }): Promise<OrganizationRow> {
-      const [row] = await db.insert(organizations).values(input).onConflictDoNothing({ target: organizations.name }).returning();
+      const [row] = await db
+        .insert(organizations)
+        .values(input)
+        .onConflictDoNothing({ target: organizations.name })
+        .returning();
       if (!row) throw new ConnectError(`organization name "${input.name}" is taken`, Code.AlreadyExists);
       return row;
     },
@@ -96,7 +100,10 @@ export function createIamStore(db: Database) {
     },
 
     /** Issues a key and grants it `roles` organization-wide, in one transaction. */
-    createApiKey(orgId: string, input: { name: string; roles: readonly string[]; expiresAt: number }): Promise<IssuedKey> {
+    createApiKey(
+      orgId: string,
+      input: { name: string; roles: readonly string[]; expiresAt: number },
+    ): Promise<IssuedKey> {
       return db.transaction(async (tx) => {
         const { secret, hash, prefix } = issueSecret();
         const [key] = await tx
@@ -104,13 +111,19 @@ export function createIamStore(db: Database) {
           .values({ orgId, name: input.name, secretHash: hash, secretPrefix: prefix, expiresAt: input.expiresAt })
           .returning();
         const roles = [...new Set(input.roles)];
-        if (roles.length > 0) await tx.insert(permissions).values(roles.map((role) => ({ orgId, principal: key!.id, role })));
+        if (roles.length > 0)
+          await tx.insert(permissions).values(roles.map((role) => ({ orgId, principal: key!.id, role })));
         return { key: key!, secret };
       });
     },
 
     /** Newest first. */
-    async listApiKeys(orgId: string, state: ApiKeyStateFilter, page: PageRequest, now = Date.now()): Promise<Page<ApiKeyRow>> {
+    async listApiKeys(
+      orgId: string,
+      state: ApiKeyStateFilter,
+      page: PageRequest,
+      now = Date.now(),
+    ): Promise<Page<ApiKeyRow>> {
       const [afterCreatedAt, afterId] = decodeSortKey(page.pageToken, ["number", "uuid"]) ?? [];
       const rows = await db
         .select()
@@ -121,7 +134,10 @@ export function createIamStore(db: Database) {
             stateCondition(state, now),
             afterCreatedAt === undefined
               ? undefined
-              : or(lt(apiKeys.createdAt, afterCreatedAt), and(eq(apiKeys.createdAt, afterCreatedAt), lt(apiKeys.id, afterId!))),
+              : or(
+                  lt(apiKeys.createdAt, afterCreatedAt),
+                  and(eq(apiKeys.createdAt, afterCreatedAt), lt(apiKeys.id, afterId!)),
+                ),
           ),
         )
         .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
@@ -165,7 +181,11 @@ export function createIamStore(db: Database) {
           .for("update");
         if (!key) throw notFound(`API key "${keyId}"`);
         if (key.state === "revoked") return key;
-        const [revoked] = await tx.update(apiKeys).set({ state: "revoked", revokedAt: now }).where(eq(apiKeys.id, keyId)).returning();
+        const [revoked] = await tx
+          .update(apiKeys)
+          .set({ state: "revoked", revokedAt: now })
+          .where(eq(apiKeys.id, keyId))
+          .returning();
         await tx.delete(permissions).where(and(eq(permissions.orgId, orgId), eq(permissions.principal, keyId)));
         await announceCredentialChange(tx, { keyId });
         return revoked!;
@@ -180,19 +200,34 @@ export function createIamStore(db: Database) {
      * role, new or existing, in the order asked. NOT_FOUND for an unknown or revoked key,
      * FAILED_PRECONDITION for an expired one.
      */
-    async grantPermissions(orgId: string, principal: string, roles: readonly string[], resource: string, now = Date.now()): Promise<PermissionRow[]> {
+    async grantPermissions(
+      orgId: string,
+      principal: string,
+      roles: readonly string[],
+      resource: string,
+      now = Date.now(),
+    ): Promise<PermissionRow[]> {
       const grants = await db.transaction(async (tx) => {
         const [key] = await tx
           .select()
           .from(apiKeys)
           .where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, principal)))
           .for("update");
-        if (!key || key.state === "revoked") throw notFound(`principal "${principal}" (an active API key of this organization)`);
-        if (key.expiresAt !== 0 && key.expiresAt <= now) throw new ConnectError(`principal "${principal}" is an expired API key`, Code.FailedPrecondition);
-        const grantsOf = and(eq(permissions.orgId, orgId), eq(permissions.principal, principal), eq(permissions.resource, resource));
+        if (!key || key.state === "revoked")
+          throw notFound(`principal "${principal}" (an active API key of this organization)`);
+        if (key.expiresAt !== 0 && key.expiresAt <= now)
+          throw new ConnectError(`principal "${principal}" is an expired API key`, Code.FailedPrecondition);
+        const grantsOf = and(
+          eq(permissions.orgId, orgId),
+          eq(permissions.principal, principal),
+          eq(permissions.resource, resource),
+        );
         for (const role of roles) {
           const family = roleFamily(role);
-          if (family !== role) await tx.delete(permissions).where(and(grantsOf, like(permissions.role, `${family}.%`), ne(permissions.role, role)));
+          if (family !== role)
+            await tx
+              .delete(permissions)
+              .where(and(grantsOf, like(permissions.role, `${family}.%`), ne(permissions.role, role)));
         }
         await tx
           .insert(permissions)
@@ -223,7 +258,10 @@ export function createIamStore(db: Database) {
             filter.resource ? eq(permissions.resource, filter.resource) : undefined,
             afterCreatedAt === undefined
               ? undefined
-              : or(gt(permissions.createdAt, afterCreatedAt), and(eq(permissions.createdAt, afterCreatedAt), gt(permissions.id, afterId!))),
+              : or(
+                  gt(permissions.createdAt, afterCreatedAt),
+                  and(eq(permissions.createdAt, afterCreatedAt), gt(permissions.id, afterId!)),
+                ),
           ),
         )
         .orderBy(asc(permissions.createdAt), asc(permissions.id))
@@ -289,7 +327,9 @@ function decodeSortKey<const Shape extends readonly ("string" | "number" | "uuid
     key = undefined;
   }
   const fits = (value: unknown, kind: "string" | "number" | "uuid") =>
-    kind === "number" ? Number.isSafeInteger(value) : typeof value === "string" && (kind === "string" || uuidPattern.test(value));
+    kind === "number"
+      ? Number.isSafeInteger(value)
+      : typeof value === "string" && (kind === "string" || uuidPattern.test(value));
   if (!Array.isArray(key) || key.length !== shape.length || !key.every((value, i) => fits(value, shape[i]!))) {
     throw new ConnectError("page_token is not a token this list returned", Code.InvalidArgument);
   }

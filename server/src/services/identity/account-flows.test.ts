@@ -19,7 +19,10 @@ const mailbox: OutgoingMail[] = [];
 const quiet: Logger = { info() {}, warn() {}, error() {} };
 beforeAll(async () => {
   fixture = await openIdentityTestFixture();
-  services = createIdentityServices(fixture.database.db, fixture.box, { logger: quiet, sender: { send: async (mail) => void mailbox.push(mail), close() {} } });
+  services = createIdentityServices(fixture.database.db, fixture.box, {
+    logger: quiet,
+    sender: { send: async (mail) => void mailbox.push(mail), close() {} },
+  });
 });
 afterAll(() => fixture.close());
 
@@ -33,7 +36,8 @@ async function poolWith(patch: PoolPatch = {}): Promise<PoolContext> {
 }
 
 /** Composes a pool's queued recoveries as the issuer's delivery loop does. */
-const recoveriesOf = (pool: PoolContext) => (_ref: unknown, request: { readonly to: string }) => composeRecovery(services, pool, request.to);
+const recoveriesOf = (pool: PoolContext) => (_ref: unknown, request: { readonly to: string }) =>
+  composeRecovery(services, pool, request.to);
 
 /** Delivers the outbox (composing `pool`'s recoveries) and answers the token of the newest link sent to `to`. */
 async function linkTokenFor(to: string, pool?: PoolContext): Promise<string> {
@@ -53,7 +57,12 @@ describe(`account flows and grants (${engineName})`, () => {
     const { user, session } = await signup(services, pool, { email: "ada@example.com", password: "correct horse" });
     expect(user).toMatchObject({ email: "ada@example.com", emailVerified: false });
     const claims = await verifyAccessToken(services.keys, pool.issuer, session!.access_token);
-    expect(claims).toMatchObject({ sub: user.id, iss: "https://id.example/acme/shop", aud: "pool:shop", email_verified: false });
+    expect(claims).toMatchObject({
+      sub: user.id,
+      iss: "https://id.example/acme/shop",
+      aud: "pool:shop",
+      email_verified: false,
+    });
     expect(session).toMatchObject({ token_type: "bearer", expires_in: 900, refresh_token: expect.any(String) });
 
     const token = await linkTokenFor("ada@example.com");
@@ -62,15 +71,22 @@ describe(`account flows and grants (${engineName})`, () => {
 
     const signedIn = await passwordGrant(services, pool, { email: "ADA@example.com", password: "correct horse" });
     expect(decodeJwt(signedIn.access_token)).toMatchObject({ email_verified: true, permissions: [] });
-    await expect(signup(services, pool, { email: "Ada@Example.com", password: "another one" })).rejects.toMatchObject({ code: Code.AlreadyExists });
-    await expect(signup(services, pool, { email: "bob@example.com", password: "short" })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(signup(services, pool, { email: "Ada@Example.com", password: "another one" })).rejects.toMatchObject({
+      code: Code.AlreadyExists,
+    });
+    await expect(signup(services, pool, { email: "bob@example.com", password: "short" })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
   });
 
   it("answers a wrong password and an unknown address alike", async () => {
     const pool = await poolWith();
     await signup(services, pool, { email: "ada@example.com", password: "correct horse" });
     for (const email of ["ada@example.com", "nobody@example.com"]) {
-      await expect(passwordGrant(services, pool, { email, password: "wrong horse" })).rejects.toMatchObject({ ...invalidGrant, rawMessage: "invalid e-mail or password" });
+      await expect(passwordGrant(services, pool, { email, password: "wrong horse" })).rejects.toMatchObject({
+        ...invalidGrant,
+        rawMessage: "invalid e-mail or password",
+      });
     }
   });
 
@@ -78,14 +94,22 @@ describe(`account flows and grants (${engineName})`, () => {
     const pool = await poolWith({ settings: { email_verification_required: true } });
     const { session } = await signup(services, pool, { email: "ada@example.com", password: "correct horse" });
     expect(session).toBeUndefined();
-    await expect(passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" })).rejects.toMatchObject(accessDenied);
+    await expect(
+      passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" }),
+    ).rejects.toMatchObject(accessDenied);
     await verifyEmail(services, pool, await linkTokenFor("ada@example.com"));
-    expect(await passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" })).toHaveProperty("access_token");
+    expect(await passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" })).toHaveProperty(
+      "access_token",
+    );
 
     const closed = await poolWith({ settings: { signup_enabled: false } });
-    await expect(signup(services, closed, { email: "x@example.com", password: "correct horse" })).rejects.toMatchObject({ code: Code.PermissionDenied });
+    await expect(signup(services, closed, { email: "x@example.com", password: "correct horse" })).rejects.toMatchObject(
+      { code: Code.PermissionDenied },
+    );
     await services.connections.upsert(pool.ref, { kind: "local", config: {}, enabled: false });
-    await expect(passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" })).rejects.toMatchObject(accessDenied);
+    await expect(
+      passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" }),
+    ).rejects.toMatchObject(accessDenied);
   });
 
   it("resets a password from a mailed link: verified address, sessions ended, new password works", async () => {
@@ -94,12 +118,24 @@ describe(`account flows and grants (${engineName})`, () => {
     await recover(services, pool, "nobody@example.com");
     await recover(services, pool, "ADA@example.com");
     const token = await linkTokenFor("ada@example.com", pool);
-    await expect(resetPassword(services, pool, { token, password: "tiny" })).rejects.toMatchObject({ code: Code.InvalidArgument });
-    expect(await resetPassword(services, pool, { token, password: "battery staple" })).toMatchObject({ emailVerified: true });
-    await expect(resetPassword(services, pool, { token, password: "battery staple" })).rejects.toMatchObject({ code: Code.Unauthenticated });
-    await expect(refreshGrant(services, pool, { refreshToken: session!.refresh_token })).rejects.toMatchObject(invalidGrant);
-    await expect(passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" })).rejects.toMatchObject(invalidGrant);
-    expect(await passwordGrant(services, pool, { email: "ada@example.com", password: "battery staple" })).toHaveProperty("access_token");
+    await expect(resetPassword(services, pool, { token, password: "tiny" })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
+    expect(await resetPassword(services, pool, { token, password: "battery staple" })).toMatchObject({
+      emailVerified: true,
+    });
+    await expect(resetPassword(services, pool, { token, password: "battery staple" })).rejects.toMatchObject({
+      code: Code.Unauthenticated,
+    });
+    await expect(refreshGrant(services, pool, { refreshToken: session!.refresh_token })).rejects.toMatchObject(
+      invalidGrant,
+    );
+    await expect(
+      passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" }),
+    ).rejects.toMatchObject(invalidGrant);
+    expect(
+      await passwordGrant(services, pool, { email: "ada@example.com", password: "battery staple" }),
+    ).toHaveProperty("access_token");
   });
 
   it("queues a recovery without looking anyone up; delivery mails a live owner of the address and nobody else", async () => {
@@ -108,12 +144,19 @@ describe(`account flows and grants (${engineName})`, () => {
     const banned = await createUser(services, pool, { email: "ban@example.com", password: "correct horse" });
     await pool.users.setBanned(banned.id, true);
     const lookups: string[] = [];
-    const watched: PoolContext = { ...pool, users: { ...pool.users, findByEmail: (email) => (lookups.push(email), pool.users.findByEmail(email)) } };
+    const watched: PoolContext = {
+      ...pool,
+      users: { ...pool.users, findByEmail: (email) => (lookups.push(email), pool.users.findByEmail(email)) },
+    };
 
-    for (const email of ["ADA@example.com", "nobody@example.com", "ban@example.com"]) await recover(services, watched, email);
+    for (const email of ["ADA@example.com", "nobody@example.com", "ban@example.com"])
+      await recover(services, watched, email);
     // Answering took the same single step for each: nobody was looked up, no link was issued.
     expect(lookups).toEqual([]);
-    const queued = await fixture.database.db.select().from(identityMailOutbox).where(eq(identityMailOutbox.poolId, pool.ref.poolId));
+    const queued = await fixture.database.db
+      .select()
+      .from(identityMailOutbox)
+      .where(eq(identityMailOutbox.poolId, pool.ref.poolId));
     expect(queued.map((row) => [row.recipient, row.status, row.subject]).sort()).toEqual([
       ["ADA@example.com", "requested", ""],
       ["ban@example.com", "requested", ""],
@@ -122,18 +165,27 @@ describe(`account flows and grants (${engineName})`, () => {
     // Without a composer the requests wait; the delivery loop's composer settles them.
     expect(await services.outbox.deliverDue()).toMatchObject({ composed: 0, dropped: 0 });
     const sentBefore = mailbox.length;
-    expect(await services.outbox.deliverDue(50, recoveriesOf(watched))).toMatchObject({ composed: 1, dropped: 2, sent: 1 });
+    expect(await services.outbox.deliverDue(50, recoveriesOf(watched))).toMatchObject({
+      composed: 1,
+      dropped: 2,
+      sent: 1,
+    });
     expect(lookups).toHaveLength(3);
     expect(mailbox.slice(sentBefore).map((mail) => mail.to)).toEqual(["ada@example.com"]);
     // A request that came to nothing leaves no trace of the address asked for.
-    const left = await fixture.database.db.select().from(identityMailOutbox).where(eq(identityMailOutbox.poolId, pool.ref.poolId));
+    const left = await fixture.database.db
+      .select()
+      .from(identityMailOutbox)
+      .where(eq(identityMailOutbox.poolId, pool.ref.poolId));
     expect(left.map((row) => [row.recipient, row.status])).toEqual([["ada@example.com", "sent"]]);
   });
 
   it("invites a user created without a password, who sets one through the link", async () => {
     const pool = await poolWith();
     const user = await createUser(services, pool, { email: "new@example.com", appRoles: ["editor"] });
-    await expect(passwordGrant(services, pool, { email: "new@example.com", password: "" })).rejects.toMatchObject(invalidGrant);
+    await expect(passwordGrant(services, pool, { email: "new@example.com", password: "" })).rejects.toMatchObject(
+      invalidGrant,
+    );
     const token = await linkTokenFor("new@example.com");
     expect(mailbox.at(-1)?.subject).toBe("You are invited to shop");
     await resetPassword(services, pool, { token, password: "my first password" });
@@ -146,9 +198,18 @@ describe(`account flows and grants (${engineName})`, () => {
     const { user } = await signup(services, pool, { email: "ada@example.com", password: "correct horse" });
     await pool.tenants.create({ slug: "acme" });
     await pool.tenants.setMember("acme", user.id, ["admin"]);
-    await expect(passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse", tenant: "globex" })).rejects.toMatchObject(accessDenied);
-    const pinned = await passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse", tenant: "acme" });
-    expect(decodeJwt(pinned.access_token)).toMatchObject({ tenant: "acme", tenants: { acme: { roles: ["admin"], permissions: ["members:manage"] } } });
+    await expect(
+      passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse", tenant: "globex" }),
+    ).rejects.toMatchObject(accessDenied);
+    const pinned = await passwordGrant(services, pool, {
+      email: "ada@example.com",
+      password: "correct horse",
+      tenant: "acme",
+    });
+    expect(decodeJwt(pinned.access_token)).toMatchObject({
+      tenant: "acme",
+      tenants: { acme: { roles: ["admin"], permissions: ["members:manage"] } },
+    });
 
     await pool.users.setRoles(user.id, ["editor"]);
     const refreshed = await refreshGrant(services, pool, { refreshToken: pinned.refresh_token });
@@ -156,8 +217,12 @@ describe(`account flows and grants (${engineName})`, () => {
 
     const other = await passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" });
     await pool.users.setBanned(user.id, true);
-    await expect(refreshGrant(services, pool, { refreshToken: other.refresh_token })).rejects.toMatchObject(invalidGrant);
-    await expect(passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" })).rejects.toMatchObject({ ...accessDenied, rawMessage: "the user is banned" });
+    await expect(refreshGrant(services, pool, { refreshToken: other.refresh_token })).rejects.toMatchObject(
+      invalidGrant,
+    );
+    await expect(
+      passwordGrant(services, pool, { email: "ada@example.com", password: "correct horse" }),
+    ).rejects.toMatchObject({ ...accessDenied, rawMessage: "the user is banned" });
   });
 
   it("exchanges a code for tokens and an ID token verifiable with the pool's JWKS", async () => {
@@ -174,12 +239,29 @@ describe(`account flows and grants (${engineName})`, () => {
       tenant: "",
       authTimeMs: services.now(),
     });
-    const tokens = await authorizationCodeGrant(services, pool, { code, clientId: "web", redirectUri: "https://app.example/cb", codeVerifier: verifier });
+    const tokens = await authorizationCodeGrant(services, pool, {
+      code,
+      clientId: "web",
+      redirectUri: "https://app.example/cb",
+      codeVerifier: verifier,
+    });
     const jwks = createLocalJWKSet(await services.keys.jwks(pool.ref));
-    const { payload } = await jwtVerify(tokens.id_token!, jwks, { issuer: "https://id.example/acme/shop", audience: "web" });
+    const { payload } = await jwtVerify(tokens.id_token!, jwks, {
+      issuer: "https://id.example/acme/shop",
+      audience: "web",
+    });
     expect(payload).toMatchObject({ sub: user.id, nonce: "n-1", email: "ada@example.com" });
     expect(decodeJwt(tokens.access_token)).toMatchObject({ client_id: "web", aud: "pool:shop" });
-    await expect(authorizationCodeGrant(services, pool, { code, clientId: "web", redirectUri: "https://app.example/cb", codeVerifier: verifier })).rejects.toMatchObject(invalidGrant);
-    await expect(refreshGrant(services, pool, { refreshToken: tokens.refresh_token })).rejects.toMatchObject(invalidGrant);
+    await expect(
+      authorizationCodeGrant(services, pool, {
+        code,
+        clientId: "web",
+        redirectUri: "https://app.example/cb",
+        codeVerifier: verifier,
+      }),
+    ).rejects.toMatchObject(invalidGrant);
+    await expect(refreshGrant(services, pool, { refreshToken: tokens.refresh_token })).rejects.toMatchObject(
+      invalidGrant,
+    );
   });
 });

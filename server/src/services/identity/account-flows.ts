@@ -26,7 +26,8 @@ export async function signup(
   input: { readonly email: string; readonly password: string },
 ): Promise<{ readonly user: AppUserRecord; readonly session?: TokenResponse }> {
   if (!pool.settings.signupEnabled) throw new ConnectError("sign-up is disabled for this pool", Code.PermissionDenied);
-  if (!(await localSignIn(services, pool.ref)).open) throw new ConnectError("e-mail and password sign-in is disabled for this pool", Code.PermissionDenied);
+  if (!(await localSignIn(services, pool.ref)).open)
+    throw new ConnectError("e-mail and password sign-in is disabled for this pool", Code.PermissionDenied);
   checkPassword(input.password, pool.settings.passwordMinLength);
   const user = await pool.users.create({ email: input.email, passwordHash: await hashPassword(input.password) });
   await sendLink(services, pool, user, "verify");
@@ -44,7 +45,11 @@ export async function recover(services: IdentityServices, pool: PoolContext, ema
 }
 
 /** A queued recovery, at delivery: the reset mail of a live, unbanned owner of the address, or nothing. */
-export async function composeRecovery(services: IdentityServices, pool: PoolContext, email: string): Promise<((tx: Database) => Promise<QueuedMail>) | undefined> {
+export async function composeRecovery(
+  services: IdentityServices,
+  pool: PoolContext,
+  email: string,
+): Promise<((tx: Database) => Promise<QueuedMail>) | undefined> {
   const user = await pool.users.findByEmail(email);
   return user && !user.banned ? (tx) => linkMail(services, pool, user, "reset", tx) : undefined;
 }
@@ -53,10 +58,16 @@ export async function composeRecovery(services: IdentityServices, pool: PoolCont
  * POST /reset with a reset or invitation token: sets the password, marks the address verified
  * (the link proved it) and ends every session of the user.
  */
-export async function resetPassword(services: IdentityServices, pool: PoolContext, input: { readonly token: string; readonly password: string }): Promise<AppUserRecord> {
+export async function resetPassword(
+  services: IdentityServices,
+  pool: PoolContext,
+  input: { readonly token: string; readonly password: string },
+): Promise<AppUserRecord> {
   checkPassword(input.password, pool.settings.passwordMinLength);
   const passwordHash = await hashPassword(input.password);
-  const { userId } = await services.emailTokens.consume(pool.ref, input.token, "reset").catch(() => services.emailTokens.consume(pool.ref, input.token, "invite"));
+  const { userId } = await services.emailTokens
+    .consume(pool.ref, input.token, "reset")
+    .catch(() => services.emailTokens.consume(pool.ref, input.token, "invite"));
   const updated = await pool.users.setPassword(userId, passwordHash, { endSessions: "password_reset" });
   const verified = updated && (await pool.users.update(userId, { emailVerified: true }));
   if (!verified) throw new ConnectError("user not found", Code.NotFound);
@@ -64,7 +75,11 @@ export async function resetPassword(services: IdentityServices, pool: PoolContex
 }
 
 /** POST /verify: marks the address of the link's user verified. */
-export async function verifyEmail(services: IdentityServices, pool: PoolContext, token: string): Promise<AppUserRecord> {
+export async function verifyEmail(
+  services: IdentityServices,
+  pool: PoolContext,
+  token: string,
+): Promise<AppUserRecord> {
   const { userId } = await services.emailTokens.consume(pool.ref, token, "verify");
   const user = await pool.users.update(userId, { emailVerified: true });
   if (!user) throw new ConnectError("user not found", Code.NotFound);
@@ -77,19 +92,45 @@ export async function createUser(
   pool: PoolContext,
   input: Omit<NewUser, "passwordHash"> & { readonly password?: string },
 ): Promise<AppUserRecord> {
-  const passwordHash = input.password === undefined ? null : await hashPassword(checkPassword(input.password, pool.settings.passwordMinLength));
-  const user = await pool.users.create({ email: input.email, passwordHash, emailVerified: input.emailVerified ?? false, appRoles: input.appRoles ?? [] });
+  const passwordHash =
+    input.password === undefined
+      ? null
+      : await hashPassword(checkPassword(input.password, pool.settings.passwordMinLength));
+  const user = await pool.users.create({
+    email: input.email,
+    passwordHash,
+    emailVerified: input.emailVerified ?? false,
+    appRoles: input.appRoles ?? [],
+  });
   if (passwordHash === null) await sendLink(services, pool, user, "invite");
   return user;
 }
 
-async function sendLink(services: IdentityServices, pool: PoolContext, user: AppUserRecord, purpose: EmailTokenPurpose): Promise<void> {
-  await services.db.transaction(async (tx) => services.outbox.enqueue(pool.ref, await linkMail(services, pool, user, purpose, tx), tx));
+async function sendLink(
+  services: IdentityServices,
+  pool: PoolContext,
+  user: AppUserRecord,
+  purpose: EmailTokenPurpose,
+): Promise<void> {
+  await services.db.transaction(async (tx) =>
+    services.outbox.enqueue(pool.ref, await linkMail(services, pool, user, purpose, tx), tx),
+  );
 }
 
 /** A mail carrying a new link token of `purpose`, issued through `tx` so that it commits with the mail. */
-async function linkMail(services: IdentityServices, pool: PoolContext, user: AppUserRecord, purpose: EmailTokenPurpose, tx: Database): Promise<QueuedMail> {
+async function linkMail(
+  services: IdentityServices,
+  pool: PoolContext,
+  user: AppUserRecord,
+  purpose: EmailTokenPurpose,
+  tx: Database,
+): Promise<QueuedMail> {
   const token = await services.emailTokens.issue(pool.ref, user.id, purpose, tx);
   const link = `${pool.issuer.issuer}/${purpose === "verify" ? "verify" : "reset"}?token=${encodeURIComponent(token)}`;
-  return { to: user.email, purpose, link, ...composeAccountMail(purpose, pool.record.displayName || pool.record.name, link) };
+  return {
+    to: user.email,
+    purpose,
+    link,
+    ...composeAccountMail(purpose, pool.record.displayName || pool.record.name, link),
+  };
 }

@@ -1,7 +1,12 @@
 import { createHash } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AUTHORIZATION_CODE_TTL_MS, createAuthorizationCodes, type AuthorizationCodes, type CodeGrant } from "./authorization-codes.js";
+import {
+  AUTHORIZATION_CODE_TTL_MS,
+  createAuthorizationCodes,
+  type AuthorizationCodes,
+  type CodeGrant,
+} from "./authorization-codes.js";
 import { engineName, openIdentityTestFixture, type IdentityTestFixture } from "./identity-test-fixture.js";
 import { createLoginTransactions, LOGIN_TRANSACTION_TTL_MS, type LoginTransactions } from "./login-transactions.js";
 import { checkCodeChallenge, pkceMatches } from "./pkce.js";
@@ -32,7 +37,12 @@ const grant: CodeGrant = {
   tenant: "acme",
   authTimeMs: 1_700_000_000_000,
 };
-const exchangeOf = (code: string) => ({ code, clientId: "web", redirectUri: "https://app.example/callback", codeVerifier: verifier });
+const exchangeOf = (code: string) => ({
+  code,
+  clientId: "web",
+  redirectUri: "https://app.example/callback",
+  codeVerifier: verifier,
+});
 const invalidGrant = { code: Code.Unauthenticated, oauthError: "invalid_grant" };
 
 describe("PKCE", () => {
@@ -57,7 +67,13 @@ describe(`authorization codes (${engineName})`, () => {
     const code = await codes.issue(ref, grant);
     const { grant: granted, issued } = await codes.exchange(ref, exchangeOf(code));
     expect(granted).toEqual(grant);
-    expect(issued.session).toMatchObject({ userId: grant.userId, clientId: "web", tenant: "acme", scope: "openid", authTime: grant.authTimeMs });
+    expect(issued.session).toMatchObject({
+      userId: grant.userId,
+      clientId: "web",
+      tenant: "acme",
+      scope: "openid",
+      authTime: grant.authTimeMs,
+    });
     expect((await families.rotate(ref, issued.refreshToken)).replayed).toBe(false);
   });
 
@@ -65,7 +81,10 @@ describe(`authorization codes (${engineName})`, () => {
     const { ref } = await fixture.newPool();
     const code = await codes.issue(ref, grant);
     const { issued } = await codes.exchange(ref, exchangeOf(code));
-    await expect(codes.exchange(ref, exchangeOf(code))).rejects.toMatchObject({ ...invalidGrant, rawMessage: expect.stringContaining("already used") });
+    await expect(codes.exchange(ref, exchangeOf(code))).rejects.toMatchObject({
+      ...invalidGrant,
+      rawMessage: expect.stringContaining("already used"),
+    });
     expect((await families.get(ref, issued.session.id))?.revokedAt).toBeGreaterThan(0);
     await expect(families.rotate(ref, issued.refreshToken)).rejects.toMatchObject(invalidGrant);
   });
@@ -77,8 +96,13 @@ describe(`authorization codes (${engineName})`, () => {
   ])("refuses a %s mismatch and consumes the code", async (field, change) => {
     const { ref } = await fixture.newPool();
     const code = await codes.issue(ref, grant);
-    await expect(codes.exchange(ref, { ...exchangeOf(code), ...change })).rejects.toMatchObject({ ...invalidGrant, rawMessage: expect.stringContaining(field) });
-    await expect(codes.exchange(ref, exchangeOf(code))).rejects.toMatchObject({ rawMessage: expect.stringContaining("already used") });
+    await expect(codes.exchange(ref, { ...exchangeOf(code), ...change })).rejects.toMatchObject({
+      ...invalidGrant,
+      rawMessage: expect.stringContaining(field),
+    });
+    await expect(codes.exchange(ref, exchangeOf(code))).rejects.toMatchObject({
+      rawMessage: expect.stringContaining("already used"),
+    });
   });
 
   it("refuses an expired code, an unknown code and another pool's code", async () => {
@@ -86,10 +110,14 @@ describe(`authorization codes (${engineName})`, () => {
     const { ref: other } = await fixture.newPool();
     const stale = await codes.issue(ref, grant);
     const fresh = await codes.issue(ref, grant);
-    await expect(codes.exchange(other, exchangeOf(fresh))).rejects.toMatchObject({ rawMessage: expect.stringContaining("not known") });
+    await expect(codes.exchange(other, exchangeOf(fresh))).rejects.toMatchObject({
+      rawMessage: expect.stringContaining("not known"),
+    });
     await expect(codes.exchange(ref, exchangeOf("unknown"))).rejects.toMatchObject(invalidGrant);
     clock += AUTHORIZATION_CODE_TTL_MS;
-    await expect(codes.exchange(ref, exchangeOf(stale))).rejects.toMatchObject({ rawMessage: expect.stringContaining("expired") });
+    await expect(codes.exchange(ref, exchangeOf(stale))).rejects.toMatchObject({
+      rawMessage: expect.stringContaining("expired"),
+    });
   });
 
   it("gives one session to concurrent exchanges of one code", async () => {
@@ -101,16 +129,29 @@ describe(`authorization codes (${engineName})`, () => {
 });
 
 describe(`login transactions (${engineName})`, () => {
-  const request = { clientId: "web", redirectUri: "https://app.example/callback", state: "xyz", codeChallenge: challenge, scope: "openid", nonce: "n", tenant: "" };
+  const request = {
+    clientId: "web",
+    redirectUri: "https://app.example/callback",
+    state: "xyz",
+    codeChallenge: challenge,
+    scope: "openid",
+    nonce: "n",
+    tenant: "",
+  };
 
   it("keeps the request for the hosted page and completes once with a code", async () => {
     const { ref } = await fixture.newPool();
     const handle = await logins.begin(ref, request);
     expect(await logins.get(ref, handle)).toEqual({ request, expired: false });
-    const { code, request: completed } = await logins.complete(ref, handle, { userId: grant.userId, authTimeMs: clock });
+    const { code, request: completed } = await logins.complete(ref, handle, {
+      userId: grant.userId,
+      authTimeMs: clock,
+    });
     expect(completed).toEqual(request);
     expect(await logins.get(ref, handle)).toBeUndefined();
-    await expect(logins.complete(ref, handle, { userId: grant.userId, authTimeMs: clock })).rejects.toMatchObject({ code: Code.NotFound });
+    await expect(logins.complete(ref, handle, { userId: grant.userId, authTimeMs: clock })).rejects.toMatchObject({
+      code: Code.NotFound,
+    });
     const { grant: granted } = await codes.exchange(ref, exchangeOf(code));
     expect(granted).toMatchObject({ userId: grant.userId, nonce: "n", tenant: "" });
   });
@@ -120,6 +161,9 @@ describe(`login transactions (${engineName})`, () => {
     const handle = await logins.begin(ref, request);
     clock += LOGIN_TRANSACTION_TTL_MS;
     expect(await logins.get(ref, handle)).toMatchObject({ expired: true });
-    await expect(logins.complete(ref, handle, { userId: grant.userId, authTimeMs: clock })).rejects.toMatchObject({ oauthError: "access_denied", rawMessage: "login_session_expired" });
+    await expect(logins.complete(ref, handle, { userId: grant.userId, authTimeMs: clock })).rejects.toMatchObject({
+      oauthError: "access_denied",
+      rawMessage: "login_session_expired",
+    });
   });
 });

@@ -39,12 +39,20 @@ export interface AuthorizationCodes {
   /** Answers the code to put into the redirect. Pass a transaction to issue it alongside other writes. */
   issue(pool: PoolRef, grant: CodeGrant, db?: Database): Promise<string>;
   /** Starts the session the code grants. Throws {@link GrantError} `invalid_grant` on any mismatch. */
-  exchange(pool: PoolRef, exchange: CodeExchange): Promise<{ readonly grant: CodeGrant; readonly issued: IssuedRefresh }>;
+  exchange(
+    pool: PoolRef,
+    exchange: CodeExchange,
+  ): Promise<{ readonly grant: CodeGrant; readonly issued: IssuedRefresh }>;
 }
 
-type Outcome = { readonly kind: "granted"; readonly grant: CodeGrant; readonly issued: IssuedRefresh } | { readonly kind: "refused"; readonly reason: string };
+type Outcome =
+  | { readonly kind: "granted"; readonly grant: CodeGrant; readonly issued: IssuedRefresh }
+  | { readonly kind: "refused"; readonly reason: string };
 
-export function createAuthorizationCodes(db: Database, options: { readonly now?: () => number } = {}): AuthorizationCodes {
+export function createAuthorizationCodes(
+  db: Database,
+  options: { readonly now?: () => number } = {},
+): AuthorizationCodes {
   const now = options.now ?? Date.now;
 
   async function exchangeIn(tx: Database, pool: PoolRef, exchange: CodeExchange): Promise<Outcome> {
@@ -63,10 +71,16 @@ export function createAuthorizationCodes(db: Database, options: { readonly now?:
     if (!row) return { kind: "refused", reason: "the authorization code is not known" };
     if (row.consumedAt !== 0) {
       if (row.familyId) await revoke(tx, pool, { sessionId: row.familyId }, "code_replay", at);
-      return { kind: "refused", reason: "the authorization code was already used; the session it started has been revoked" };
+      return {
+        kind: "refused",
+        reason: "the authorization code was already used; the session it started has been revoked",
+      };
     }
     const consume = (familyId: string | null) =>
-      tx.update(identityAuthorizationCodes).set({ consumedAt: at, familyId }).where(eq(identityAuthorizationCodes.codeHash, row.codeHash));
+      tx
+        .update(identityAuthorizationCodes)
+        .set({ consumedAt: at, familyId })
+        .where(eq(identityAuthorizationCodes.codeHash, row.codeHash));
     const mismatch =
       row.expiresAt <= at
         ? "the authorization code has expired"
@@ -91,7 +105,18 @@ export function createAuthorizationCodes(db: Database, options: { readonly now?:
       tenant: row.tenant,
       authTimeMs: row.authTime,
     };
-    const issued = await startFamily(tx, pool, { userId: grant.userId, clientId: grant.clientId, tenant: grant.tenant, scope: grant.scope, authTimeMs: grant.authTimeMs }, at);
+    const issued = await startFamily(
+      tx,
+      pool,
+      {
+        userId: grant.userId,
+        clientId: grant.clientId,
+        tenant: grant.tenant,
+        scope: grant.scope,
+        authTimeMs: grant.authTimeMs,
+      },
+      at,
+    );
     await consume(issued.session.id);
     return { kind: "granted", grant, issued };
   }

@@ -15,6 +15,7 @@ const SHAPE = /^[^\s@]{1,64}@[^\s@]+$/;
 /** Checks and normalises an e-mail address; INVALID_ARGUMENT naming `field` when it is not one. */
 export function parseEmailAddress(email: string, field = "email"): EmailAddress {
   const trimmed = email.trim();
-  if (trimmed.length > MAX_EMAIL || !SHAPE.test(trimmed)) throw new ConnectError(`${field} is not an e-mail address`, Code.InvalidArgument);
+  if (trimmed.length > MAX_EMAIL || !SHAPE.test(trimmed))
+    throw new ConnectError(`${field} is not an e-mail address`, Code.InvalidArgument);
   return { email: trimmed, normalized: trimmed.toLowerCase() };
 }

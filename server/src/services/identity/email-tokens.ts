@@ -22,12 +22,18 @@ export interface EmailTokens {
   /** Answers the token for the link. Pass a transaction to issue it alongside other writes. */
   issue(pool: PoolRef, userId: string, purpose: EmailTokenPurpose, db?: Database): Promise<string>;
   /** The user the token was for; UNAUTHENTICATED when it is unknown, used, expired or of another purpose. */
-  consume(pool: PoolRef, token: string, purpose: EmailTokenPurpose, db?: Database): Promise<{ readonly userId: string }>;
+  consume(
+    pool: PoolRef,
+    token: string,
+    purpose: EmailTokenPurpose,
+    db?: Database,
+  ): Promise<{ readonly userId: string }>;
 }
 
 export function createEmailTokens(db: Database, options: { readonly now?: () => number } = {}): EmailTokens {
   const now = options.now ?? Date.now;
-  const inPool = (pool: PoolRef) => and(eq(identityEmailTokens.orgId, pool.orgId), eq(identityEmailTokens.poolId, pool.poolId));
+  const inPool = (pool: PoolRef) =>
+    and(eq(identityEmailTokens.orgId, pool.orgId), eq(identityEmailTokens.poolId, pool.poolId));
 
   return {
     async issue(pool, userId, purpose, executor = db) {
@@ -36,8 +42,17 @@ export function createEmailTokens(db: Database, options: { readonly now?: () => 
       await executor
         .update(identityEmailTokens)
         .set({ consumedAt: at })
-        .where(and(inPool(pool), eq(identityEmailTokens.userId, userId), eq(identityEmailTokens.purpose, purpose), eq(identityEmailTokens.consumedAt, 0)));
-      await executor.insert(identityEmailTokens).values({ ...pool, tokenHash: token.hash, userId, purpose, expiresAt: at + EMAIL_TOKEN_TTL_MS[purpose] });
+        .where(
+          and(
+            inPool(pool),
+            eq(identityEmailTokens.userId, userId),
+            eq(identityEmailTokens.purpose, purpose),
+            eq(identityEmailTokens.consumedAt, 0),
+          ),
+        );
+      await executor
+        .insert(identityEmailTokens)
+        .values({ ...pool, tokenHash: token.hash, userId, purpose, expiresAt: at + EMAIL_TOKEN_TTL_MS[purpose] });
       return token.token;
     },
 

@@ -7,7 +7,11 @@ describe("GrantError", () => {
     const error = new GrantError("invalid_grant", "invalid e-mail or password");
     expect(error).toBeInstanceOf(GrantError);
     expect(error).toBeInstanceOf(ConnectError);
-    expect([error.code, error.oauthError, error.rawMessage]).toEqual([Code.Unauthenticated, "invalid_grant", "invalid e-mail or password"]);
+    expect([error.code, error.oauthError, error.rawMessage]).toEqual([
+      Code.Unauthenticated,
+      "invalid_grant",
+      "invalid e-mail or password",
+    ]);
     expect(new GrantError("access_denied", "banned").code).toBe(Code.PermissionDenied);
   });
 });

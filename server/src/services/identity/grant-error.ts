@@ -1,7 +1,13 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 
 /** The RFC 6749 section 5.2 error codes the token endpoint answers, plus the issuer's own statuses. */
-export type OAuthErrorCode = "invalid_request" | "invalid_grant" | "unsupported_grant_type" | "invalid_scope" | "access_denied" | "temporarily_unavailable";
+export type OAuthErrorCode =
+  | "invalid_request"
+  | "invalid_grant"
+  | "unsupported_grant_type"
+  | "invalid_scope"
+  | "access_denied"
+  | "temporarily_unavailable";
 
 const codeOf: Record<OAuthErrorCode, Code> = {
   invalid_request: Code.InvalidArgument,
@@ -32,6 +38,8 @@ export class GrantError extends ConnectError {
    * The name therefore stays "ConnectError", and this class answers for itself by prototype.
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    return typeof value === "object" && value !== null && Object.prototype.isPrototypeOf.call(GrantError.prototype, value);
+    return (
+      typeof value === "object" && value !== null && Object.prototype.isPrototypeOf.call(GrantError.prototype, value)
+    );
   }
 }

@@ -1,5 +1,19 @@
 import { sql } from "drizzle-orm";
-import { type AnyPgColumn, boolean, customType, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, unique, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import {
+  type AnyPgColumn,
+  boolean,
+  customType,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  unique,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { bytea, epochMs, nowMs } from "../../db/column-types.js";
 import { organizations } from "../../auth/auth-schema.js";
 
@@ -80,14 +94,20 @@ export const identityPools = pgTable(
     branding: jsonb("branding").$type<JsonObject>().notNull().default(emptyObject),
     /** Role name to permissions; the shape is described in role-catalog.ts. */
     roleCatalog: jsonb("role_catalog").$type<JsonObject>().notNull().default(emptyObject),
-    userStore: jsonb("user_store").$type<UserStoreDescription>().notNull().default(sql`'{"kind":"managed"}'::jsonb`),
+    userStore: jsonb("user_store")
+      .$type<UserStoreDescription>()
+      .notNull()
+      .default(sql`'{"kind":"managed"}'::jsonb`),
     /** The user store's connection URL, sealed (it may hold a password); null for the managed store. */
     sealedUserStoreUrl: bytea("sealed_user_store_url"),
     migration: jsonb("migration").$type<PoolMigration>(),
     createdAt: epochMs("created_at").notNull().default(nowMs),
     updatedAt: epochMs("updated_at").notNull().default(nowMs),
   },
-  (t) => [unique("identity_pools_name_unique").on(t.orgId, t.name), unique("identity_pools_scope_unique").on(t.orgId, t.id)],
+  (t) => [
+    unique("identity_pools_name_unique").on(t.orgId, t.name),
+    unique("identity_pools_scope_unique").on(t.orgId, t.id),
+  ],
 );
 
 /** Fresh `org_id`/`pool_id` columns: drizzle column builders cannot be shared between tables. */
@@ -96,7 +116,11 @@ function poolColumns() {
 }
 
 function poolForeignKey(name: string, t: { orgId: AnyPgColumn; poolId: AnyPgColumn }) {
-  return foreignKey({ name, columns: [t.orgId, t.poolId], foreignColumns: [identityPools.orgId, identityPools.id] }).onDelete("cascade");
+  return foreignKey({
+    name,
+    columns: [t.orgId, t.poolId],
+    foreignColumns: [identityPools.orgId, identityPools.id],
+  }).onDelete("cascade");
 }
 
 /**
@@ -119,7 +143,9 @@ export const identityPoolKeys = pgTable(
     primaryKey({ columns: [t.poolId, t.kid] }),
     poolForeignKey("identity_pool_keys_pool_fk", t),
     // Two replicas creating or rotating at once cannot leave a pool with two signing keys.
-    uniqueIndex("identity_pool_keys_one_active").on(t.poolId).where(sql`state = 'active'`),
+    uniqueIndex("identity_pool_keys_one_active")
+      .on(t.poolId)
+      .where(sql`state = 'active'`),
   ],
 );
 
@@ -160,7 +186,9 @@ export const identityUsers = pgTable(
   (t) => [
     poolForeignKey("identity_users_pool_fk", t),
     // A soft-deleted account does not hold its address: the person may sign up again.
-    uniqueIndex("identity_users_email_unique").on(t.poolId, t.emailNormalized).where(sql`deleted_at = 0`),
+    uniqueIndex("identity_users_email_unique")
+      .on(t.poolId, t.emailNormalized)
+      .where(sql`deleted_at = 0`),
     index("identity_users_list_idx").on(t.poolId, t.emailNormalized, t.id),
   ],
 );
@@ -219,7 +247,10 @@ export const identityRefreshFamilies = pgTable(
     /** Why: `logout`, `reuse`, `code_replay`, `user_revoked`, `password_changed`, `user_deleted`. */
     revokedReason: text("revoked_reason").notNull().default(""),
   },
-  (t) => [poolForeignKey("identity_refresh_families_pool_fk", t), index("identity_refresh_families_user_idx").on(t.poolId, t.userId)],
+  (t) => [
+    poolForeignKey("identity_refresh_families_pool_fk", t),
+    index("identity_refresh_families_user_idx").on(t.poolId, t.userId),
+  ],
 );
 
 export const identityRefreshTokens = pgTable(
@@ -302,7 +333,10 @@ export const identityEmailTokens = pgTable(
     consumedAt: epochMs("consumed_at").notNull().default(0),
     createdAt: epochMs("created_at").notNull().default(nowMs),
   },
-  (t) => [poolForeignKey("identity_email_tokens_pool_fk", t), index("identity_email_tokens_user_idx").on(t.poolId, t.userId, t.purpose)],
+  (t) => [
+    poolForeignKey("identity_email_tokens_pool_fk", t),
+    index("identity_email_tokens_user_idx").on(t.poolId, t.userId, t.purpose),
+  ],
 );
 
 /**
@@ -328,7 +362,10 @@ export const identityMailOutbox = pgTable(
     createdAt: epochMs("created_at").notNull().default(nowMs),
     sentAt: epochMs("sent_at").notNull().default(0),
   },
-  (t) => [poolForeignKey("identity_mail_outbox_pool_fk", t), index("identity_mail_outbox_due_idx").on(t.status, t.nextAttemptAt)],
+  (t) => [
+    poolForeignKey("identity_mail_outbox_pool_fk", t),
+    index("identity_mail_outbox_due_idx").on(t.status, t.nextAttemptAt),
+  ],
 );
 
 /**
@@ -370,7 +407,10 @@ export const identityUserStoreMigrations = pgTable(
     leaseExpiresAt: epochMs("lease_expires_at").notNull().default(0),
     createdAt: epochMs("created_at").notNull().default(nowMs),
   },
-  (t) => [poolForeignKey("identity_user_store_migrations_pool_fk", t), index("identity_user_store_migrations_lease_idx").on(t.leaseExpiresAt)],
+  (t) => [
+    poolForeignKey("identity_user_store_migrations_pool_fk", t),
+    index("identity_user_store_migrations_lease_idx").on(t.leaseExpiresAt),
+  ],
 );
 
 export const identitySchema = {

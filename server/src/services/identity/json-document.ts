@@ -11,14 +11,16 @@ export const MAX_JSON_DOCUMENT_CHARS = 64 * 1024;
  * which jsonb cannot store, is one of them.
  */
 export function parseJsonDocument(field: string, text: string): JsonObject {
-  if (text.length > MAX_JSON_DOCUMENT_CHARS) invalid(`${field} is ${text.length} characters; at most ${MAX_JSON_DOCUMENT_CHARS}`);
+  if (text.length > MAX_JSON_DOCUMENT_CHARS)
+    invalid(`${field} is ${text.length} characters; at most ${MAX_JSON_DOCUMENT_CHARS}`);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     invalid(`${field} is not JSON: ${(error as Error).message}`);
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) invalid(`${field} must be a JSON object, like {}`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    invalid(`${field} must be a JSON object, like {}`);
   // The text holds `\u0000` escapes, not the character, so the edge's check could not see it.
   const nul = findNulInJson(value, field);
   if (nul !== undefined) invalid(`${nul}: ${NUL_REASON}`);

@@ -12,11 +12,18 @@ export function encodeCursor(list: string, keys: readonly string[]): string {
 export function decodeCursor(list: string, cursor: string, keyCount: number): string[] {
   let decoded: unknown;
   try {
-    decoded = /^[A-Za-z0-9_-]+$/.test(cursor) ? JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) : undefined;
+    decoded = /^[A-Za-z0-9_-]+$/.test(cursor)
+      ? JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
+      : undefined;
   } catch {
     decoded = undefined;
   }
-  if (!Array.isArray(decoded) || decoded.length !== keyCount + 1 || decoded[0] !== list || !decoded.every((key) => typeof key === "string")) {
+  if (
+    !Array.isArray(decoded) ||
+    decoded.length !== keyCount + 1 ||
+    decoded[0] !== list ||
+    !decoded.every((key) => typeof key === "string")
+  ) {
     throw new ConnectError(`cursor is not a cursor from a previous ${list} page`, Code.InvalidArgument);
   }
   return decoded.slice(1) as string[];
@@ -26,7 +33,12 @@ export function decodeCursor(list: string, cursor: string, keyCount: number): st
  * Cuts the `limit + 1` rows a list query read (one more than a page, to learn whether another
  * page follows) into the page and, when more follow, the cursor after its last row.
  */
-export function keysetPage<Row>(list: string, rows: readonly Row[], limit: number, keysOf: (row: Row) => readonly string[]): { page: Row[]; nextCursor?: string } {
+export function keysetPage<Row>(
+  list: string,
+  rows: readonly Row[],
+  limit: number,
+  keysOf: (row: Row) => readonly string[],
+): { page: Row[]; nextCursor?: string } {
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return rows.length > limit && last !== undefined ? { page, nextCursor: encodeCursor(list, keysOf(last)) } : { page };

@@ -40,18 +40,32 @@ export interface LoginTransactions {
    * expired transaction throws {@link GrantError} `access_denied` with `login_session_expired`;
    * an unknown or completed one throws NOT_FOUND.
    */
-  complete(pool: PoolRef, handle: string, user: { readonly userId: string; readonly authTimeMs: number }): Promise<{ readonly code: string; readonly request: AuthorizationRequest }>;
+  complete(
+    pool: PoolRef,
+    handle: string,
+    user: { readonly userId: string; readonly authTimeMs: number },
+  ): Promise<{ readonly code: string; readonly request: AuthorizationRequest }>;
 }
 
-export function createLoginTransactions(db: Database, codes: AuthorizationCodes, options: { readonly now?: () => number } = {}): LoginTransactions {
+export function createLoginTransactions(
+  db: Database,
+  codes: AuthorizationCodes,
+  options: { readonly now?: () => number } = {},
+): LoginTransactions {
   const now = options.now ?? Date.now;
   const byHandle = (pool: PoolRef, handle: string) =>
-    and(eq(identityLoginTransactions.orgId, pool.orgId), eq(identityLoginTransactions.poolId, pool.poolId), eq(identityLoginTransactions.id, hashOpaqueToken(handle)));
+    and(
+      eq(identityLoginTransactions.orgId, pool.orgId),
+      eq(identityLoginTransactions.poolId, pool.poolId),
+      eq(identityLoginTransactions.id, hashOpaqueToken(handle)),
+    );
 
   return {
     async begin(pool, request) {
       const handle = newOpaqueToken();
-      await db.insert(identityLoginTransactions).values({ ...pool, id: handle.hash, ...request, expiresAt: now() + LOGIN_TRANSACTION_TTL_MS });
+      await db
+        .insert(identityLoginTransactions)
+        .values({ ...pool, id: handle.hash, ...request, expiresAt: now() + LOGIN_TRANSACTION_TTL_MS });
       return handle.token;
     },
 
@@ -67,12 +81,16 @@ export function createLoginTransactions(db: Database, codes: AuthorizationCodes,
         const [row] = await tx.select().from(identityLoginTransactions).where(byHandle(pool, handle)).for("update");
         if (!row || row.completedAt !== 0) return undefined;
         if (row.expiresAt <= at) return "expired" as const;
-        await tx.update(identityLoginTransactions).set({ completedAt: at }).where(eq(identityLoginTransactions.id, row.id));
+        await tx
+          .update(identityLoginTransactions)
+          .set({ completedAt: at })
+          .where(eq(identityLoginTransactions.id, row.id));
         const request = requestOf(row);
         const code = await codes.issue(pool, { ...request, userId: user.userId, authTimeMs: user.authTimeMs }, tx);
         return { code, request };
       });
-      if (outcome === undefined) throw new ConnectError("the login transaction is unknown or already completed", Code.NotFound);
+      if (outcome === undefined)
+        throw new ConnectError("the login transaction is unknown or already completed", Code.NotFound);
       if (outcome === "expired") throw new GrantError("access_denied", "login_session_expired");
       return outcome;
     },
@@ -80,5 +98,13 @@ export function createLoginTransactions(db: Database, codes: AuthorizationCodes,
 }
 
 function requestOf(row: typeof identityLoginTransactions.$inferSelect): AuthorizationRequest {
-  return { clientId: row.clientId, redirectUri: row.redirectUri, state: row.state, codeChallenge: row.codeChallenge, scope: row.scope, nonce: row.nonce, tenant: row.tenant };
+  return {
+    clientId: row.clientId,
+    redirectUri: row.redirectUri,
+    state: row.state,
+    codeChallenge: row.codeChallenge,
+    scope: row.scope,
+    nonce: row.nonce,
+    tenant: row.tenant,
+  };
 }

@@ -28,7 +28,8 @@ export function readMailConfig(env: Readonly<Record<string, string | undefined>>
     // The value may hold a password: the message describes it without repeating it.
     throw new ConfigError(`${MAIL_ENV.smtpUrl} must be a URL like smtps://user:password@smtp.example.com:465`);
   }
-  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") throw new ConfigError(`${MAIL_ENV.smtpUrl} must start with smtp:// or smtps://, not ${url.protocol}//`);
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:")
+    throw new ConfigError(`${MAIL_ENV.smtpUrl} must start with smtp:// or smtps://, not ${url.protocol}//`);
   if (url.hostname === "") throw new ConfigError(`${MAIL_ENV.smtpUrl} names no host`);
   const from = env[MAIL_ENV.from]?.trim() ?? "";
   if (from === "") throw new ConfigError(`${MAIL_ENV.from} is required when ${MAIL_ENV.smtpUrl} is set`);

@@ -41,7 +41,15 @@ describe(`mail outbox (${engineName})`, () => {
     expect(Buffer.from(row!.sealedBody).toString("latin1")).not.toContain("verify?token");
 
     expect(await outbox.deliverDue()).toEqual({ composed: 0, dropped: 0, sent: 0, logged: 1, retrying: 0, failed: 0 });
-    expect(lines).toEqual([expect.objectContaining({ level: "info", fields: expect.objectContaining({ to: "ada@example.com", link: "https://id.example/acme/app/verify?token=ada@example.com" }) })]);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: "info",
+        fields: expect.objectContaining({
+          to: "ada@example.com",
+          link: "https://id.example/acme/app/verify?token=ada@example.com",
+        }),
+      }),
+    ]);
     expect(await outbox.deliverDue()).toEqual({ composed: 0, dropped: 0, sent: 0, logged: 0, retrying: 0, failed: 0 });
   });
 
@@ -61,12 +69,23 @@ describe(`mail outbox (${engineName})`, () => {
       close() {},
     };
     const { lines, logger } = recordingLogger();
-    const outbox = createMailOutbox(fixture.database.db, fixture.box, { sender, logger, now: () => clock, maxAttempts: 3 });
+    const outbox = createMailOutbox(fixture.database.db, fixture.box, {
+      sender,
+      logger,
+      now: () => clock,
+      maxAttempts: 3,
+    });
     await outbox.enqueue(ref, mail("ada@example.com"));
     await outbox.enqueue(ref, mail("bounce@example.com"));
 
     expect(await outbox.deliverDue()).toEqual({ composed: 0, dropped: 0, sent: 1, logged: 0, retrying: 1, failed: 0 });
-    expect(sent).toEqual([{ to: "ada@example.com", subject: "Confirm your e-mail address for App", text: expect.stringContaining("verify?token=ada@example.com") }]);
+    expect(sent).toEqual([
+      {
+        to: "ada@example.com",
+        subject: "Confirm your e-mail address for App",
+        text: expect.stringContaining("verify?token=ada@example.com"),
+      },
+    ]);
     expect(JSON.stringify(lines)).not.toContain("token=");
 
     expect(await outbox.deliverDue()).toEqual({ composed: 0, dropped: 0, sent: 0, logged: 0, retrying: 0, failed: 0 });
@@ -93,15 +112,27 @@ describe(`mail outbox (${engineName})`, () => {
       if (request.to.startsWith("flaky")) throw new Error("user store unreachable");
       return async () => mail("ada@example.com");
     };
-    expect(await outbox.deliverDue(50, compose)).toEqual({ composed: 1, dropped: 0, sent: 0, logged: 1, retrying: 0, failed: 0 });
-    expect(lines.filter((line) => line.level === "info")).toEqual([expect.objectContaining({ fields: expect.objectContaining({ to: "ada@example.com" }) })]);
+    expect(await outbox.deliverDue(50, compose)).toEqual({
+      composed: 1,
+      dropped: 0,
+      sent: 0,
+      logged: 1,
+      retrying: 0,
+      failed: 0,
+    });
+    expect(lines.filter((line) => line.level === "info")).toEqual([
+      expect.objectContaining({ fields: expect.objectContaining({ to: "ada@example.com" }) }),
+    ]);
     expect(lines.find((line) => line.level === "warn")).toMatchObject({ fields: { error: "user store unreachable" } });
     // The failed one waits for its retry, then is dropped for good with its address.
     expect(await outbox.deliverDue(50, compose)).toMatchObject({ composed: 0, dropped: 0 });
     clock += 30_000;
     await outbox.deliverDue(50, compose);
     expect(asked).toEqual(["Ada@example.com", "flaky@example.com", "flaky@example.com"]);
-    const rows = await fixture.database.db.select().from(identityMailOutbox).where(eq(identityMailOutbox.poolId, ref.poolId));
+    const rows = await fixture.database.db
+      .select()
+      .from(identityMailOutbox)
+      .where(eq(identityMailOutbox.poolId, ref.poolId));
     expect(rows.map((row) => row.recipient)).toEqual(["ada@example.com"]);
     expect(JSON.stringify(lines)).not.toContain("flaky@example.com");
   });
@@ -148,7 +179,10 @@ describe("SMTP sender", () => {
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     const { port } = server.address() as AddressInfo;
-    const config = readMailConfig({ PLATFORM_SMTP_URL: `smtp://127.0.0.1:${port}?ignoreTLS=true`, PLATFORM_MAIL_FROM: "App <no-reply@example.com>" });
+    const config = readMailConfig({
+      PLATFORM_SMTP_URL: `smtp://127.0.0.1:${port}?ignoreTLS=true`,
+      PLATFORM_MAIL_FROM: "App <no-reply@example.com>",
+    });
     const sender = createSmtpMailSender(config!);
     try {
       await sender.send({ to: "ada@example.com", subject: "Hello", text: "Open https://id.example/x\n" });
@@ -165,9 +199,18 @@ describe("SMTP sender", () => {
 
   it("reads its configuration, refusing a bad URL without echoing it", () => {
     expect(readMailConfig({})).toBeUndefined();
-    expect(readMailConfig({ PLATFORM_SMTP_URL: "smtps://u:p@mail.example:465", PLATFORM_MAIL_FROM: "a@b.c" })).toEqual({ smtpUrl: "smtps://u:p@mail.example:465", from: "a@b.c" });
-    expect(() => readMailConfig({ PLATFORM_SMTP_URL: "smtps://u:p@mail.example:465" })).toThrow(/PLATFORM_MAIL_FROM is required/);
-    expect(() => readMailConfig({ PLATFORM_SMTP_URL: "http://u:secret@mail.example", PLATFORM_MAIL_FROM: "a@b.c" })).toThrow(/smtp:\/\/ or smtps:\/\//);
-    expect(() => readMailConfig({ PLATFORM_SMTP_URL: "not a url secret", PLATFORM_MAIL_FROM: "a@b.c" })).toThrow(expect.objectContaining({ message: expect.not.stringContaining("secret") }));
+    expect(readMailConfig({ PLATFORM_SMTP_URL: "smtps://u:p@mail.example:465", PLATFORM_MAIL_FROM: "a@b.c" })).toEqual({
+      smtpUrl: "smtps://u:p@mail.example:465",
+      from: "a@b.c",
+    });
+    expect(() => readMailConfig({ PLATFORM_SMTP_URL: "smtps://u:p@mail.example:465" })).toThrow(
+      /PLATFORM_MAIL_FROM is required/,
+    );
+    expect(() =>
+      readMailConfig({ PLATFORM_SMTP_URL: "http://u:secret@mail.example", PLATFORM_MAIL_FROM: "a@b.c" }),
+    ).toThrow(/smtp:\/\/ or smtps:\/\//);
+    expect(() => readMailConfig({ PLATFORM_SMTP_URL: "not a url secret", PLATFORM_MAIL_FROM: "a@b.c" })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining("secret") }),
+    );
   });
 });

@@ -27,7 +27,10 @@ export interface MailRequest {
  * mail: a step that writes what the mail needs (a link token) through `tx`, which commits with it.
  * Deciding runs outside any transaction, so it may read other databases at leisure.
  */
-export type ComposeRequest = (pool: PoolRef, request: MailRequest) => Promise<((tx: Database) => Promise<QueuedMail>) | undefined>;
+export type ComposeRequest = (
+  pool: PoolRef,
+  request: MailRequest,
+) => Promise<((tx: Database) => Promise<QueuedMail>) | undefined>;
 
 export interface DeliveryReport {
   /** Requests that became a mail, and requests that came to nothing. */
@@ -83,7 +86,13 @@ export function createMailOutbox(db: Database, box: SecretBox, options: MailOutb
       const due = await tx
         .select({ id: identityMailOutbox.id })
         .from(identityMailOutbox)
-        .where(and(eq(identityMailOutbox.status, status), lte(identityMailOutbox.nextAttemptAt, at), lte(identityMailOutbox.leaseExpiresAt, at)))
+        .where(
+          and(
+            eq(identityMailOutbox.status, status),
+            lte(identityMailOutbox.nextAttemptAt, at),
+            lte(identityMailOutbox.leaseExpiresAt, at),
+          ),
+        )
         .orderBy(asc(identityMailOutbox.nextAttemptAt))
         .limit(max)
         .for("update", { skipLocked: true });
@@ -101,7 +110,8 @@ export function createMailOutbox(db: Database, box: SecretBox, options: MailOutb
     });
   }
 
-  const sealed = (id: string, mail: Pick<QueuedMail, "text" | "link">) => box.seal(Buffer.from(JSON.stringify({ text: mail.text, link: mail.link }), "utf8"), bodyContext(id));
+  const sealed = (id: string, mail: Pick<QueuedMail, "text" | "link">) =>
+    box.seal(Buffer.from(JSON.stringify({ text: mail.text, link: mail.link }), "utf8"), bodyContext(id));
 
   /** Turns claimed requests into messages, or deletes them; a failure leaves one for a later round. */
   async function composeDue(compose: ComposeRequest, max: number, report: { composed: number; dropped: number }) {
@@ -109,7 +119,10 @@ export function createMailOutbox(db: Database, box: SecretBox, options: MailOutb
       const fields = { mailId: row.id, purpose: row.purpose, attempt: row.attempts };
       const thisRow = eq(identityMailOutbox.id, row.id);
       try {
-        const write = await compose({ orgId: row.orgId, poolId: row.poolId }, { to: row.recipient, purpose: row.purpose });
+        const write = await compose(
+          { orgId: row.orgId, poolId: row.poolId },
+          { to: row.recipient, purpose: row.purpose },
+        );
         if (!write) {
           await db.delete(identityMailOutbox).where(thisRow);
           report.dropped++;
@@ -117,7 +130,15 @@ export function createMailOutbox(db: Database, box: SecretBox, options: MailOutb
         }
         await db.transaction(async (tx) => {
           const mail = await write(tx);
-          const message = { status: "pending", recipient: mail.to, subject: mail.subject, sealedBody: sealed(row.id, mail), attempts: 0, nextAttemptAt: 0, leaseExpiresAt: 0 } as const;
+          const message = {
+            status: "pending",
+            recipient: mail.to,
+            subject: mail.subject,
+            sealedBody: sealed(row.id, mail),
+            attempts: 0,
+            nextAttemptAt: 0,
+            leaseExpiresAt: 0,
+          } as const;
           await tx.update(identityMailOutbox).set(message).where(thisRow);
         });
         report.composed++;
@@ -127,7 +148,10 @@ export function createMailOutbox(db: Database, box: SecretBox, options: MailOutb
           await db.delete(identityMailOutbox).where(thisRow);
           logger.error("identity mail request dropped after failures", { ...fields, error: reason });
         } else {
-          await db.update(identityMailOutbox).set({ leaseExpiresAt: 0, nextAttemptAt: now() + retryDelay(row.attempts), lastError: reason }).where(thisRow);
+          await db
+            .update(identityMailOutbox)
+            .set({ leaseExpiresAt: 0, nextAttemptAt: now() + retryDelay(row.attempts), lastError: reason })
+            .where(thisRow);
           logger.warn("identity mail request not composed; will retry", { ...fields, error: reason });
         }
       }
@@ -137,14 +161,29 @@ export function createMailOutbox(db: Database, box: SecretBox, options: MailOutb
   return {
     async enqueue(pool, mail, executor = db) {
       const id = crypto.randomUUID();
-      await executor.insert(identityMailOutbox).values({ ...pool, id, recipient: mail.to, purpose: mail.purpose, subject: mail.subject, sealedBody: sealed(id, mail) });
+      await executor.insert(identityMailOutbox).values({
+        ...pool,
+        id,
+        recipient: mail.to,
+        purpose: mail.purpose,
+        subject: mail.subject,
+        sealedBody: sealed(id, mail),
+      });
       return id;
     },
 
     async request(pool, request) {
       const id = crypto.randomUUID();
       const sealedBody = sealed(id, { text: "", link: "" });
-      await db.insert(identityMailOutbox).values({ ...pool, id, recipient: request.to, purpose: request.purpose, subject: "", sealedBody, status: "requested" });
+      await db.insert(identityMailOutbox).values({
+        ...pool,
+        id,
+        recipient: request.to,
+        purpose: request.purpose,
+        subject: "",
+        sealedBody,
+        status: "requested",
+      });
       return id;
     },
 
@@ -153,11 +192,21 @@ export function createMailOutbox(db: Database, box: SecretBox, options: MailOutb
       if (compose) await composeDue(compose, max, report);
       for (const row of await claim("pending", max, now())) {
         const fields = { mailId: row.id, to: row.recipient, purpose: row.purpose, attempt: row.attempts };
-        const settle = (set: Partial<typeof identityMailOutbox.$inferInsert>) => db.update(identityMailOutbox).set({ leaseExpiresAt: 0, ...set }).where(eq(identityMailOutbox.id, row.id));
+        const settle = (set: Partial<typeof identityMailOutbox.$inferInsert>) =>
+          db
+            .update(identityMailOutbox)
+            .set({ leaseExpiresAt: 0, ...set })
+            .where(eq(identityMailOutbox.id, row.id));
         try {
-          const { text, link } = JSON.parse(Buffer.from(box.open(row.sealedBody, bodyContext(row.id))).toString("utf8")) as { text: string; link: string };
+          const { text, link } = JSON.parse(
+            Buffer.from(box.open(row.sealedBody, bodyContext(row.id))).toString("utf8"),
+          ) as { text: string; link: string };
           if (!sender) {
-            logger.info("identity mail not sent (no SMTP server configured); its link follows", { ...fields, subject: row.subject, link });
+            logger.info("identity mail not sent (no SMTP server configured); its link follows", {
+              ...fields,
+              subject: row.subject,
+              link,
+            });
             await settle({ status: "logged", sentAt: now() });
             report.logged++;
             continue;
@@ -190,7 +239,14 @@ const retryDelay = (attempts: number) => Math.min(LAST_RETRY_MS, FIRST_RETRY_MS 
 /** Delivers due mail every `intervalMs` until stopped; a failed round is reported and the loop goes on. */
 export function startMailDelivery(
   outbox: MailOutbox,
-  options: { readonly intervalMs: number; readonly compose: ComposeRequest; readonly onError: (error: unknown) => void },
+  options: {
+    readonly intervalMs: number;
+    readonly compose: ComposeRequest;
+    readonly onError: (error: unknown) => void;
+  },
 ): PollLoop {
-  return startPollLoop(async () => void (await outbox.deliverDue(50, options.compose)), { pollMs: options.intervalMs, onError: options.onError });
+  return startPollLoop(async () => void (await outbox.deliverDue(50, options.compose)), {
+    pollMs: options.intervalMs,
+    onError: options.onError,
+  });
 }

@@ -44,7 +44,9 @@ describe("password hashing", () => {
 
   it("checks a new password against the pool's minimum and the 128-character cap", () => {
     expect(checkPassword("12345678", 8)).toBe("12345678");
-    expect(() => checkPassword("1234567", 8)).toThrow(expect.objectContaining({ code: Code.InvalidArgument, rawMessage: "password must be at least 8 characters" }));
+    expect(() => checkPassword("1234567", 8)).toThrow(
+      expect.objectContaining({ code: Code.InvalidArgument, rawMessage: "password must be at least 8 characters" }),
+    );
     expect(() => checkPassword("x".repeat(129), 8)).toThrow(/at most 128/);
     // Code points, not UTF-16 units: eight emoji are eight characters.
     expect(checkPassword("😀".repeat(8), 8)).toHaveLength(16);

@@ -7,7 +7,9 @@ import { MAX_PASSWORD_LENGTH } from "./pool-settings.js";
  */
 export function checkPassword(password: string, minLength: number, field = "password"): string {
   const length = [...password].length;
-  if (length < minLength) throw new ConnectError(`${field} must be at least ${minLength} characters`, Code.InvalidArgument);
-  if (length > MAX_PASSWORD_LENGTH) throw new ConnectError(`${field} must be at most ${MAX_PASSWORD_LENGTH} characters`, Code.InvalidArgument);
+  if (length < minLength)
+    throw new ConnectError(`${field} must be at least ${minLength} characters`, Code.InvalidArgument);
+  if (length > MAX_PASSWORD_LENGTH)
+    throw new ConnectError(`${field} must be at most ${MAX_PASSWORD_LENGTH} characters`, Code.InvalidArgument);
   return password;
 }

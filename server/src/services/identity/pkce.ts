@@ -6,8 +6,13 @@ const PKCE_VALUE = /^[A-Za-z0-9._~-]{43,128}$/;
 
 /** Checks an authorization request's `code_challenge`; only S256 is accepted. */
 export function checkCodeChallenge(challenge: string, method: string): string {
-  if (method !== "S256") throw new ConnectError(`code_challenge_method must be S256, got ${JSON.stringify(method)}`, Code.InvalidArgument);
-  if (!PKCE_VALUE.test(challenge)) throw new ConnectError("code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_' and '~'", Code.InvalidArgument);
+  if (method !== "S256")
+    throw new ConnectError(`code_challenge_method must be S256, got ${JSON.stringify(method)}`, Code.InvalidArgument);
+  if (!PKCE_VALUE.test(challenge))
+    throw new ConnectError(
+      "code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_' and '~'",
+      Code.InvalidArgument,
+    );
   return challenge;
 }
 

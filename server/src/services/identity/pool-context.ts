@@ -53,7 +53,10 @@ export function createIdentityServices(
     emailTokens: createEmailTokens(db, { now }),
     outbox: createMailOutbox(db, box, { logger: options.logger, sender: options.sender, now }),
     connections: createConnectionStore(db),
-    userStores: createUserStoreDirectory(db, box, { now, ...(options.connectUserStore ? { connect: options.connectUserStore } : {}) }),
+    userStores: createUserStoreDirectory(db, box, {
+      now,
+      ...(options.connectUserStore ? { connect: options.connectUserStore } : {}),
+    }),
     poolCache: createPoolCache(),
     now,
   };
@@ -75,7 +78,12 @@ export interface PoolContext {
  * Resolves a pool for a request. The user store is chosen here, from the pool's record: the managed
  * store, or the pool's own `postgres://` database (see user-store-directory.ts).
  */
-export function poolContext(services: IdentityServices, identityUrl: string, organization: string, record: PoolRecord): PoolContext {
+export function poolContext(
+  services: IdentityServices,
+  identityUrl: string,
+  organization: string,
+  record: PoolRecord,
+): PoolContext {
   const ref = poolRefOf(record);
   const users = services.userStores.users(ref, { description: record.userStore, sealedUrl: record.sealedUserStoreUrl });
   const usersInPlatformDatabase = record.userStore.kind === "managed";
@@ -96,7 +104,13 @@ export function poolContext(services: IdentityServices, identityUrl: string, org
  * configuration closes only the direct password grant, for pools that want every sign-in on
  * their hosted page, where PKCE binds the result to the client.
  */
-export async function localSignIn(services: IdentityServices, pool: PoolRef): Promise<{ readonly open: boolean; readonly passwordGrant: boolean }> {
+export async function localSignIn(
+  services: IdentityServices,
+  pool: PoolRef,
+): Promise<{ readonly open: boolean; readonly passwordGrant: boolean }> {
   const local = await services.connections.get(pool, "local");
-  return { open: local === undefined || connectionActive(local), passwordGrant: local?.config.password_grant !== false };
+  return {
+    open: local === undefined || connectionActive(local),
+    passwordGrant: local?.config.password_grant !== false,
+  };
 }

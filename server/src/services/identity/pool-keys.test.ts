@@ -15,7 +15,16 @@ describe(`pool keys (${engineName})`, () => {
   it("publishes one Ed25519 key for a new pool, and the same one on every read", async () => {
     const { ref } = await fixture.newPool();
     const { keys: published } = await keys.jwks(ref);
-    expect(published).toEqual([{ kty: "OKP", crv: "Ed25519", x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), kid: expect.any(String), use: "sig", alg: "EdDSA" }]);
+    expect(published).toEqual([
+      {
+        kty: "OKP",
+        crv: "Ed25519",
+        x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        kid: expect.any(String),
+        use: "sig",
+        alg: "EdDSA",
+      },
+    ]);
     expect(JSON.stringify(published)).not.toContain('"d"');
     expect((await keys.jwks(ref)).keys).toEqual(published);
   });
@@ -23,7 +32,11 @@ describe(`pool keys (${engineName})`, () => {
   it("signs with the active key, verifiable with the published JWKS by a standard client", async () => {
     const { ref } = await fixture.newPool();
     const token = await keys.sign(ref, { sub: "u1" }, "at+jwt");
-    expect(decodeProtectedHeader(token)).toMatchObject({ alg: "EdDSA", typ: "at+jwt", kid: (await keys.jwks(ref)).keys[0]!.kid });
+    expect(decodeProtectedHeader(token)).toMatchObject({
+      alg: "EdDSA",
+      typ: "at+jwt",
+      kid: (await keys.jwks(ref)).keys[0]!.kid,
+    });
     const { payload } = await jwtVerify(token, createLocalJWKSet(await keys.jwks(ref)));
     expect(payload.sub).toBe("u1");
     expect((await keys.verify(ref, token, {})).payload.sub).toBe("u1");

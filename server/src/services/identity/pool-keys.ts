@@ -1,6 +1,17 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { and, asc, eq, sql } from "drizzle-orm";
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK, type JWTPayload, type JWTVerifyOptions, type JWTVerifyResult } from "jose";
+import {
+  calculateJwkThumbprint,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  SignJWT,
+  type JWK,
+  type JWTPayload,
+  type JWTVerifyOptions,
+  type JWTVerifyResult,
+} from "jose";
 import type { Database } from "../../db/database.js";
 import type { SecretBox } from "../../crypto/secret-box.js";
 import { identityPoolKeys, identityPools, type PublicOkpJwk } from "./identity-schema.js";
@@ -48,14 +59,18 @@ export function createPoolKeys(db: Database, box: SecretBox): PoolKeys {
   const publicKeys = new Map<string, CryptoKey>();
   const activeRows = new Map<string, { readonly row: typeof identityPoolKeys.$inferSelect; readonly until: number }>();
   const sealContext = (pool: PoolRef, kid: string) => `identity-pool-key:${pool.orgId}:${pool.poolId}:${kid}`;
-  const scoped = (pool: PoolRef) => and(eq(identityPoolKeys.orgId, pool.orgId), eq(identityPoolKeys.poolId, pool.poolId));
+  const scoped = (pool: PoolRef) =>
+    and(eq(identityPoolKeys.orgId, pool.orgId), eq(identityPoolKeys.poolId, pool.poolId));
 
   async function newKeyRow(pool: PoolRef) {
     const { publicKey, privateKey } = await generateKeyPair(ALG, { crv: "Ed25519", extractable: true });
     const { x } = await exportJWK(publicKey);
     const publicJwk: PublicOkpJwk = { kty: "OKP", crv: "Ed25519", x: x! };
     const kid = await calculateJwkThumbprint(publicJwk, "sha256");
-    const sealedPrivateKey = box.seal(Buffer.from(JSON.stringify(await exportJWK(privateKey)), "utf8"), sealContext(pool, kid));
+    const sealedPrivateKey = box.seal(
+      Buffer.from(JSON.stringify(await exportJWK(privateKey)), "utf8"),
+      sealContext(pool, kid),
+    );
     return { ...pool, kid, publicJwk, sealedPrivateKey };
   }
 
@@ -69,12 +84,19 @@ export function createPoolKeys(db: Database, box: SecretBox): PoolKeys {
   }
 
   async function readActiveKey(pool: PoolRef) {
-    const active = () => db.select().from(identityPoolKeys).where(and(scoped(pool), eq(identityPoolKeys.state, "active")));
+    const active = () =>
+      db
+        .select()
+        .from(identityPoolKeys)
+        .where(and(scoped(pool), eq(identityPoolKeys.state, "active")));
     const [found] = await active();
     if (found) return found;
     // Two replicas may race to make the first key: the one-active index lets one insert win, and
     // both then sign with the winner's key.
-    await db.insert(identityPoolKeys).values(await newKeyRow(pool)).onConflictDoNothing();
+    await db
+      .insert(identityPoolKeys)
+      .values(await newKeyRow(pool))
+      .onConflictDoNothing();
     const [created] = await active();
     if (!created) throw new ConnectError("the pool has no signing key", Code.NotFound);
     return created;
@@ -84,7 +106,9 @@ export function createPoolKeys(db: Database, box: SecretBox): PoolKeys {
     const cacheKey = `${pool.poolId}:${row.kid}`;
     const cached = privateKeys.get(cacheKey);
     if (cached) return cached;
-    const jwk = JSON.parse(Buffer.from(box.open(row.sealedPrivateKey, sealContext(pool, row.kid))).toString("utf8")) as JWK;
+    const jwk = JSON.parse(
+      Buffer.from(box.open(row.sealedPrivateKey, sealContext(pool, row.kid))).toString("utf8"),
+    ) as JWK;
     const key = (await importJWK(jwk, ALG)) as CryptoKey;
     remember(privateKeys, cacheKey, key);
     return key;
@@ -95,7 +119,10 @@ export function createPoolKeys(db: Database, box: SecretBox): PoolKeys {
     const cacheKey = `${pool.poolId}:${kid}`;
     const cached = publicKeys.get(cacheKey);
     if (cached) return cached;
-    const [row] = await db.select({ publicJwk: identityPoolKeys.publicJwk }).from(identityPoolKeys).where(and(scoped(pool), eq(identityPoolKeys.kid, kid)));
+    const [row] = await db
+      .select({ publicJwk: identityPoolKeys.publicJwk })
+      .from(identityPoolKeys)
+      .where(and(scoped(pool), eq(identityPoolKeys.kid, kid)));
     if (!row) throw new ConnectError("the token was not signed by a key of this pool", Code.Unauthenticated);
     const key = (await importJWK({ ...row.publicJwk }, ALG)) as CryptoKey;
     remember(publicKeys, cacheKey, key);
@@ -105,22 +132,33 @@ export function createPoolKeys(db: Database, box: SecretBox): PoolKeys {
   return {
     async jwks(pool) {
       await activeKey(pool);
-      const rows = await db.select().from(identityPoolKeys).where(scoped(pool)).orderBy(asc(identityPoolKeys.state), sql`${identityPoolKeys.createdAt} desc`);
+      const rows = await db
+        .select()
+        .from(identityPoolKeys)
+        .where(scoped(pool))
+        .orderBy(asc(identityPoolKeys.state), sql`${identityPoolKeys.createdAt} desc`);
       return { keys: rows.map((row) => published(row.kid, row.publicJwk)) };
     },
 
     async sign(pool, payload, typ) {
       const row = await activeKey(pool);
-      return new SignJWT(payload).setProtectedHeader({ alg: ALG, kid: row.kid, typ }).sign(await privateKeyOf(pool, row));
+      return new SignJWT(payload)
+        .setProtectedHeader({ alg: ALG, kid: row.kid, typ })
+        .sign(await privateKeyOf(pool, row));
     },
 
-    verify: (pool, token, options) => jwtVerify(token, (header) => publicKeyOf(pool, header.kid), { ...options, algorithms: [ALG] }),
+    verify: (pool, token, options) =>
+      jwtVerify(token, (header) => publicKeyOf(pool, header.kid), { ...options, algorithms: [ALG] }),
 
     async rotate(pool) {
       const row = await newKeyRow(pool);
       await db.transaction(async (tx) => {
         // The pool row's lock orders concurrent rotations: each retires the key the previous one made.
-        const [found] = await tx.select({ id: identityPools.id }).from(identityPools).where(and(eq(identityPools.orgId, pool.orgId), eq(identityPools.id, pool.poolId))).for("update");
+        const [found] = await tx
+          .select({ id: identityPools.id })
+          .from(identityPools)
+          .where(and(eq(identityPools.orgId, pool.orgId), eq(identityPools.id, pool.poolId)))
+          .for("update");
         if (!found) throw new ConnectError("pool not found", Code.NotFound);
         await tx
           .update(identityPoolKeys)

@@ -27,11 +27,16 @@ export function readPoolSettings(settings: JsonObject, policies: JsonObject): Po
   const minLength = typeof password === "object" && password !== null ? (password as JsonObject).min_length : undefined;
   return {
     // A URI that does not parse (stored before writes were checked) cannot be redirected to: it is not listed.
-    redirectUris: Array.isArray(uris) ? uris.filter((uri): uri is string => typeof uri === "string" && URL.canParse(uri)) : [],
+    redirectUris: Array.isArray(uris)
+      ? uris.filter((uri): uri is string => typeof uri === "string" && URL.canParse(uri))
+      : [],
     signupEnabled: typeof settings.signup_enabled === "boolean" ? settings.signup_enabled : true,
     emailVerificationRequired: settings.email_verification_required === true,
     passwordMinLength:
-      typeof minLength === "number" && Number.isInteger(minLength) && minLength >= DEFAULT_PASSWORD_MIN_LENGTH && minLength <= MAX_PASSWORD_LENGTH
+      typeof minLength === "number" &&
+      Number.isInteger(minLength) &&
+      minLength >= DEFAULT_PASSWORD_MIN_LENGTH &&
+      minLength <= MAX_PASSWORD_LENGTH
         ? minLength
         : DEFAULT_PASSWORD_MIN_LENGTH,
   };

@@ -16,11 +16,21 @@ describe(`pool store (${engineName})`, () => {
   it("creates, reads, lists, patches and deletes a pool", async () => {
     const orgId = await fixture.database.createOrganization();
     const created = await fixture.pools.create(orgId, { name: "shop", displayName: "Shop" });
-    expect(created).toMatchObject({ orgId, name: "shop", displayName: "Shop", state: "active", settings: {}, userStore: { kind: "managed" } });
+    expect(created).toMatchObject({
+      orgId,
+      name: "shop",
+      displayName: "Shop",
+      state: "active",
+      settings: {},
+      userStore: { kind: "managed" },
+    });
     await fixture.pools.create(orgId, { name: "admin" });
     expect((await fixture.pools.list(orgId)).map((pool) => pool.name)).toEqual(["admin", "shop"]);
 
-    const patched = await fixture.pools.update(orgId, "shop", { settings: { redirect_uris: ["https://shop.example/cb"] }, roleCatalog: { roles: { editor: { permissions: ["docs:write"] } } } });
+    const patched = await fixture.pools.update(orgId, "shop", {
+      settings: { redirect_uris: ["https://shop.example/cb"] },
+      roleCatalog: { roles: { editor: { permissions: ["docs:write"] } } },
+    });
     expect(patched).toMatchObject({ displayName: "Shop", settings: { redirect_uris: ["https://shop.example/cb"] } });
     expect(patched!.updatedAt).toBeGreaterThan(created.updatedAt);
     expect((await fixture.pools.update(orgId, "shop", { settings: {} }))!.settings).toEqual({});
@@ -34,8 +44,13 @@ describe(`pool store (${engineName})`, () => {
     const orgId = await fixture.database.createOrganization();
     await fixture.pools.create(orgId, { name: "dup" });
     await expect(fixture.pools.create(orgId, { name: "dup" })).rejects.toMatchObject({ code: Code.AlreadyExists });
-    await expect(fixture.pools.create(orgId, { name: "Bad_Name" })).rejects.toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("name") });
-    await expect(fixture.pools.update(orgId, "dup", { roleCatalog: { roles: { x: { permissions: [1] } } } })).rejects.toMatchObject({
+    await expect(fixture.pools.create(orgId, { name: "Bad_Name" })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+      rawMessage: expect.stringContaining("name"),
+    });
+    await expect(
+      fixture.pools.update(orgId, "dup", { roleCatalog: { roles: { x: { permissions: [1] } } } }),
+    ).rejects.toMatchObject({
       rawMessage: expect.stringContaining("roleCatalogJson.roles.x.permissions[0]"),
     });
   });
@@ -55,7 +70,11 @@ describe(`pool store (${engineName})`, () => {
     await createPoolKeys(db, fixture.box).jwks(ref);
     await db.insert(identityUsers).values({ ...ref, email: "a@example.com", emailNormalized: "a@example.com" });
     const stranger = await fixture.database.createOrganization();
-    await expect(db.insert(identityUsers).values({ orgId: stranger, poolId: ref.poolId, email: "b@example.com", emailNormalized: "b@example.com" })).rejects.toThrow();
+    await expect(
+      db
+        .insert(identityUsers)
+        .values({ orgId: stranger, poolId: ref.poolId, email: "b@example.com", emailNormalized: "b@example.com" }),
+    ).rejects.toThrow();
 
     await fixture.pools.delete(record.orgId, record.name);
     expect(await db.select().from(identityUsers).where(eq(identityUsers.poolId, ref.poolId))).toEqual([]);
@@ -74,7 +93,9 @@ describe(`pool store (${engineName})`, () => {
       ["google", false],
       ["local", true],
     ]);
-    await expect(connections.upsert(ref, { kind: "Bad Kind", config: {}, enabled: true })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(connections.upsert(ref, { kind: "Bad Kind", config: {}, enabled: true })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
     expect(await connections.delete(ref, "google")).toBe(true);
     expect(await connections.get(ref, "google")).toBeUndefined();
   });

@@ -40,7 +40,8 @@ export function poolRefOf(pool: Pick<PoolRecord, "orgId" | "id">): PoolRef {
 }
 
 export function checkDisplayName(field: string, value: string): string {
-  if (value.length > MAX_DISPLAY_NAME) throw new ConnectError(`${field} is ${value.length} characters; at most ${MAX_DISPLAY_NAME}`, Code.InvalidArgument);
+  if (value.length > MAX_DISPLAY_NAME)
+    throw new ConnectError(`${field} is ${value.length} characters; at most ${MAX_DISPLAY_NAME}`, Code.InvalidArgument);
   return value;
 }
 
@@ -64,7 +65,8 @@ export function createPoolStore(db: Database): PoolStore {
       return row;
     },
 
-    list: (orgId) => db.select().from(identityPools).where(eq(identityPools.orgId, orgId)).orderBy(asc(identityPools.name)),
+    list: (orgId) =>
+      db.select().from(identityPools).where(eq(identityPools.orgId, orgId)).orderBy(asc(identityPools.name)),
 
     async update(orgId, name, patch) {
       if (patch.displayName !== undefined) checkDisplayName("displayName", patch.displayName);
@@ -72,7 +74,10 @@ export function createPoolStore(db: Database): PoolStore {
       if (patch.roleCatalog !== undefined) parseRoleCatalog(patch.roleCatalog);
       const [row] = await db
         .update(identityPools)
-        .set({ ...patch, updatedAt: sql`greatest((extract(epoch from statement_timestamp()) * 1000)::bigint, ${identityPools.updatedAt} + 1)` })
+        .set({
+          ...patch,
+          updatedAt: sql`greatest((extract(epoch from statement_timestamp()) * 1000)::bigint, ${identityPools.updatedAt} + 1)`,
+        })
         .where(named(orgId, name))
         .returning();
       return row;

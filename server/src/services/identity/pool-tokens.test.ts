@@ -3,7 +3,15 @@ import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from "
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineName, openIdentityTestFixture, type IdentityTestFixture } from "./identity-test-fixture.js";
 import { createPoolKeys, type PoolKeys } from "./pool-keys.js";
-import { accessTokenClaims, issueAccessToken, issueIdToken, poolIssuer, verifyAccessToken, type PoolIssuer, type TokenSubject } from "./pool-tokens.js";
+import {
+  accessTokenClaims,
+  issueAccessToken,
+  issueIdToken,
+  poolIssuer,
+  verifyAccessToken,
+  type PoolIssuer,
+  type TokenSubject,
+} from "./pool-tokens.js";
 
 let fixture: IdentityTestFixture;
 let keys: PoolKeys;
@@ -69,7 +77,11 @@ describe(`pool tokens (${engineName})`, () => {
 
   it("pins a token to one tenant, and refuses a tenant the user is not in", async () => {
     const issuer = await issuerOf();
-    const pinned = accessTokenClaims(issuer, { subject, sessionId: "s", tenant: "globex", clientId: "web" }, Date.now());
+    const pinned = accessTokenClaims(
+      issuer,
+      { subject, sessionId: "s", tenant: "globex", clientId: "web" },
+      Date.now(),
+    );
     expect(pinned).toMatchObject({ tenant: "globex", client_id: "web", tenants: { globex: { roles: ["viewer"] } } });
     expect(Object.keys(pinned.tenants)).toEqual(["globex"]);
     expect(() => accessTokenClaims(issuer, { subject, sessionId: "s", tenant: "initech" }, Date.now())).toThrow(
@@ -79,9 +91,20 @@ describe(`pool tokens (${engineName})`, () => {
 
   it("mints an ID token for the client with the nonce and auth_time", async () => {
     const issuer = await issuerOf();
-    const token = await issueIdToken(keys, issuer, { subject, clientId: "web-app", nonce: "n-123", authTimeMs: 1_700_000_000_500, sessionId: "s" }, Date.now());
+    const token = await issueIdToken(
+      keys,
+      issuer,
+      { subject, clientId: "web-app", nonce: "n-123", authTimeMs: 1_700_000_000_500, sessionId: "s" },
+      Date.now(),
+    );
     expect(decodeProtectedHeader(token).typ).toBe("JWT");
-    expect(decodeJwt(token)).toMatchObject({ aud: "web-app", nonce: "n-123", auth_time: 1_700_000_000, sub: subject.userId, email_verified: true });
+    expect(decodeJwt(token)).toMatchObject({
+      aud: "web-app",
+      nonce: "n-123",
+      auth_time: 1_700_000_000,
+      sub: subject.userId,
+      email_verified: true,
+    });
   });
 
   it("verifies its own access tokens and refuses expired, foreign-pool, ID and tampered tokens", async () => {
@@ -90,18 +113,32 @@ describe(`pool tokens (${engineName})`, () => {
     const token = await issueAccessToken(keys, issuer, accessTokenClaims(issuer, { subject, sessionId: "s" }, now));
     expect(await verifyAccessToken(keys, issuer, token, now)).toMatchObject({ sub: subject.userId, sid: "s" });
 
-    await expect(verifyAccessToken(keys, issuer, token, now + 901_000)).rejects.toMatchObject({ code: Code.Unauthenticated, rawMessage: expect.stringContaining("expired") });
+    await expect(verifyAccessToken(keys, issuer, token, now + 901_000)).rejects.toMatchObject({
+      code: Code.Unauthenticated,
+      rawMessage: expect.stringContaining("expired"),
+    });
 
     // Same organization name and pool name shape, another pool: its keys do not verify this one's tokens.
     const other = await issuerOf();
     await expect(verifyAccessToken(keys, other, token, now)).rejects.toMatchObject({ code: Code.Unauthenticated });
 
-    const idToken = await issueIdToken(keys, issuer, { subject, clientId: "pool:app", nonce: "", authTimeMs: now, sessionId: "s" }, now);
+    const idToken = await issueIdToken(
+      keys,
+      issuer,
+      { subject, clientId: "pool:app", nonce: "", authTimeMs: now, sessionId: "s" },
+      now,
+    );
     await expect(verifyAccessToken(keys, issuer, idToken, now)).rejects.toMatchObject({ code: Code.Unauthenticated });
 
     const [header, , signature] = token.split(".");
-    const forged = Buffer.from(JSON.stringify({ ...decodeJwt(token), permissions: ["everything"] })).toString("base64url");
-    await expect(verifyAccessToken(keys, issuer, `${header}.${forged}.${signature}`, now)).rejects.toMatchObject({ code: Code.Unauthenticated });
-    await expect(verifyAccessToken(keys, issuer, "not-a-jwt", now)).rejects.toMatchObject({ code: Code.Unauthenticated });
+    const forged = Buffer.from(JSON.stringify({ ...decodeJwt(token), permissions: ["everything"] })).toString(
+      "base64url",
+    );
+    await expect(verifyAccessToken(keys, issuer, `${header}.${forged}.${signature}`, now)).rejects.toMatchObject({
+      code: Code.Unauthenticated,
+    });
+    await expect(verifyAccessToken(keys, issuer, "not-a-jwt", now)).rejects.toMatchObject({
+      code: Code.Unauthenticated,
+    });
   });
 });

@@ -56,7 +56,8 @@ export interface AccessTokenClaims {
 }
 
 export function poolIssuer(identityUrl: string, organization: string, pool: PoolRecord): PoolIssuer {
-  const roleCatalog = Object.keys(pool.roleCatalog).length === 0 ? EMPTY_ROLE_CATALOG : parseRoleCatalog(pool.roleCatalog);
+  const roleCatalog =
+    Object.keys(pool.roleCatalog).length === 0 ? EMPTY_ROLE_CATALOG : parseRoleCatalog(pool.roleCatalog);
   return {
     pool: poolRefOf(pool),
     issuer: `${identityUrl.replace(/\/+$/, "")}/${organization}/${pool.name}`,
@@ -72,15 +73,26 @@ export function poolIssuer(identityUrl: string, organization: string, pool: Pool
  */
 export function accessTokenClaims(
   issuer: PoolIssuer,
-  session: { readonly subject: TokenSubject; readonly sessionId: string; readonly tenant?: string; readonly clientId?: string },
+  session: {
+    readonly subject: TokenSubject;
+    readonly sessionId: string;
+    readonly tenant?: string;
+    readonly clientId?: string;
+  },
   nowMs: number,
 ): AccessTokenClaims {
   const { subject } = session;
-  const memberships = session.tenant ? subject.memberships.filter((m) => m.slug === session.tenant) : subject.memberships;
-  if (session.tenant && memberships.length === 0) throw new GrantError("access_denied", `the user is not a member of tenant "${session.tenant}"`);
+  const memberships = session.tenant
+    ? subject.memberships.filter((m) => m.slug === session.tenant)
+    : subject.memberships;
+  if (session.tenant && memberships.length === 0)
+    throw new GrantError("access_denied", `the user is not a member of tenant "${session.tenant}"`);
   const tenants: Record<string, TenantClaim> = {};
   for (const membership of memberships) {
-    tenants[membership.slug] = { roles: [...membership.roles], permissions: resolvePermissions(issuer.roleCatalog, membership.roles) };
+    tenants[membership.slug] = {
+      roles: [...membership.roles],
+      permissions: resolvePermissions(issuer.roleCatalog, membership.roles),
+    };
   }
   const iat = Math.floor(nowMs / 1000);
   return {
@@ -108,7 +120,13 @@ export async function issueAccessToken(keys: PoolKeys, issuer: PoolIssuer, claim
 export async function issueIdToken(
   keys: PoolKeys,
   issuer: PoolIssuer,
-  input: { readonly subject: TokenSubject; readonly clientId: string; readonly nonce: string; readonly authTimeMs: number; readonly sessionId: string },
+  input: {
+    readonly subject: TokenSubject;
+    readonly clientId: string;
+    readonly nonce: string;
+    readonly authTimeMs: number;
+    readonly sessionId: string;
+  },
   nowMs: number,
 ): Promise<string> {
   const iat = Math.floor(nowMs / 1000);
@@ -132,7 +150,12 @@ export async function issueIdToken(
  * pool, even of the same organization, fails here), with this pool's issuer and audience, of the
  * access-token type and not expired. Every failure is UNAUTHENTICATED.
  */
-export async function verifyAccessToken(keys: PoolKeys, issuer: PoolIssuer, token: string, nowMs = Date.now()): Promise<AccessTokenClaims> {
+export async function verifyAccessToken(
+  keys: PoolKeys,
+  issuer: PoolIssuer,
+  token: string,
+  nowMs = Date.now(),
+): Promise<AccessTokenClaims> {
   try {
     const { payload } = await keys.verify(issuer.pool, token, {
       issuer: issuer.issuer,
@@ -143,9 +166,11 @@ export async function verifyAccessToken(keys: PoolKeys, issuer: PoolIssuer, toke
     });
     return payload as unknown as AccessTokenClaims;
   } catch (error) {
-    if (error instanceof errors.JWTExpired) throw new ConnectError("the access token has expired", Code.Unauthenticated);
+    if (error instanceof errors.JWTExpired)
+      throw new ConnectError("the access token has expired", Code.Unauthenticated);
     if (error instanceof ConnectError) throw error;
-    if (error instanceof errors.JOSEError) throw new ConnectError(`the access token is not valid for this pool (${error.code})`, Code.Unauthenticated);
+    if (error instanceof errors.JOSEError)
+      throw new ConnectError(`the access token is not valid for this pool (${error.code})`, Code.Unauthenticated);
     throw error;
   }
 }

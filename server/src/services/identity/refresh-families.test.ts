@@ -5,7 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSecretBox, SECRET_KEY_BYTES } from "../../crypto/secret-box.js";
 import { identityRefreshTokens, identityUsers } from "./identity-schema.js";
 import { engineName, openIdentityTestFixture, type IdentityTestFixture } from "./identity-test-fixture.js";
-import { createRefreshFamilies, REFRESH_REUSE_GRACE_MS, REFRESH_TOKEN_TTL_MS, type RefreshFamilies } from "./refresh-families.js";
+import {
+  createRefreshFamilies,
+  REFRESH_REUSE_GRACE_MS,
+  REFRESH_TOKEN_TTL_MS,
+  type RefreshFamilies,
+} from "./refresh-families.js";
 import { createTenantStore } from "./tenant-store.js";
 import { createManagedUserStore } from "./user-store.js";
 
@@ -28,9 +33,22 @@ async function tokensOf(sessionId: string) {
 describe(`refresh families (${engineName})`, () => {
   it("starts a session whose opaque token is stored only as its hash, and rotates it on every use", async () => {
     const { ref } = await fixture.newPool();
-    const started = await families.start(ref, { userId, clientId: "web", tenant: "acme", scope: "openid", authTimeMs: 1_000 });
+    const started = await families.start(ref, {
+      userId,
+      clientId: "web",
+      tenant: "acme",
+      scope: "openid",
+      authTimeMs: 1_000,
+    });
     expect(started.refreshToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(started.session).toMatchObject({ userId, clientId: "web", tenant: "acme", scope: "openid", authTime: 1_000, revokedAt: 0 });
+    expect(started.session).toMatchObject({
+      userId,
+      clientId: "web",
+      tenant: "acme",
+      scope: "openid",
+      authTime: 1_000,
+      revokedAt: 0,
+    });
     expect(JSON.stringify(await tokensOf(started.session.id))).not.toContain(started.refreshToken);
 
     const second = await families.rotate(ref, started.refreshToken);
@@ -57,7 +75,10 @@ describe(`refresh families (${engineName})`, () => {
 
     // Gone without its sessions ending (as a deletion made straight in a pool's own database would be).
     await fixture.database.db.update(identityUsers).set({ deletedAt: 1 }).where(eq(identityUsers.id, ada.id));
-    expect((await families.rotate(ref, read.refreshToken, { readOwner: true })).owner).toEqual({ user: undefined, tenants: [{ ...read.owner!.tenants[0]! }] });
+    expect((await families.rotate(ref, read.refreshToken, { readOwner: true })).owner).toEqual({
+      user: undefined,
+      tenants: [{ ...read.owner!.tenants[0]! }],
+    });
   });
 
   it("answers a double submit within the grace window with the same successor, and burns the family after it", async () => {
@@ -65,10 +86,16 @@ describe(`refresh families (${engineName})`, () => {
     const { refreshToken, session } = await families.start(ref, { userId, authTimeMs: clock });
     const child = await families.rotate(ref, refreshToken);
     clock += REFRESH_REUSE_GRACE_MS - 1;
-    expect(await families.rotate(ref, refreshToken)).toMatchObject({ refreshToken: child.refreshToken, replayed: true });
+    expect(await families.rotate(ref, refreshToken)).toMatchObject({
+      refreshToken: child.refreshToken,
+      replayed: true,
+    });
 
     clock += 2;
-    await expect(families.rotate(ref, refreshToken)).rejects.toMatchObject({ ...invalidGrant, rawMessage: expect.stringContaining("already used") });
+    await expect(families.rotate(ref, refreshToken)).rejects.toMatchObject({
+      ...invalidGrant,
+      rawMessage: expect.stringContaining("already used"),
+    });
     expect((await families.get(ref, session.id))?.revokedAt).toBeGreaterThan(0);
     // The whole family is gone, the legitimate child included.
     await expect(families.rotate(ref, child.refreshToken)).rejects.toMatchObject(invalidGrant);
@@ -78,13 +105,20 @@ describe(`refresh families (${engineName})`, () => {
     const { ref } = await fixture.newPool();
     const clientMismatch = { ...invalidGrant, rawMessage: "client_id is not the one the refresh token was issued to" };
     const web = await families.start(ref, { userId, clientId: "web", authTimeMs: clock });
-    await expect(families.rotate(ref, web.refreshToken, { clientId: "intruder" })).rejects.toMatchObject(clientMismatch);
+    await expect(families.rotate(ref, web.refreshToken, { clientId: "intruder" })).rejects.toMatchObject(
+      clientMismatch,
+    );
     // The token was left as it was: its own client rotates it as a first use, not as a replay.
     const second = await families.rotate(ref, web.refreshToken, { clientId: "web" });
     expect(second.replayed).toBe(false);
     // A rotated token named by another client is refused on the careful path too, and burns nothing.
-    await expect(families.rotate(ref, web.refreshToken, { clientId: "intruder" })).rejects.toMatchObject(clientMismatch);
-    expect(await families.rotate(ref, web.refreshToken, { clientId: "web" })).toMatchObject({ refreshToken: second.refreshToken, replayed: true });
+    await expect(families.rotate(ref, web.refreshToken, { clientId: "intruder" })).rejects.toMatchObject(
+      clientMismatch,
+    );
+    expect(await families.rotate(ref, web.refreshToken, { clientId: "web" })).toMatchObject({
+      refreshToken: second.refreshToken,
+      replayed: true,
+    });
     // A request that names no client is not asked for one (the specification's refresh body has none).
     expect((await families.rotate(ref, second.refreshToken)).replayed).toBe(false);
 
@@ -112,7 +146,9 @@ describe(`refresh families (${engineName})`, () => {
     const stored = JSON.stringify(await tokensOf(first.session.id));
     for (const { refreshToken } of [first, second, third]) expect(stored).not.toContain(refreshToken);
     // The grace answer is derived again, not read back: under another server key it is another token.
-    const elsewhere = createRefreshFamilies(fixture.database.db, createSecretBox(randomBytes(SECRET_KEY_BYTES)), { now: () => clock });
+    const elsewhere = createRefreshFamilies(fixture.database.db, createSecretBox(randomBytes(SECRET_KEY_BYTES)), {
+      now: () => clock,
+    });
     const replayedElsewhere = await elsewhere.rotate(ref, second.refreshToken);
     expect(replayedElsewhere.replayed).toBe(true);
     expect(replayedElsewhere.refreshToken).not.toBe(third.refreshToken);
@@ -141,14 +177,22 @@ describe(`refresh families (${engineName})`, () => {
       const first = await families.start(ref, { userId, authTimeMs: clock });
       const second = await families.rotate(ref, first.refreshToken);
       const results = await Promise.allSettled(
-        Array.from({ length: 20 }, (_, i) => families.rotate(ref, i % 2 === 0 ? first.refreshToken : second.refreshToken)),
+        Array.from({ length: 20 }, (_, i) =>
+          families.rotate(ref, i % 2 === 0 ? first.refreshToken : second.refreshToken),
+        ),
       );
       // Whatever the order, every refusal is a clean invalid_grant (a replay that came after the
       // successor rotated burns the family), never a database error.
       for (const result of results) {
         if (result.status === "rejected") expect(result.reason).toMatchObject(invalidGrant);
       }
-      const children = new Set(results.flatMap((result) => (result.status === "fulfilled" && result.value.refreshToken !== second.refreshToken ? [result.value.refreshToken] : [])));
+      const children = new Set(
+        results.flatMap((result) =>
+          result.status === "fulfilled" && result.value.refreshToken !== second.refreshToken
+            ? [result.value.refreshToken]
+            : [],
+        ),
+      );
       expect(children.size).toBeLessThanOrEqual(1);
     }
   });
@@ -157,10 +201,16 @@ describe(`refresh families (${engineName})`, () => {
     const { ref } = await fixture.newPool();
     const { ref: other } = await fixture.newPool();
     const { refreshToken, session } = await families.start(ref, { userId, authTimeMs: clock });
-    await expect(families.rotate(other, refreshToken)).rejects.toMatchObject({ ...invalidGrant, rawMessage: expect.stringContaining("not known") });
+    await expect(families.rotate(other, refreshToken)).rejects.toMatchObject({
+      ...invalidGrant,
+      rawMessage: expect.stringContaining("not known"),
+    });
     await expect(families.rotate(ref, "made-up")).rejects.toMatchObject(invalidGrant);
     clock += REFRESH_TOKEN_TTL_MS;
-    await expect(families.rotate(ref, refreshToken)).rejects.toMatchObject({ ...invalidGrant, rawMessage: expect.stringContaining("expired") });
+    await expect(families.rotate(ref, refreshToken)).rejects.toMatchObject({
+      ...invalidGrant,
+      rawMessage: expect.stringContaining("expired"),
+    });
     expect((await families.get(ref, session.id))?.revokedAt).toBe(0);
   });
 
@@ -168,14 +218,20 @@ describe(`refresh families (${engineName})`, () => {
     const { ref } = await fixture.newPool();
     const one = await families.start(ref, { userId, authTimeMs: clock });
     const two = await families.start(ref, { userId, authTimeMs: clock });
-    const someoneElse = await families.start(ref, { userId: "0b7e2d4c-1111-4a2b-8c3d-9e8f7a6b5c4d", authTimeMs: clock });
+    const someoneElse = await families.start(ref, {
+      userId: "0b7e2d4c-1111-4a2b-8c3d-9e8f7a6b5c4d",
+      authTimeMs: clock,
+    });
     const rotated = await families.rotate(ref, one.refreshToken);
 
     // Logging out with the old token of a family still ends the family.
     expect(await families.revokeByToken(ref, one.refreshToken)).toBe(true);
     expect(await families.revokeByToken(ref, one.refreshToken)).toBe(false);
     expect(await families.revokeByToken(ref, "unknown")).toBe(false);
-    await expect(families.rotate(ref, rotated.refreshToken)).rejects.toMatchObject({ ...invalidGrant, rawMessage: "the session has ended" });
+    await expect(families.rotate(ref, rotated.refreshToken)).rejects.toMatchObject({
+      ...invalidGrant,
+      rawMessage: "the session has ended",
+    });
 
     expect(await families.revokeUser(ref, userId, "user_revoked")).toBe(1);
     await expect(families.rotate(ref, two.refreshToken)).rejects.toMatchObject(invalidGrant);

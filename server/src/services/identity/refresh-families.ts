@@ -15,7 +15,16 @@ export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
 /** How long a rotated token may be presented again and get the same successor back. */
 export const REFRESH_REUSE_GRACE_MS = 10_000;
 
-export type RevokeReason = "logout" | "reuse" | "code_replay" | "user_revoked" | "password_changed" | "password_reset" | "user_deleted" | "user_banned" | "tenant_removed";
+export type RevokeReason =
+  | "logout"
+  | "reuse"
+  | "code_replay"
+  | "user_revoked"
+  | "password_changed"
+  | "password_reset"
+  | "user_deleted"
+  | "user_banned"
+  | "tenant_removed";
 
 /** What a session (refresh-token family) was started for. */
 export interface SessionRecord {
@@ -80,7 +89,11 @@ export interface RefreshFamilies {
    * request names one, must be the client the session was issued to (RFC 6749 section 6): another
    * client's token is refused as `invalid_grant` and left as it was.
    */
-  rotate(pool: PoolRef, presented: string, options?: { readonly readOwner?: boolean; readonly clientId?: string }): Promise<IssuedRefresh>;
+  rotate(
+    pool: PoolRef,
+    presented: string,
+    options?: { readonly readOwner?: boolean; readonly clientId?: string },
+  ): Promise<IssuedRefresh>;
   get(pool: PoolRef, sessionId: string): Promise<SessionRecord | undefined>;
   /** Logout: revokes the family the token belongs to. Answers whether a live session ended. */
   revokeByToken(pool: PoolRef, presented: string): Promise<boolean>;
@@ -97,7 +110,8 @@ export interface RefreshFamilyOptions {
 
 const CLIENT_MISMATCH = "client_id is not the one the refresh token was issued to";
 
-type Outcome = { readonly kind: "issued"; readonly issued: IssuedRefresh } | { readonly kind: "refused"; readonly reason: string };
+type Outcome =
+  { readonly kind: "issued"; readonly issued: IssuedRefresh } | { readonly kind: "refused"; readonly reason: string };
 
 const sessionColumns = {
   id: identityRefreshFamilies.id,
@@ -109,15 +123,24 @@ const sessionColumns = {
   revokedAt: identityRefreshFamilies.revokedAt,
 };
 
-export function createRefreshFamilies(db: Database, box: SecretBox, options: RefreshFamilyOptions = {}): RefreshFamilies {
+export function createRefreshFamilies(
+  db: Database,
+  box: SecretBox,
+  options: RefreshFamilyOptions = {},
+): RefreshFamilies {
   const now = options.now ?? Date.now;
   const graceMs = options.graceMs ?? REFRESH_REUSE_GRACE_MS;
   const ttlMs = options.ttlMs ?? REFRESH_TOKEN_TTL_MS;
   const successorKey = box.deriveKey("identity refresh token successors");
   const successorOf = (token: string) => createHmac("sha256", successorKey).update(token, "utf8").digest("base64url");
-  const inPool = (pool: PoolRef) => and(eq(identityRefreshTokens.orgId, pool.orgId), eq(identityRefreshTokens.poolId, pool.poolId));
+  const inPool = (pool: PoolRef) =>
+    and(eq(identityRefreshTokens.orgId, pool.orgId), eq(identityRefreshTokens.poolId, pool.poolId));
   const family = (pool: PoolRef, id: string) =>
-    and(eq(identityRefreshFamilies.orgId, pool.orgId), eq(identityRefreshFamilies.poolId, pool.poolId), eq(identityRefreshFamilies.id, id));
+    and(
+      eq(identityRefreshFamilies.orgId, pool.orgId),
+      eq(identityRefreshFamilies.poolId, pool.poolId),
+      eq(identityRefreshFamilies.id, id),
+    );
 
   const value = (name: string) => sql.placeholder(name);
   const rotateLiveSql = (answer: SQL) => sql`
@@ -137,7 +160,11 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
       )
       ${answer}`;
   const sessionAnswer = sql`select r.family_id as "id", r.user_id as "userId", r.client_id as "clientId", r.tenant, r.scope, r.auth_time::float8 as "authTime"`;
-  const rotateLiveStatement = prepareSql<RotatedRow>(db, "identity_refresh_rotate_live", rotateLiveSql(sql`${sessionAnswer} from rotated r`));
+  const rotateLiveStatement = prepareSql<RotatedRow>(
+    db,
+    "identity_refresh_rotate_live",
+    rotateLiveSql(sql`${sessionAnswer} from rotated r`),
+  );
   // The same rotation answering the session's user and tenants too: the one statement a refresh
   // needs when the pool's users live in this database. No user row means a deleted user.
   const rotateLiveReadingOwnerStatement = prepareSql<RotatedRow>(
@@ -151,7 +178,12 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
       left join identity_users u on u.org_id = ${value("orgId")}::uuid and u.pool_id = ${value("poolId")}::uuid and u.id = r.user_id and u.deleted_at = 0`),
   );
 
-  async function rotateIn(tx: Database, pool: PoolRef, presented: string, clientId: string | undefined): Promise<Outcome> {
+  async function rotateIn(
+    tx: Database,
+    pool: PoolRef,
+    presented: string,
+    clientId: string | undefined,
+  ): Promise<Outcome> {
     const at = now();
     const [found] = await tx
       .select({ id: identityRefreshTokens.id, familyId: identityRefreshTokens.familyId })
@@ -160,7 +192,11 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
     if (!found) return { kind: "refused", reason: "the refresh token is not known" };
     // The family row is the lock of its whole chain, taken before any token row: every path takes
     // locks in that order, so refreshes of a token and of its successor cannot deadlock.
-    const [session] = await tx.select(sessionColumns).from(identityRefreshFamilies).where(family(pool, found.familyId)).for("update");
+    const [session] = await tx
+      .select(sessionColumns)
+      .from(identityRefreshFamilies)
+      .where(family(pool, found.familyId))
+      .for("update");
     if (!session || session.revokedAt !== 0) return { kind: "refused", reason: "the session has ended" };
     // Another client's refresh changes nothing: it neither rotates nor burns the family.
     if (clientId !== undefined && session.clientId !== clientId) return { kind: "refused", reason: CLIENT_MISMATCH };
@@ -173,17 +209,28 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
     if (token.rotatedAt === 0) return { kind: "refused", reason: "the refresh token has expired" };
 
     const [successor] = token.successorId
-      ? await tx.select({ rotatedAt: identityRefreshTokens.rotatedAt }).from(identityRefreshTokens).where(eq(identityRefreshTokens.id, token.successorId))
+      ? await tx
+          .select({ rotatedAt: identityRefreshTokens.rotatedAt })
+          .from(identityRefreshTokens)
+          .where(eq(identityRefreshTokens.id, token.successorId))
       : [];
     if (at - token.rotatedAt <= graceMs && successor?.rotatedAt === 0) {
       return { kind: "issued", issued: { session, refreshToken: successorOf(presented), replayed: true } };
     }
-    await tx.update(identityRefreshFamilies).set({ revokedAt: at, revokedReason: "reuse" }).where(eq(identityRefreshFamilies.id, token.familyId));
+    await tx
+      .update(identityRefreshFamilies)
+      .set({ revokedAt: at, revokedReason: "reuse" })
+      .where(eq(identityRefreshFamilies.id, token.familyId));
     return { kind: "refused", reason: "the refresh token was already used; the session has been revoked" };
   }
 
   /** The common case in one statement; undefined when the token is not a live, unrotated one. */
-  async function rotateLive(pool: PoolRef, presented: string, readOwner: boolean, requestedClient: string | undefined): Promise<IssuedRefresh | undefined> {
+  async function rotateLive(
+    pool: PoolRef,
+    presented: string,
+    readOwner: boolean,
+    requestedClient: string | undefined,
+  ): Promise<IssuedRefresh | undefined> {
     const at = now();
     const child = successorOf(presented);
     const [row] = await (readOwner ? rotateLiveReadingOwnerStatement : rotateLiveStatement).execute({
@@ -197,9 +244,16 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
     });
     if (!row) return undefined;
     const { id, userId, clientId, tenant, scope, authTime, ownerId, tenants, ...user } = row;
-    const issued = { session: { id, userId, clientId, tenant, scope, authTime: Number(authTime), revokedAt: 0 }, refreshToken: child, replayed: false };
+    const issued = {
+      session: { id, userId, clientId, tenant, scope, authTime: Number(authTime), revokedAt: 0 },
+      refreshToken: child,
+      replayed: false,
+    };
     if (!readOwner) return issued;
-    return { ...issued, owner: { user: ownerId ? ({ id: ownerId, ...user } as AppUserRecord) : undefined, tenants: tenants ?? [] } };
+    return {
+      ...issued,
+      owner: { user: ownerId ? ({ id: ownerId, ...user } as AppUserRecord) : undefined, tenants: tenants ?? [] },
+    };
   }
 
   return {
@@ -225,40 +279,75 @@ export function createRefreshFamilies(db: Database, box: SecretBox, options: Ref
         .select({ familyId: identityRefreshTokens.familyId })
         .from(identityRefreshTokens)
         .where(and(inPool(pool), eq(identityRefreshTokens.tokenHash, hashOpaqueToken(presented))));
-      return token ? revoke(db, pool, { sessionId: token.familyId }, "logout", now()).then((count) => count > 0) : false;
+      return token
+        ? revoke(db, pool, { sessionId: token.familyId }, "logout", now()).then((count) => count > 0)
+        : false;
     },
 
-    revokeFamily: (pool, sessionId, reason) => revoke(db, pool, { sessionId }, reason, now()).then((count) => count > 0),
+    revokeFamily: (pool, sessionId, reason) =>
+      revoke(db, pool, { sessionId }, reason, now()).then((count) => count > 0),
     revokeUser: (pool, userId, reason) => revoke(db, pool, { userId }, reason, now()),
   };
 }
 
 /** Starts a session with its first refresh token; pass a transaction to start it alongside other writes. */
-export async function startFamily(db: Database, pool: PoolRef, input: SessionStart, at: number, ttlMs = REFRESH_TOKEN_TTL_MS): Promise<IssuedRefresh> {
+export async function startFamily(
+  db: Database,
+  pool: PoolRef,
+  input: SessionStart,
+  at: number,
+  ttlMs = REFRESH_TOKEN_TTL_MS,
+): Promise<IssuedRefresh> {
   const first = newOpaqueToken();
   const [session] = await db
     .insert(identityRefreshFamilies)
-    .values({ ...pool, userId: input.userId, clientId: input.clientId ?? "", tenant: input.tenant ?? "", scope: input.scope ?? "", authTime: input.authTimeMs })
+    .values({
+      ...pool,
+      userId: input.userId,
+      clientId: input.clientId ?? "",
+      tenant: input.tenant ?? "",
+      scope: input.scope ?? "",
+      authTime: input.authTimeMs,
+    })
     .returning(sessionColumns);
-  await db.insert(identityRefreshTokens).values({ ...pool, familyId: session!.id, tokenHash: first.hash, expiresAt: at + ttlMs });
+  await db
+    .insert(identityRefreshTokens)
+    .values({ ...pool, familyId: session!.id, tokenHash: first.hash, expiresAt: at + ttlMs });
   return { session: session!, refreshToken: first.token, replayed: false };
 }
 
 /** Which live sessions to end: one, all of a user's, or those pinned to a tenant (of one user, or of all). */
-export type RevokeTarget = { readonly sessionId: string } | { readonly userId: string } | { readonly tenant: string; readonly userId?: string };
+export type RevokeTarget =
+  { readonly sessionId: string } | { readonly userId: string } | { readonly tenant: string; readonly userId?: string };
 
 /** Ends live sessions; pass a transaction to do it alongside other writes. */
-export async function revoke(db: Database, pool: PoolRef, which: RevokeTarget, reason: RevokeReason, at: number): Promise<number> {
+export async function revoke(
+  db: Database,
+  pool: PoolRef,
+  which: RevokeTarget,
+  reason: RevokeReason,
+  at: number,
+): Promise<number> {
   const target =
     "sessionId" in which
       ? eq(identityRefreshFamilies.id, which.sessionId)
       : "tenant" in which
-        ? and(eq(identityRefreshFamilies.tenant, which.tenant), which.userId === undefined ? undefined : eq(identityRefreshFamilies.userId, which.userId))
+        ? and(
+            eq(identityRefreshFamilies.tenant, which.tenant),
+            which.userId === undefined ? undefined : eq(identityRefreshFamilies.userId, which.userId),
+          )
         : eq(identityRefreshFamilies.userId, which.userId);
   const rows = await db
     .update(identityRefreshFamilies)
     .set({ revokedAt: at, revokedReason: reason })
-    .where(and(eq(identityRefreshFamilies.orgId, pool.orgId), eq(identityRefreshFamilies.poolId, pool.poolId), target, eq(identityRefreshFamilies.revokedAt, 0)))
+    .where(
+      and(
+        eq(identityRefreshFamilies.orgId, pool.orgId),
+        eq(identityRefreshFamilies.poolId, pool.poolId),
+        target,
+        eq(identityRefreshFamilies.revokedAt, 0),
+      ),
+    )
     .returning({ id: identityRefreshFamilies.id });
   return rows.length;
 }

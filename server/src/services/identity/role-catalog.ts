@@ -27,7 +27,8 @@ export const EMPTY_ROLE_CATALOG: RoleCatalog = { roles: new Map() };
 export function parseRoleCatalog(document: Record<string, unknown>): RoleCatalog {
   const field = "roleCatalogJson";
   for (const key of Object.keys(document)) {
-    if (key !== "roles") invalid(`${field} has an unknown field "${key}"; the catalog is {"roles": {"<role>": {"permissions": [...]}}}`);
+    if (key !== "roles")
+      invalid(`${field} has an unknown field "${key}"; the catalog is {"roles": {"<role>": {"permissions": [...]}}}`);
   }
   if (document.roles === undefined) return EMPTY_ROLE_CATALOG;
   if (!isObject(document.roles)) invalid(`${field}.roles must be an object of role name to definition`);
@@ -56,7 +57,8 @@ export function parseRoleCatalog(document: Record<string, unknown>): RoleCatalog
 /** The permissions a set of roles grants: each once, sorted, so equal role sets give equal claims. */
 export function resolvePermissions(catalog: RoleCatalog, roles: readonly string[]): string[] {
   const granted = new Set<string>();
-  for (const role of roles) for (const permission of catalog.roles.get(role)?.permissions ?? []) granted.add(permission);
+  for (const role of roles)
+    for (const permission of catalog.roles.get(role)?.permissions ?? []) granted.add(permission);
   return [...granted].sort();
 }
 
@@ -66,7 +68,8 @@ export const MAX_ROLES = 100;
 export function checkRoleSet(roles: readonly string[], field = "roles"): string[] {
   if (roles.length > MAX_ROLES) invalid(`${field} holds ${roles.length} roles; at most ${MAX_ROLES}`);
   roles.forEach((role, index) => {
-    if (typeof role !== "string" || !isRoleName(role)) invalid(`${field}[${index}] is not a role name: ${ROLE_NAME_RULE}`);
+    if (typeof role !== "string" || !isRoleName(role))
+      invalid(`${field}[${index}] is not a role name: ${ROLE_NAME_RULE}`);
   });
   return [...new Set(roles)];
 }

@@ -39,18 +39,28 @@ export interface UserTenantRecord {
  */
 export interface TenantStore {
   /** ALREADY_EXISTS when the pool has a tenant with the slug. */
-  create(input: { readonly slug: string; readonly displayName?: string; readonly metadata?: JsonObject }): Promise<TenantRecord>;
+  create(input: {
+    readonly slug: string;
+    readonly displayName?: string;
+    readonly metadata?: JsonObject;
+  }): Promise<TenantRecord>;
   get(slug: string): Promise<TenantRecord | undefined>;
   /** The pool's tenants by slug. */
   list(): Promise<TenantRecord[]>;
-  update(slug: string, patch: { readonly displayName?: string; readonly metadata?: JsonObject }): Promise<TenantRecord | undefined>;
+  update(
+    slug: string,
+    patch: { readonly displayName?: string; readonly metadata?: JsonObject },
+  ): Promise<TenantRecord | undefined>;
   /** Removes the tenant and its memberships. */
   delete(slug: string): Promise<boolean>;
   /** Adds the user or replaces the user's roles in the tenant. NOT_FOUND for an unknown tenant or user. */
   setMember(slug: string, userId: string, roles: readonly string[]): Promise<MembershipRecord>;
   removeMember(slug: string, userId: string): Promise<boolean>;
   /** Members by e-mail address, then user id; NOT_FOUND for an unknown tenant. */
-  listMembers(slug: string, query: { readonly limit?: number; readonly cursor?: string }): Promise<{ readonly members: MembershipRecord[]; readonly nextCursor?: string }>;
+  listMembers(
+    slug: string,
+    query: { readonly limit?: number; readonly cursor?: string },
+  ): Promise<{ readonly members: MembershipRecord[]; readonly nextCursor?: string }>;
   /** The user's tenants by slug, with the user's roles in each: also the `tenants` claim's source. */
   userTenants(userId: string): Promise<UserTenantRecord[]>;
 }
@@ -67,7 +77,11 @@ const tenantColumns = {
  * A user's memberships as a JSON array of {@link UserTenantRecord}s by slug, for a statement that
  * reads a user with its tenants in one go. The arguments are expressions of that statement.
  */
-export function userTenantsJson(of: { readonly orgId: SQL; readonly poolId: SQL; readonly userId: SQL }): SQL<UserTenantRecord[]> {
+export function userTenantsJson(of: {
+  readonly orgId: SQL;
+  readonly poolId: SQL;
+  readonly userId: SQL;
+}): SQL<UserTenantRecord[]> {
   return sql<UserTenantRecord[]>`coalesce((
     select json_agg(json_build_object('slug', t.slug, 'displayName', t.display_name, 'roles', m.roles, 'createdAt', m.created_at) order by t.slug)
       from identity_memberships m join identity_tenants t on t.id = m.tenant_id
@@ -77,7 +91,12 @@ export function userTenantsJson(of: { readonly orgId: SQL; readonly poolId: SQL;
 /** Read on every sign-in, so prepared. */
 const tenantsOfUser = perDatabase((db) =>
   db
-    .select({ slug: identityTenants.slug, displayName: identityTenants.displayName, roles: identityMemberships.roles, createdAt: identityMemberships.createdAt })
+    .select({
+      slug: identityTenants.slug,
+      displayName: identityTenants.displayName,
+      roles: identityMemberships.roles,
+      createdAt: identityMemberships.createdAt,
+    })
     .from(identityMemberships)
     .innerJoin(identityTenants, eq(identityTenants.id, identityMemberships.tenantId))
     .where(
@@ -91,8 +110,14 @@ const tenantsOfUser = perDatabase((db) =>
     .prepare("identity_tenants_of_user"),
 );
 /** The members list's order: the normalised address as bytes (the database's order), then the id. */
-function byAddressThenId(a: { readonly emailNormalized: string; readonly userId: string }, b: { readonly emailNormalized: string; readonly userId: string }): number {
-  return Buffer.compare(Buffer.from(a.emailNormalized, "utf8"), Buffer.from(b.emailNormalized, "utf8")) || (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0);
+function byAddressThenId(
+  a: { readonly emailNormalized: string; readonly userId: string },
+  b: { readonly emailNormalized: string; readonly userId: string },
+): number {
+  return (
+    Buffer.compare(Buffer.from(a.emailNormalized, "utf8"), Buffer.from(b.emailNormalized, "utf8")) ||
+    (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0)
+  );
 }
 
 const tenantNotFound = (slug: string) => new ConnectError(`tenant "${slug}" not found`, Code.NotFound);
@@ -105,7 +130,12 @@ export function createTenantStore(db: Database, pool: PoolRef, separateUsers?: U
   const inPool = and(eq(identityTenants.orgId, pool.orgId), eq(identityTenants.poolId, pool.poolId));
   const bySlug = (slug: string) => and(inPool, eq(identityTenants.slug, slug));
   const liveUser = (userId: string) =>
-    and(eq(identityUsers.orgId, pool.orgId), eq(identityUsers.poolId, pool.poolId), eq(identityUsers.id, userId), eq(identityUsers.deletedAt, 0));
+    and(
+      eq(identityUsers.orgId, pool.orgId),
+      eq(identityUsers.poolId, pool.poolId),
+      eq(identityUsers.id, userId),
+      eq(identityUsers.deletedAt, 0),
+    );
 
   async function tenantId(executor: Database, slug: string): Promise<string> {
     const [row] = await executor.select({ id: identityTenants.id }).from(identityTenants).where(bySlug(slug));
@@ -120,7 +150,11 @@ export function createTenantStore(db: Database, pool: PoolRef, separateUsers?: U
    */
   async function listMembersElsewhere(tenant: string, users: UserStore, limit: number, cursor: string | undefined) {
     const memberships = await db
-      .select({ userId: identityMemberships.userId, roles: identityMemberships.roles, createdAt: identityMemberships.createdAt })
+      .select({
+        userId: identityMemberships.userId,
+        roles: identityMemberships.roles,
+        createdAt: identityMemberships.createdAt,
+      })
       .from(identityMemberships)
       .where(eq(identityMemberships.tenantId, tenant));
     const live = new Map((await users.liveByIds(memberships.map((m) => m.userId))).map((user) => [user.id, user]));
@@ -141,7 +175,12 @@ export function createTenantStore(db: Database, pool: PoolRef, separateUsers?: U
     async create(input) {
       const [row] = await db
         .insert(identityTenants)
-        .values({ ...pool, slug: checkSlug("slug", input.slug), displayName: checkDisplayName("displayName", input.displayName ?? ""), metadata: input.metadata ?? {} })
+        .values({
+          ...pool,
+          slug: checkSlug("slug", input.slug),
+          displayName: checkDisplayName("displayName", input.displayName ?? ""),
+          metadata: input.metadata ?? {},
+        })
         .onConflictDoNothing()
         .returning(tenantColumns);
       if (!row) throw new ConnectError(`a tenant with slug "${input.slug}" already exists`, Code.AlreadyExists);
@@ -159,7 +198,10 @@ export function createTenantStore(db: Database, pool: PoolRef, separateUsers?: U
       if (patch.displayName !== undefined) checkDisplayName("displayName", patch.displayName);
       const [row] = await db
         .update(identityTenants)
-        .set({ ...patch, updatedAt: sql`greatest((extract(epoch from statement_timestamp()) * 1000)::bigint, ${identityTenants.updatedAt} + 1)` })
+        .set({
+          ...patch,
+          updatedAt: sql`greatest((extract(epoch from statement_timestamp()) * 1000)::bigint, ${identityTenants.updatedAt} + 1)`,
+        })
         .where(bySlug(slug))
         .returning(tenantColumns);
       return row;
@@ -186,9 +228,16 @@ export function createTenantStore(db: Database, pool: PoolRef, separateUsers?: U
           .values({ ...pool, tenantId: tenant, userId, roles: checked })
           .onConflictDoUpdate({
             target: [identityMemberships.tenantId, identityMemberships.userId],
-            set: { roles: sql`excluded.roles`, updatedAt: sql`greatest(excluded.updated_at, ${identityMemberships.updatedAt} + 1)` },
+            set: {
+              roles: sql`excluded.roles`,
+              updatedAt: sql`greatest(excluded.updated_at, ${identityMemberships.updatedAt} + 1)`,
+            },
           })
-          .returning({ userId: identityMemberships.userId, roles: identityMemberships.roles, createdAt: identityMemberships.createdAt });
+          .returning({
+            userId: identityMemberships.userId,
+            roles: identityMemberships.roles,
+            createdAt: identityMemberships.createdAt,
+          });
         return { ...row!, email: member.email };
       });
     },
@@ -210,7 +259,8 @@ export function createTenantStore(db: Database, pool: PoolRef, separateUsers?: U
       const conditions = [eq(identityMemberships.tenantId, tenant), eq(identityUsers.deletedAt, 0)];
       if (query.cursor) {
         const [email, id] = decodeCursor("members", query.cursor, 2) as [string, string];
-        if (!UUID.test(id)) throw new ConnectError("cursor is not a cursor from a previous members page", Code.InvalidArgument);
+        if (!UUID.test(id))
+          throw new ConnectError("cursor is not a cursor from a previous members page", Code.InvalidArgument);
         conditions.push(sql`(${identityUsers.emailNormalized}, ${identityUsers.id}) > (${email}, ${id}::uuid)`);
       }
       const rows = await db
@@ -227,7 +277,10 @@ export function createTenantStore(db: Database, pool: PoolRef, separateUsers?: U
         .orderBy(asc(identityUsers.emailNormalized), asc(identityUsers.id))
         .limit(limit + 1);
       const { page, nextCursor } = keysetPage("members", rows, limit, (row) => [row.emailNormalized, row.userId]);
-      return { members: page.map(({ emailNormalized: _, ...member }) => member), ...(nextCursor ? { nextCursor } : {}) };
+      return {
+        members: page.map(({ emailNormalized: _, ...member }) => member),
+        ...(nextCursor ? { nextCursor } : {}),
+      };
     },
 
     async userTenants(userId) {

@@ -1,7 +1,13 @@
 import { GrantError } from "./grant-error.js";
 import { needsRehash, hashPassword, verifyPassword } from "./password-hashing.js";
 import { localSignIn, type IdentityServices, type PoolContext } from "./pool-context.js";
-import { ACCESS_TOKEN_TTL_SECONDS, accessTokenClaims, issueAccessToken, issueIdToken, type TokenSubject } from "./pool-tokens.js";
+import {
+  ACCESS_TOKEN_TTL_SECONDS,
+  accessTokenClaims,
+  issueAccessToken,
+  issueIdToken,
+  type TokenSubject,
+} from "./pool-tokens.js";
 import type { IssuedRefresh, SessionRecord } from "./refresh-families.js";
 import type { AppUserRecord } from "./user-store.js";
 
@@ -23,7 +29,13 @@ export interface TokenResponse {
 export async function passwordGrant(
   services: IdentityServices,
   pool: PoolContext,
-  input: { readonly email: string; readonly password: string; readonly tenant?: string; readonly clientId?: string; readonly scope?: string },
+  input: {
+    readonly email: string;
+    readonly password: string;
+    readonly tenant?: string;
+    readonly clientId?: string;
+    readonly scope?: string;
+  },
 ): Promise<TokenResponse> {
   const local = await localSignIn(services, pool.ref);
   if (!local.passwordGrant) throw new GrantError("access_denied", "the password grant is disabled for this pool");
@@ -42,7 +54,13 @@ export async function passwordGrant(
   }
   const authTimeMs = services.now();
   const scope = input.scope ?? "";
-  const issued = await services.families.start(pool.ref, { userId: user.id, clientId: input.clientId ?? "", tenant: input.tenant ?? "", scope, authTimeMs });
+  const issued = await services.families.start(pool.ref, {
+    userId: user.id,
+    clientId: input.clientId ?? "",
+    tenant: input.tenant ?? "",
+    scope,
+    authTimeMs,
+  });
   const response = await respond(services, pool, subject, issued);
   if (!hasOpenidScope(scope)) return response;
   // No authorization request, so no nonce; with no client named, the audience is the pool's own.
@@ -59,7 +77,11 @@ export async function passwordGrant(
  * Rotates the refresh token and mints a fresh access token for the session's user as it is now.
  * A `clientId` the request names must be the one the session was issued to.
  */
-export async function refreshGrant(services: IdentityServices, pool: PoolContext, input: { readonly refreshToken: string; readonly clientId?: string }): Promise<TokenResponse> {
+export async function refreshGrant(
+  services: IdentityServices,
+  pool: PoolContext,
+  input: { readonly refreshToken: string; readonly clientId?: string },
+): Promise<TokenResponse> {
   const issued = await services.families.rotate(pool.ref, input.refreshToken, {
     readOwner: pool.usersInPlatformDatabase,
     ...(input.clientId === undefined ? {} : { clientId: input.clientId }),
@@ -73,7 +95,12 @@ export async function refreshGrant(services: IdentityServices, pool: PoolContext
 export async function authorizationCodeGrant(
   services: IdentityServices,
   pool: PoolContext,
-  input: { readonly code: string; readonly clientId: string; readonly redirectUri: string; readonly codeVerifier: string },
+  input: {
+    readonly code: string;
+    readonly clientId: string;
+    readonly redirectUri: string;
+    readonly codeVerifier: string;
+  },
 ): Promise<TokenResponse> {
   const { grant, issued } = await services.codes.exchange(pool.ref, input);
   const user = await liveSessionUser(services, pool, issued.session, await pool.users.get(issued.session.userId));
@@ -83,7 +110,13 @@ export async function authorizationCodeGrant(
   const idToken = await issueIdToken(
     services.keys,
     pool.issuer,
-    { subject, clientId: grant.clientId, nonce: grant.nonce, authTimeMs: grant.authTimeMs, sessionId: issued.session.id },
+    {
+      subject,
+      clientId: grant.clientId,
+      nonce: grant.nonce,
+      authTimeMs: grant.authTimeMs,
+      sessionId: issued.session.id,
+    },
     services.now(),
   );
   return { ...response, id_token: idToken };
@@ -96,11 +129,17 @@ function hasOpenidScope(scope: string): boolean {
 /** The signed-in user's state decides: a banned or unverified user gets no tokens. */
 export function assertMaySignIn(pool: PoolContext, user: AppUserRecord): void {
   if (user.banned) throw new GrantError("access_denied", "the user is banned");
-  if (pool.settings.emailVerificationRequired && !user.emailVerified) throw new GrantError("access_denied", "the e-mail address is not verified");
+  if (pool.settings.emailVerificationRequired && !user.emailVerified)
+    throw new GrantError("access_denied", "the e-mail address is not verified");
 }
 
 /** The session's user (as read), if it may still have tokens; otherwise the session ends here. */
-async function liveSessionUser(services: IdentityServices, pool: PoolContext, session: SessionRecord, user: AppUserRecord | undefined): Promise<AppUserRecord> {
+async function liveSessionUser(
+  services: IdentityServices,
+  pool: PoolContext,
+  session: SessionRecord,
+  user: AppUserRecord | undefined,
+): Promise<AppUserRecord> {
   if (user && !user.banned) return user;
   await services.families.revokeFamily(pool.ref, session.id, user ? "user_banned" : "user_deleted");
   throw new GrantError("invalid_grant", "the session's user can no longer sign in");
@@ -110,7 +149,10 @@ export async function subjectOf(pool: PoolContext, user: AppUserRecord): Promise
   return subjectFrom(user, await pool.tenants.userTenants(user.id));
 }
 
-function subjectFrom(user: AppUserRecord, tenants: readonly { readonly slug: string; readonly roles: readonly string[] }[]): TokenSubject {
+function subjectFrom(
+  user: AppUserRecord,
+  tenants: readonly { readonly slug: string; readonly roles: readonly string[] }[],
+): TokenSubject {
   return {
     userId: user.id,
     email: user.email,
@@ -120,9 +162,18 @@ function subjectFrom(user: AppUserRecord, tenants: readonly { readonly slug: str
   };
 }
 
-async function respond(services: IdentityServices, pool: PoolContext, subject: TokenSubject, issued: IssuedRefresh): Promise<TokenResponse> {
+async function respond(
+  services: IdentityServices,
+  pool: PoolContext,
+  subject: TokenSubject,
+  issued: IssuedRefresh,
+): Promise<TokenResponse> {
   const { session } = issued;
-  const claims = accessTokenClaims(pool.issuer, { subject, sessionId: session.id, tenant: session.tenant || undefined, clientId: session.clientId || undefined }, services.now());
+  const claims = accessTokenClaims(
+    pool.issuer,
+    { subject, sessionId: session.id, tenant: session.tenant || undefined, clientId: session.clientId || undefined },
+    services.now(),
+  );
   return {
     access_token: await issueAccessToken(services.keys, pool.issuer, claims),
     token_type: "bearer",

@@ -30,13 +30,25 @@ export function parseUserStoreAddress(field: string, value: string): UserStoreAd
     }
     const database = decodeURIComponent(url.pathname.replace(/^\//, ""));
     if (!url.hostname) throw new ConnectError(`${field} names no host`, Code.InvalidArgument);
-    if (!database || database.includes("/")) throw new ConnectError(`${field} names no database (postgres://user:password@host:port/database)`, Code.InvalidArgument);
-    return { description: { kind: "postgres", host: `${url.hostname}:${url.port || "5432"}`, bucket: database }, url: value };
+    if (!database || database.includes("/"))
+      throw new ConnectError(
+        `${field} names no database (postgres://user:password@host:port/database)`,
+        Code.InvalidArgument,
+      );
+    return {
+      description: { kind: "postgres", host: `${url.hostname}:${url.port || "5432"}`, bucket: database },
+      url: value,
+    };
   }
   throw new ConnectError(`${field} is neither empty, a k3+sa:// address nor a postgres:// URL`, Code.InvalidArgument);
 }
 
 /** Whether two descriptions name the same store (credentials aside). */
 export function sameUserStore(a: UserStoreDescription, b: UserStoreDescription): boolean {
-  return a.kind === b.kind && (a.host ?? "") === (b.host ?? "") && (a.bucket ?? "") === (b.bucket ?? "") && (a.serviceAccount ?? "") === (b.serviceAccount ?? "");
+  return (
+    a.kind === b.kind &&
+    (a.host ?? "") === (b.host ?? "") &&
+    (a.bucket ?? "") === (b.bucket ?? "") &&
+    (a.serviceAccount ?? "") === (b.serviceAccount ?? "")
+  );
 }

@@ -43,7 +43,11 @@ export interface UserStoreDirectoryOptions {
 // target), so cutover can move the sealed bytes from one column to another as they are.
 const sealContext = (pool: PoolRef) => `identity-user-store:${pool.orgId}:${pool.poolId}`;
 
-export function createUserStoreDirectory(platformDb: Database, box: SecretBox, options: UserStoreDirectoryOptions = {}): UserStoreDirectory {
+export function createUserStoreDirectory(
+  platformDb: Database,
+  box: SecretBox,
+  options: UserStoreDirectoryOptions = {},
+): UserStoreDirectory {
   const connect = options.connect ?? connectPostgresUserStore;
   const open = new Map<string, { connection: UserStoreConnection; ready: Promise<void> }>();
 
@@ -65,11 +69,15 @@ export function createUserStoreDirectory(platformDb: Database, box: SecretBox, o
       case "managed":
         return platformDb;
       case "postgres": {
-        if (!store.sealedUrl) throw new ConnectError("the pool's postgres user store has no recorded address", Code.FailedPrecondition);
+        if (!store.sealedUrl)
+          throw new ConnectError("the pool's postgres user store has no recorded address", Code.FailedPrecondition);
         return reach(Buffer.from(box.open(store.sealedUrl, sealContext(pool))).toString("utf8"));
       }
       default:
-        throw new ConnectError(`the pool's ${store.description.kind} user store is recorded but not served by this server; point the pool at the managed store or a postgres:// database`, Code.FailedPrecondition);
+        throw new ConnectError(
+          `the pool's ${store.description.kind} user store is recorded but not served by this server; point the pool at the managed store or a postgres:// database`,
+          Code.FailedPrecondition,
+        );
     }
   }
 
@@ -77,12 +85,16 @@ export function createUserStoreDirectory(platformDb: Database, box: SecretBox, o
     database,
     users(pool, store) {
       if (store.description.kind === "managed") return createManagedUserStore(platformDb, pool, { now: options.now });
-      return deferredUserStore(async () => createManagedUserStore(platformDb, pool, { now: options.now, usersDb: await database(pool, store) }));
+      return deferredUserStore(async () =>
+        createManagedUserStore(platformDb, pool, { now: options.now, usersDb: await database(pool, store) }),
+      );
     },
     async erase(pool, store) {
       if (store.description.kind !== "postgres") return;
       const db = await database(pool, store);
-      await db.delete(identityUsers).where(and(eq(identityUsers.orgId, pool.orgId), eq(identityUsers.poolId, pool.poolId)));
+      await db
+        .delete(identityUsers)
+        .where(and(eq(identityUsers.orgId, pool.orgId), eq(identityUsers.poolId, pool.poolId)));
     },
     seal: (pool, url) => box.seal(Buffer.from(url, "utf8"), sealContext(pool)),
     async close() {

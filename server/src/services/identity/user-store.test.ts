@@ -27,13 +27,30 @@ const hash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaG
 describe(`managed user store (${engineName})`, () => {
   it("creates a user, reads it by id and by address case-insensitively, and refuses the address twice", async () => {
     const { users } = await storeOf();
-    const created = await users.create({ email: " Ada@Example.com ", passwordHash: hash, appRoles: ["editor", "editor"] });
-    expect(created).toMatchObject({ email: "Ada@Example.com", emailVerified: false, appRoles: ["editor"], banned: false, deletedAt: 0 });
+    const created = await users.create({
+      email: " Ada@Example.com ",
+      passwordHash: hash,
+      appRoles: ["editor", "editor"],
+    });
+    expect(created).toMatchObject({
+      email: "Ada@Example.com",
+      emailVerified: false,
+      appRoles: ["editor"],
+      banned: false,
+      deletedAt: 0,
+    });
     expect(await users.get(created.id)).toEqual(created);
     expect(await users.findByEmail("ada@EXAMPLE.com")).toEqual({ ...created, passwordHash: hash });
-    await expect(users.create({ email: "ADA@example.COM", passwordHash: null })).rejects.toMatchObject({ code: Code.AlreadyExists });
-    await expect(users.create({ email: "not-an-address", passwordHash: null })).rejects.toMatchObject({ code: Code.InvalidArgument, rawMessage: "email is not an e-mail address" });
-    await expect(users.create({ email: "b@example.com", passwordHash: null, appRoles: ["bad role"] })).rejects.toMatchObject({ rawMessage: expect.stringContaining("appRoles[0]") });
+    await expect(users.create({ email: "ADA@example.COM", passwordHash: null })).rejects.toMatchObject({
+      code: Code.AlreadyExists,
+    });
+    await expect(users.create({ email: "not-an-address", passwordHash: null })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+      rawMessage: "email is not an e-mail address",
+    });
+    await expect(
+      users.create({ email: "b@example.com", passwordHash: null, appRoles: ["bad role"] }),
+    ).rejects.toMatchObject({ rawMessage: expect.stringContaining("appRoles[0]") });
     expect(await users.get("not-a-uuid")).toBeUndefined();
   });
 
@@ -59,21 +76,36 @@ describe(`managed user store (${engineName})`, () => {
       seen.push(...page.users.map((user) => user.email));
       cursor = page.nextCursor;
     } while (cursor);
-    expect(seen).toEqual(["al%y@x.io", "al_x@x.io", "alfred@x.io", "alice@x.io", "Bob@x.io", "carol@x.io", "dave@x.io"]);
+    expect(seen).toEqual([
+      "al%y@x.io",
+      "al_x@x.io",
+      "alfred@x.io",
+      "alice@x.io",
+      "Bob@x.io",
+      "carol@x.io",
+      "dave@x.io",
+    ]);
 
     // LIKE wildcards in the filter are literal characters.
     expect((await users.list({ emailFilter: "AL_" })).users.map((user) => user.email)).toEqual(["al_x@x.io"]);
     expect((await users.list({ emailFilter: "al" })).users).toHaveLength(4);
     const firstAl = await users.list({ emailFilter: "al", limit: 3 });
-    expect((await users.list({ emailFilter: "al", limit: 3, cursor: firstAl.nextCursor })).users.map((user) => user.email)).toEqual(["alice@x.io"]);
+    expect(
+      (await users.list({ emailFilter: "al", limit: 3, cursor: firstAl.nextCursor })).users.map((user) => user.email),
+    ).toEqual(["alice@x.io"]);
 
     const carol = (await users.findByEmail("carol@x.io"))!;
     await users.delete(carol.id);
     expect((await users.list({})).users.map((user) => user.email)).not.toContain("carol@x.io");
-    expect((await users.list({ includeDeleted: true })).users.find((user) => user.id === carol.id)?.deletedAt).toBeGreaterThan(0);
+    expect(
+      (await users.list({ includeDeleted: true })).users.find((user) => user.id === carol.id)?.deletedAt,
+    ).toBeGreaterThan(0);
 
     await expect(users.list({ limit: 501 })).rejects.toMatchObject({ rawMessage: expect.stringContaining("limit") });
-    await expect(users.list({ cursor: "bogus" })).rejects.toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("cursor") });
+    await expect(users.list({ cursor: "bogus" })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+      rawMessage: expect.stringContaining("cursor"),
+    });
     const otherList = Buffer.from(JSON.stringify(["members", "a", "b"])).toString("base64url");
     await expect(users.list({ cursor: otherList })).rejects.toMatchObject({ code: Code.InvalidArgument });
   });
@@ -86,7 +118,9 @@ describe(`managed user store (${engineName})`, () => {
     expect(moved).toMatchObject({ email: "ada@new.example", emailVerified: false });
     expect(moved!.updatedAt).toBeGreaterThan(ada.updatedAt);
     expect(await users.update(ada.id, { emailVerified: true })).toMatchObject({ emailVerified: true });
-    await expect(users.update(ada.id, { email: "BOB@example.com" })).rejects.toMatchObject({ code: Code.AlreadyExists });
+    await expect(users.update(ada.id, { email: "BOB@example.com" })).rejects.toMatchObject({
+      code: Code.AlreadyExists,
+    });
   });
 
   it("ends sessions on a new password unless kept, on a ban and on deletion", async () => {
@@ -130,9 +164,13 @@ describe(`managed user store (${engineName})`, () => {
     expect(await tenants.userTenants(ada.id)).toHaveLength(1);
 
     await users.delete(ada.id);
-    await expect(users.create({ email: "Ada@example.com", passwordHash: null })).rejects.toMatchObject({ code: Code.AlreadyExists });
+    await expect(users.create({ email: "Ada@example.com", passwordHash: null })).rejects.toMatchObject({
+      code: Code.AlreadyExists,
+    });
     const bob = await users.create({ email: "bob@example.com", passwordHash: null });
-    await expect(users.update(bob.id, { email: "ADA@example.com" })).rejects.toMatchObject({ code: Code.AlreadyExists });
+    await expect(users.update(bob.id, { email: "ADA@example.com" })).rejects.toMatchObject({
+      code: Code.AlreadyExists,
+    });
 
     expect(await users.delete(ada.id, { hard: true })).toBe(true);
     expect(await users.get(ada.id, { includeDeleted: true })).toBeUndefined();
@@ -154,9 +192,17 @@ describe(`managed user store (${engineName})`, () => {
         const ada = await store.create({ email: "ada@example.com", passwordHash: null, appRoles: ["editor"] });
         expect(await store.getWithTenants(ada.id)).toEqual({ user: ada, tenants: [] });
         // Written directly: the memberships live in the platform database whichever store holds the user.
-        for (const [slug, roles] of [["zeta", ["viewer"]], ["acme", ["admin", "billing"]]] as const) {
-          const [tenant] = await fixture.database.db.select({ id: identityTenants.id }).from(identityTenants).where(and(eq(identityTenants.poolId, ref.poolId), eq(identityTenants.slug, slug)));
-          await fixture.database.db.insert(identityMemberships).values({ ...ref, tenantId: tenant!.id, userId: ada.id, roles: [...roles] });
+        for (const [slug, roles] of [
+          ["zeta", ["viewer"]],
+          ["acme", ["admin", "billing"]],
+        ] as const) {
+          const [tenant] = await fixture.database.db
+            .select({ id: identityTenants.id })
+            .from(identityTenants)
+            .where(and(eq(identityTenants.poolId, ref.poolId), eq(identityTenants.slug, slug)));
+          await fixture.database.db
+            .insert(identityMemberships)
+            .values({ ...ref, tenantId: tenant!.id, userId: ada.id, roles: [...roles] });
         }
         const found = await store.getWithTenants(ada.id);
         expect(found?.user).toEqual(ada);

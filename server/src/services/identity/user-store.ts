@@ -3,7 +3,12 @@ import { and, asc, eq, inArray, like, ne, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import { perDatabase } from "../../db/prepared-statements.js";
 import { parseEmailAddress } from "./email-address.js";
-import { identityAuthorizationCodes, identityEmailTokens, identityMemberships, identityUsers } from "./identity-schema.js";
+import {
+  identityAuthorizationCodes,
+  identityEmailTokens,
+  identityMemberships,
+  identityUsers,
+} from "./identity-schema.js";
 import { decodeCursor, keysetPage, pageLimit } from "./keyset-cursor.js";
 import type { PoolRef } from "./pool-store.js";
 import { revoke, type RevokeReason } from "./refresh-families.js";
@@ -59,15 +64,24 @@ export interface UserStore {
   create(input: NewUser): Promise<AppUserRecord>;
   get(userId: string, options?: { readonly includeDeleted?: boolean }): Promise<AppUserRecord | undefined>;
   /** The live user with the tenants it belongs to (what a token says of it), by slug. */
-  getWithTenants(userId: string): Promise<{ readonly user: AppUserRecord; readonly tenants: UserTenantRecord[] } | undefined>;
+  getWithTenants(
+    userId: string,
+  ): Promise<{ readonly user: AppUserRecord; readonly tenants: UserTenantRecord[] } | undefined>;
   /** The live users among these ids (in no particular order): the members of a tenant, say. */
   liveByIds(userIds: readonly string[]): Promise<AppUserRecord[]>;
   /** The live user with this address, with its password hash, for sign-in. */
   findByEmail(email: string): Promise<UserCredentials | undefined>;
   list(query: UserListQuery): Promise<{ readonly users: AppUserRecord[]; readonly nextCursor?: string }>;
   /** A new address is unverified unless `emailVerified` says otherwise. */
-  update(userId: string, patch: { readonly email?: string; readonly emailVerified?: boolean }): Promise<AppUserRecord | undefined>;
-  setPassword(userId: string, passwordHash: string, options: { readonly endSessions: RevokeReason | false }): Promise<AppUserRecord | undefined>;
+  update(
+    userId: string,
+    patch: { readonly email?: string; readonly emailVerified?: boolean },
+  ): Promise<AppUserRecord | undefined>;
+  setPassword(
+    userId: string,
+    passwordHash: string,
+    options: { readonly endSessions: RevokeReason | false },
+  ): Promise<AppUserRecord | undefined>;
   setRoles(userId: string, roles: readonly string[]): Promise<AppUserRecord | undefined>;
   setBanned(userId: string, banned: boolean): Promise<AppUserRecord | undefined>;
   /** Soft by default: hidden and recoverable. Answers whether the user existed. */
@@ -110,7 +124,11 @@ const liveUserWithTenants = perDatabase((db) =>
   db
     .select({
       ...recordColumns,
-      tenants: userTenantsJson({ orgId: sql.raw("identity_users.org_id"), poolId: sql.raw("identity_users.pool_id"), userId: sql.raw("identity_users.id") }),
+      tenants: userTenantsJson({
+        orgId: sql.raw("identity_users.org_id"),
+        poolId: sql.raw("identity_users.pool_id"),
+        userId: sql.raw("identity_users.id"),
+      }),
     })
     .from(identityUsers)
     .where(placeholderUser(false))
@@ -143,7 +161,9 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
   const inPool = and(eq(identityUsers.orgId, pool.orgId), eq(identityUsers.poolId, pool.poolId));
   // An id that is not a UUID names no user: answer "not found" instead of a database type error.
   const user = (userId: string, includeDeleted = false): SQL | undefined =>
-    UUID.test(userId) ? and(inPool, eq(identityUsers.id, userId), includeDeleted ? undefined : eq(identityUsers.deletedAt, 0)) : sql`false`;
+    UUID.test(userId)
+      ? and(inPool, eq(identityUsers.id, userId), includeDeleted ? undefined : eq(identityUsers.deletedAt, 0))
+      : sql`false`;
 
   /**
    * A soft-deleted user keeps its address (it may be restored), so the address stays taken until
@@ -153,19 +173,38 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
     const [held] = await db
       .select({ id: identityUsers.id })
       .from(identityUsers)
-      .where(and(inPool, eq(identityUsers.emailNormalized, normalized), ne(identityUsers.deletedAt, 0), exceptUserId && UUID.test(exceptUserId) ? ne(identityUsers.id, exceptUserId) : undefined))
+      .where(
+        and(
+          inPool,
+          eq(identityUsers.emailNormalized, normalized),
+          ne(identityUsers.deletedAt, 0),
+          exceptUserId && UUID.test(exceptUserId) ? ne(identityUsers.id, exceptUserId) : undefined,
+        ),
+      )
       .limit(1);
     if (held) throw emailTaken();
   }
 
-  async function change(userId: string, set: Partial<typeof identityUsers.$inferInsert>, then?: (tx: Database) => Promise<unknown>) {
+  async function change(
+    userId: string,
+    set: Partial<typeof identityUsers.$inferInsert>,
+    then?: (tx: Database) => Promise<unknown>,
+  ) {
     if (separate) {
-      const [row] = await db.update(identityUsers).set({ ...set, updatedAt: touched }).where(user(userId)).returning(recordColumns);
+      const [row] = await db
+        .update(identityUsers)
+        .set({ ...set, updatedAt: touched })
+        .where(user(userId))
+        .returning(recordColumns);
       if (row && then) await platformDb.transaction(then);
       return row;
     }
     return db.transaction(async (tx) => {
-      const [row] = await tx.update(identityUsers).set({ ...set, updatedAt: touched }).where(user(userId)).returning(recordColumns);
+      const [row] = await tx
+        .update(identityUsers)
+        .set({ ...set, updatedAt: touched })
+        .where(user(userId))
+        .returning(recordColumns);
       if (row && then) await then(tx);
       return row;
     });
@@ -200,7 +239,10 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
     async getWithTenants(userId) {
       if (!UUID.test(userId)) return undefined;
       if (separate) {
-        const [user, tenants] = await Promise.all([this.get(userId), createTenantStore(platformDb, pool).userTenants(userId)]);
+        const [user, tenants] = await Promise.all([
+          this.get(userId),
+          createTenantStore(platformDb, pool).userTenants(userId),
+        ]);
         return user && { user, tenants };
       }
       const [row] = await liveUserWithTenants(db).execute({ ...pool, userId });
@@ -215,7 +257,12 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
       // Bounded batches: one statement's parameter list stays small whatever the tenant's size.
       for (let start = 0; start < ids.length; start += 1000) {
         const batch = ids.slice(start, start + 1000);
-        found.push(...(await db.select(recordColumns).from(identityUsers).where(and(inPool, inArray(identityUsers.id, batch), eq(identityUsers.deletedAt, 0)))));
+        found.push(
+          ...(await db
+            .select(recordColumns)
+            .from(identityUsers)
+            .where(and(inPool, inArray(identityUsers.id, batch), eq(identityUsers.deletedAt, 0)))),
+        );
       }
       return found;
     },
@@ -233,10 +280,20 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
       const limit = pageLimit(query.limit);
       const conditions = [inPool];
       if (!query.includeDeleted) conditions.push(eq(identityUsers.deletedAt, 0));
-      if (query.emailFilter) conditions.push(like(identityUsers.emailNormalized, `${query.emailFilter.trim().toLowerCase().replace(/[\\%_]/g, "\\$&")}%`));
+      if (query.emailFilter)
+        conditions.push(
+          like(
+            identityUsers.emailNormalized,
+            `${query.emailFilter
+              .trim()
+              .toLowerCase()
+              .replace(/[\\%_]/g, "\\$&")}%`,
+          ),
+        );
       if (query.cursor) {
         const [email, id] = decodeCursor("users", query.cursor, 2) as [string, string];
-        if (!UUID.test(id)) throw new ConnectError("cursor is not a cursor from a previous users page", Code.InvalidArgument);
+        if (!UUID.test(id))
+          throw new ConnectError("cursor is not a cursor from a previous users page", Code.InvalidArgument);
         conditions.push(sql`(${identityUsers.emailNormalized}, ${identityUsers.id}) > (${email}, ${id}::uuid)`);
       }
       const rows = await db
@@ -264,17 +321,26 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
     },
 
     setPassword: (userId, passwordHash, { endSessions }) =>
-      change(userId, { passwordHash }, endSessions ? (tx) => revoke(tx, pool, { userId }, endSessions, now()) : undefined),
+      change(
+        userId,
+        { passwordHash },
+        endSessions ? (tx) => revoke(tx, pool, { userId }, endSessions, now()) : undefined,
+      ),
 
     setRoles: (userId, roles) => change(userId, { appRoles: checkRoleSet(roles) }),
 
-    setBanned: (userId, banned) => change(userId, { banned }, banned ? (tx) => revoke(tx, pool, { userId }, "user_banned", now()) : undefined),
+    setBanned: (userId, banned) =>
+      change(userId, { banned }, banned ? (tx) => revoke(tx, pool, { userId }, "user_banned", now()) : undefined),
 
     async delete(userId, options) {
       const remove = (tx: Database) =>
         options?.hard
           ? tx.delete(identityUsers).where(user(userId, true)).returning({ id: identityUsers.id })
-          : tx.update(identityUsers).set({ deletedAt: now(), updatedAt: touched }).where(user(userId)).returning({ id: identityUsers.id });
+          : tx
+              .update(identityUsers)
+              .set({ deletedAt: now(), updatedAt: touched })
+              .where(user(userId))
+              .returning({ id: identityUsers.id });
       // In a pool's own database the account changes first; the platform-side rows follow.
       const removedElsewhere = separate ? (await remove(db)).length > 0 : undefined;
       if (removedElsewhere === false) return false;
@@ -283,8 +349,11 @@ export function createManagedUserStore(platformDb: Database, pool: PoolRef, opti
         if (found.length === 0) return false;
         await revoke(tx, pool, { userId }, "user_deleted", now());
         if (options?.hard) {
-          const mine = <T extends typeof identityMemberships | typeof identityEmailTokens | typeof identityAuthorizationCodes>(table: T) =>
-            and(eq(table.orgId, pool.orgId), eq(table.poolId, pool.poolId), eq(table.userId, userId));
+          const mine = <
+            T extends typeof identityMemberships | typeof identityEmailTokens | typeof identityAuthorizationCodes,
+          >(
+            table: T,
+          ) => and(eq(table.orgId, pool.orgId), eq(table.poolId, pool.poolId), eq(table.userId, userId));
           await tx.delete(identityMemberships).where(mine(identityMemberships));
           await tx.delete(identityEmailTokens).where(mine(identityEmailTokens));
           await tx.delete(identityAuthorizationCodes).where(mine(identityAuthorizationCodes));

@@ -16,8 +16,18 @@ describe("mergeEnvironment", () => {
     { case: "overlay-only key with a value is added", tenant: {}, overlay: { K: "o" }, merged: { K: "o" } },
     { case: "overlay-only key with an empty value is left out", tenant: {}, overlay: { K: "" }, merged: {} },
     { case: "empty tenant value, no overlay: kept as empty", tenant: { K: "" }, overlay: {}, merged: { K: "" } },
-    { case: "empty tenant value, non-empty overlay: overlay wins", tenant: { K: "" }, overlay: { K: "o" }, merged: { K: "o" } },
-    { case: "empty tenant value, empty overlay: tenant's empty value", tenant: { K: "" }, overlay: { K: "" }, merged: { K: "" } },
+    {
+      case: "empty tenant value, non-empty overlay: overlay wins",
+      tenant: { K: "" },
+      overlay: { K: "o" },
+      merged: { K: "o" },
+    },
+    {
+      case: "empty tenant value, empty overlay: tenant's empty value",
+      tenant: { K: "" },
+      overlay: { K: "" },
+      merged: { K: "" },
+    },
     { case: "both empty", tenant: {}, overlay: {}, merged: {} },
     { case: "whitespace is a non-empty value", tenant: { K: "t" }, overlay: { K: " " }, merged: { K: " " } },
     {
@@ -37,7 +47,13 @@ describe("mergeEnvironment", () => {
   });
 
   it("returns keys sorted by code point, whatever the input order", () => {
-    const merged = mergeEnvironment({ b: "1", B: "2", _z: "3" }, new Map([["a1", "4"], ["A", "5"]]));
+    const merged = mergeEnvironment(
+      { b: "1", B: "2", _z: "3" },
+      new Map([
+        ["a1", "4"],
+        ["A", "5"],
+      ]),
+    );
     expect(Object.keys(merged)).toEqual(["A", "B", "_z", "a1", "b"]);
   });
 
@@ -51,9 +67,15 @@ describe("mergeEnvironment", () => {
 
   it("does not modify its inputs", () => {
     const tenant = { A: "t" };
-    const overlay = new Map([["A", "o"], ["B", ""]]);
+    const overlay = new Map([
+      ["A", "o"],
+      ["B", ""],
+    ]);
     mergeEnvironment(tenant, overlay);
     expect(tenant).toStrictEqual({ A: "t" });
-    expect([...overlay]).toEqual([["A", "o"], ["B", ""]]);
+    expect([...overlay]).toEqual([
+      ["A", "o"],
+      ["B", ""],
+    ]);
   });
 });

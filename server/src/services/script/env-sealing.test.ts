@@ -76,8 +76,14 @@ describe(`environment values at rest (${engine})`, () => {
     await store.setEnvVar(orgA, "OTHER", "other");
     await store.updateScriptEnv(orgA, "one", { set: { TOKEN: value }, delete: [] });
     await store.updateScriptEnv(orgA, "two", { set: { TOKEN: "two" }, delete: [] });
-    const [tenantRow] = await database.db.select().from(envVars).where(and(eq(envVars.orgId, orgA), eq(envVars.key, "TOKEN")));
-    const [overlayRow] = await database.db.select().from(scriptEnvVars).where(and(eq(scriptEnvVars.orgId, orgA), eq(scriptEnvVars.scriptName, "one")));
+    const [tenantRow] = await database.db
+      .select()
+      .from(envVars)
+      .where(and(eq(envVars.orgId, orgA), eq(envVars.key, "TOKEN")));
+    const [overlayRow] = await database.db
+      .select()
+      .from(scriptEnvVars)
+      .where(and(eq(scriptEnvVars.orgId, orgA), eq(scriptEnvVars.scriptName, "one")));
 
     // The row moved to another organization.
     await database.db.insert(envVars).values({ orgId: orgB, key: "TOKEN", sealedValue: tenantRow!.sealedValue });
@@ -87,13 +93,24 @@ describe(`environment values at rest (${engine})`, () => {
     await internalError(() => store.listEnvVars(orgB));
 
     // The value copied to another key of the same organization.
-    await database.db.update(envVars).set({ sealedValue: tenantRow!.sealedValue }).where(and(eq(envVars.orgId, orgA), eq(envVars.key, "OTHER")));
+    await database.db
+      .update(envVars)
+      .set({ sealedValue: tenantRow!.sealedValue })
+      .where(and(eq(envVars.orgId, orgA), eq(envVars.key, "OTHER")));
     await internalError(() => store.getEnvVar(orgA, "OTHER"));
 
     // An overlay value copied to another script, and to the tenant variables.
-    await database.db.update(scriptEnvVars).set({ sealedValue: overlayRow!.sealedValue }).where(and(eq(scriptEnvVars.orgId, orgA), eq(scriptEnvVars.scriptName, "two")));
-    expect((await internalError(() => store.getScriptEnv(orgA, "two"))).rawMessage).toMatch(/^"TOKEN" of script "two"'s environment cannot be opened/);
-    await database.db.update(envVars).set({ sealedValue: overlayRow!.sealedValue }).where(and(eq(envVars.orgId, orgA), eq(envVars.key, "TOKEN")));
+    await database.db
+      .update(scriptEnvVars)
+      .set({ sealedValue: overlayRow!.sealedValue })
+      .where(and(eq(scriptEnvVars.orgId, orgA), eq(scriptEnvVars.scriptName, "two")));
+    expect((await internalError(() => store.getScriptEnv(orgA, "two"))).rawMessage).toMatch(
+      /^"TOKEN" of script "two"'s environment cannot be opened/,
+    );
+    await database.db
+      .update(envVars)
+      .set({ sealedValue: overlayRow!.sealedValue })
+      .where(and(eq(envVars.orgId, orgA), eq(envVars.key, "TOKEN")));
     await internalError(() => store.getEnvVar(orgA, "TOKEN"));
 
     // Where it belongs, it still opens; a write replaces what does not open.
@@ -108,10 +125,16 @@ describe(`environment values at rest (${engine})`, () => {
     const value = secret();
     await store.setEnvVar(orgA, "TOKEN", value);
     expect(await store.getEnvVar(orgA, "TOKEN")).toBe(value);
-    const [row] = await database.db.select().from(envVars).where(and(eq(envVars.orgId, orgA), eq(envVars.key, "TOKEN")));
+    const [row] = await database.db
+      .select()
+      .from(envVars)
+      .where(and(eq(envVars.orgId, orgA), eq(envVars.key, "TOKEN")));
     await database.db.insert(envVars).values({ orgId: orgB, key: "TOKEN", sealedValue: row!.sealedValue });
     await store.setEnvVar(orgA, "OTHER", "other");
-    await database.db.update(envVars).set({ sealedValue: row!.sealedValue }).where(and(eq(envVars.orgId, orgA), eq(envVars.key, "OTHER")));
+    await database.db
+      .update(envVars)
+      .set({ sealedValue: row!.sealedValue })
+      .where(and(eq(envVars.orgId, orgA), eq(envVars.key, "OTHER")));
     await internalError(() => store.getEnvVar(orgB, "TOKEN"));
     await internalError(() => store.getEnvVar(orgA, "OTHER"));
     expect(await store.getEnvVar(orgA, "TOKEN")).toBe(value);
@@ -120,14 +143,20 @@ describe(`environment values at rest (${engine})`, () => {
   it("does not open with another server key", async () => {
     const org = await database.createOrganization();
     await store.setEnvVar(org, "TOKEN", secret());
-    expect((await internalError(() => createEnvStore(database.db, newBox()).getEnvVar(org, "TOKEN"))).rawMessage).toMatch(/secret key/);
+    expect(
+      (await internalError(() => createEnvStore(database.db, newBox()).getEnvVar(org, "TOKEN"))).rawMessage,
+    ).toMatch(/secret key/);
   });
 
   it("reads only sealed values: a plaintext row is refused, not served", async () => {
     const org = await database.createOrganization();
     await database.db.insert(envVars).values({ orgId: org, key: "LEGACY", plaintextValue: "clear" });
-    await database.db.insert(scriptEnvVars).values({ orgId: org, scriptName: "etl", key: "LEGACY", plaintextValue: "clear" });
-    expect((await internalError(() => store.getEnvVar(org, "LEGACY"))).rawMessage).toBe('environment variable "LEGACY" is not sealed yet; restart the server to seal it');
+    await database.db
+      .insert(scriptEnvVars)
+      .values({ orgId: org, scriptName: "etl", key: "LEGACY", plaintextValue: "clear" });
+    expect((await internalError(() => store.getEnvVar(org, "LEGACY"))).rawMessage).toBe(
+      'environment variable "LEGACY" is not sealed yet; restart the server to seal it',
+    );
     await internalError(() => store.listEnvVars(org));
     await internalError(() => store.getScriptEnv(org, "etl"));
   });
@@ -135,7 +164,9 @@ describe(`environment values at rest (${engine})`, () => {
   it("keeps a row sealed or plaintext, never both: a write from before sealing fails on a sealed row", async () => {
     const org = await database.createOrganization();
     await store.setEnvVar(org, "TOKEN", "sealed");
-    await expect(database.db.update(envVars).set({ plaintextValue: "clear" }).where(eq(envVars.orgId, org))).rejects.toThrow();
+    await expect(
+      database.db.update(envVars).set({ plaintextValue: "clear" }).where(eq(envVars.orgId, org)),
+    ).rejects.toThrow();
     await expect(database.db.insert(envVars).values({ orgId: org, key: "NEITHER" })).rejects.toThrow();
     expect(await store.getEnvVar(org, "TOKEN")).toBe("sealed");
   });
@@ -175,8 +206,14 @@ describe(`sealing the values stored before sealing (${engine})`, () => {
 
   it("seals each row once when servers start together", async () => {
     const org = await database.createOrganization();
-    await database.db.insert(envVars).values(Array.from({ length: 50 }, (_, i) => ({ orgId: org, key: `K${i}`, plaintextValue: `v${i}` })));
-    const counts = await Promise.all([sealPlaintextEnvValues(database.db, box), sealPlaintextEnvValues(database.db, box), sealPlaintextEnvValues(database.db, box)]);
+    await database.db
+      .insert(envVars)
+      .values(Array.from({ length: 50 }, (_, i) => ({ orgId: org, key: `K${i}`, plaintextValue: `v${i}` })));
+    const counts = await Promise.all([
+      sealPlaintextEnvValues(database.db, box),
+      sealPlaintextEnvValues(database.db, box),
+      sealPlaintextEnvValues(database.db, box),
+    ]);
     expect(counts.reduce((sum, count) => sum + count, 0)).toBe(50);
     expect(await store.getEnvVar(org, "K49")).toBe("v49");
   });
@@ -189,7 +226,9 @@ describe(`a thread's environment at rest (${engine})`, () => {
     const sealed = sealThreadEnv(box, slot, env)!;
     expect(Buffer.from(sealed).toString("latin1")).not.toContain(env.TOKEN);
     expect(openThreadEnv(box, slot, sealed)).toEqual(env);
-    expect(() => openThreadEnv(box, { ...slot, threadId: "6f1d0c5e-0000-4000-8000-0000000000bb" }, sealed)).toThrow(/cannot be opened/);
+    expect(() => openThreadEnv(box, { ...slot, threadId: "6f1d0c5e-0000-4000-8000-0000000000bb" }, sealed)).toThrow(
+      /cannot be opened/,
+    );
     expect(() => openThreadEnv(newBox(), slot, sealed)).toThrow(/cannot be opened/);
     expect(sealThreadEnv(box, slot, {})).toBeNull();
     expect(openThreadEnv(box, slot, null)).toEqual({});
@@ -210,7 +249,9 @@ describe(`a thread's environment at rest (${engine})`, () => {
     const rows = await database.db.select().from(threads).where(eq(threads.orgId, org));
     const byId = new Map(rows.map((row) => [row.id, row]));
     expect(byId.get(running!.id)!.env).toEqual({});
-    expect(openThreadEnv(box, { orgId: org, threadId: running!.id }, byId.get(running!.id)!.sealedEnv)).toEqual({ TOKEN: token });
+    expect(openThreadEnv(box, { orgId: org, threadId: running!.id }, byId.get(running!.id)!.sealedEnv)).toEqual({
+      TOKEN: token,
+    });
     expect([byId.get(ended!.id)!.env, byId.get(ended!.id)!.sealedEnv]).toEqual([{}, null]);
     const text = await database.db.execute(sql`select t::text as row from threads t where org_id = ${org}`);
     expect(JSON.stringify(text)).not.toContain(token);

@@ -23,7 +23,9 @@ export interface EnvSlot {
  * `_`, a script name of letters, digits, `.`, `-` and `_`), so no two slots share associated data.
  */
 function associatedData({ orgId, key, scriptName }: EnvSlot): string {
-  return scriptName === undefined ? `platform.script.v1.EnvVar/${orgId}/${key}` : `platform.script.v1.ScriptEnv/${orgId}/${scriptName}/${key}`;
+  return scriptName === undefined
+    ? `platform.script.v1.EnvVar/${orgId}/${key}`
+    : `platform.script.v1.ScriptEnv/${orgId}/${scriptName}/${key}`;
 }
 
 /** One memo of opened values per secret box: a value opened under one key says nothing under another. */
@@ -44,8 +46,12 @@ export function sealEnvValue(box: SecretBox, slot: EnvSlot, value: string): Uint
  * by a server from before sealing and waits for the next start-up, and is refused rather than read.
  */
 export function openEnvValue(box: SecretBox, slot: EnvSlot, sealed: Uint8Array | null): string {
-  const name = slot.scriptName === undefined ? `environment variable ${JSON.stringify(slot.key)}` : `${JSON.stringify(slot.key)} of script ${JSON.stringify(slot.scriptName)}'s environment`;
-  if (sealed === null) throw new ConnectError(`${name} is not sealed yet; restart the server to seal it`, Code.Internal);
+  const name =
+    slot.scriptName === undefined
+      ? `environment variable ${JSON.stringify(slot.key)}`
+      : `${JSON.stringify(slot.key)} of script ${JSON.stringify(slot.scriptName)}'s environment`;
+  if (sealed === null)
+    throw new ConnectError(`${name} is not sealed yet; restart the server to seal it`, Code.Internal);
   try {
     const aad = associatedData(slot);
     return memoOf(box).open(sealed, aad, () => new TextDecoder().decode(box.open(sealed, aad)));
@@ -63,11 +69,18 @@ export interface ThreadEnvSlot {
   readonly threadId: string;
 }
 
-const threadAssociatedData = ({ orgId, threadId }: ThreadEnvSlot) => `platform.script.v1.Thread/${orgId}/${threadId}/env`;
+const threadAssociatedData = ({ orgId, threadId }: ThreadEnvSlot) =>
+  `platform.script.v1.Thread/${orgId}/${threadId}/env`;
 
 /** A thread's environment as its row keeps it: sealed, or null when it has none. */
-export function sealThreadEnv(box: SecretBox, slot: ThreadEnvSlot, env: Readonly<Record<string, string>>): Uint8Array | null {
-  return Object.keys(env).length === 0 ? null : box.seal(new TextEncoder().encode(JSON.stringify(env)), threadAssociatedData(slot));
+export function sealThreadEnv(
+  box: SecretBox,
+  slot: ThreadEnvSlot,
+  env: Readonly<Record<string, string>>,
+): Uint8Array | null {
+  return Object.keys(env).length === 0
+    ? null
+    : box.seal(new TextEncoder().encode(JSON.stringify(env)), threadAssociatedData(slot));
 }
 
 /**
@@ -79,7 +92,9 @@ export function openThreadEnv(box: SecretBox, slot: ThreadEnvSlot, sealed: Uint8
   try {
     return JSON.parse(new TextDecoder().decode(box.open(sealed, threadAssociatedData(slot)))) as Record<string, string>;
   } catch {
-    throw new Error("the thread's environment cannot be opened with the server's secret key (was PLATFORM_SECRET_KEY or the data directory's secret.key replaced?)");
+    throw new Error(
+      "the thread's environment cannot be opened with the server's secret key (was PLATFORM_SECRET_KEY or the data directory's secret.key replaced?)",
+    );
   }
 }
 
@@ -132,7 +147,12 @@ async function sealRows(db: Database, box: SecretBox): Promise<number> {
         .where(and(eq(envVars.orgId, orgId), eq(envVars.key, key)));
     }
     const overlay = await tx
-      .select({ orgId: scriptEnvVars.orgId, scriptName: scriptEnvVars.scriptName, key: scriptEnvVars.key, value: scriptEnvVars.plaintextValue })
+      .select({
+        orgId: scriptEnvVars.orgId,
+        scriptName: scriptEnvVars.scriptName,
+        key: scriptEnvVars.key,
+        value: scriptEnvVars.plaintextValue,
+      })
       .from(scriptEnvVars)
       .where(isNotNull(scriptEnvVars.plaintextValue))
       .for("update");
@@ -140,7 +160,9 @@ async function sealRows(db: Database, box: SecretBox): Promise<number> {
       await tx
         .update(scriptEnvVars)
         .set({ sealedValue: sealEnvValue(box, { orgId, scriptName, key }, value!), plaintextValue: null })
-        .where(and(eq(scriptEnvVars.orgId, orgId), eq(scriptEnvVars.scriptName, scriptName), eq(scriptEnvVars.key, key)));
+        .where(
+          and(eq(scriptEnvVars.orgId, orgId), eq(scriptEnvVars.scriptName, scriptName), eq(scriptEnvVars.key, key)),
+        );
     }
     return tenant.length + overlay.length;
   });

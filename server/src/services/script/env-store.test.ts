@@ -48,7 +48,9 @@ describe(`tenant variables (${engine})`, () => {
 
   it("imports across several statements", async () => {
     const org = await database.createOrganization();
-    const vars = Object.fromEntries(Array.from({ length: 2_500 }, (_, i) => [`K${String(i).padStart(4, "0")}`, `v${i}`]));
+    const vars = Object.fromEntries(
+      Array.from({ length: 2_500 }, (_, i) => [`K${String(i).padStart(4, "0")}`, `v${i}`]),
+    );
     expect(await store.importEnvVars(org, vars)).toBe(2_500);
     const listed = await store.listEnvVars(org);
     expect(listed).toHaveLength(2_500);
@@ -132,7 +134,9 @@ describe(`script overlays (${engine})`, () => {
     const orgB = await database.createOrganization();
     await store.updateScriptEnv(orgA, "etl", { set: { A: "a" }, delete: [] });
     expect(await store.getScriptEnv(orgB, "etl")).toEqual([]);
-    expect(await store.updateScriptEnv(orgB, "etl", { set: { B: "b" }, delete: ["A"] })).toEqual([{ key: "B", value: "b" }]);
+    expect(await store.updateScriptEnv(orgB, "etl", { set: { B: "b" }, delete: ["A"] })).toEqual([
+      { key: "B", value: "b" },
+    ]);
     expect(await store.getScriptEnv(orgA, "etl")).toEqual([{ key: "A", value: "a" }]);
   });
 });

@@ -101,7 +101,13 @@ export function createEnvStore(db: Database, box: SecretBox) {
         for (const keys of chunks(changes.delete)) {
           await tx
             .delete(scriptEnvVars)
-            .where(and(eq(scriptEnvVars.orgId, orgId), eq(scriptEnvVars.scriptName, scriptName), inArray(scriptEnvVars.key, keys)));
+            .where(
+              and(
+                eq(scriptEnvVars.orgId, orgId),
+                eq(scriptEnvVars.scriptName, scriptName),
+                inArray(scriptEnvVars.key, keys),
+              ),
+            );
         }
         return readOverlay(tx, box, orgId, scriptName);
       });
@@ -115,7 +121,12 @@ export type EnvStore = ReturnType<typeof createEnvStore>;
 type Queryable = Pick<Database, "select" | "insert" | "delete">;
 
 /** Every write clears the plaintext column, so that a row from before sealing ends up sealed only. */
-async function upsertTenant(db: Queryable, box: SecretBox, orgId: string, entries: readonly (readonly [string, string])[]): Promise<void> {
+async function upsertTenant(
+  db: Queryable,
+  box: SecretBox,
+  orgId: string,
+  entries: readonly (readonly [string, string])[],
+): Promise<void> {
   for (const chunk of chunks(entries)) {
     await db
       .insert(envVars)
@@ -137,7 +148,14 @@ async function upsertOverlay(
   for (const chunk of chunks(entries)) {
     await db
       .insert(scriptEnvVars)
-      .values(chunk.map(([key, value]) => ({ orgId, scriptName, key, sealedValue: sealEnvValue(box, { orgId, scriptName, key }, value) })))
+      .values(
+        chunk.map(([key, value]) => ({
+          orgId,
+          scriptName,
+          key,
+          sealedValue: sealEnvValue(box, { orgId, scriptName, key }, value),
+        })),
+      )
       .onConflictDoUpdate({
         target: [scriptEnvVars.orgId, scriptEnvVars.scriptName, scriptEnvVars.key],
         set: { sealedValue: sql`excluded.sealed_value`, plaintextValue: null, updatedAt: nowMs },
@@ -151,9 +169,13 @@ async function readOverlay(db: Queryable, box: SecretBox, orgId: string, scriptN
     .from(scriptEnvVars)
     .where(and(eq(scriptEnvVars.orgId, orgId), eq(scriptEnvVars.scriptName, scriptName)))
     .orderBy(asc(byCodePoint(scriptEnvVars.key)));
-  return rows.map(({ key, sealedValue }) => ({ key, value: openEnvValue(box, { orgId, scriptName, key }, sealedValue) }));
+  return rows.map(({ key, sealedValue }) => ({
+    key,
+    value: openEnvValue(box, { orgId, scriptName, key }, sealedValue),
+  }));
 }
 
 function* chunks<T>(items: readonly T[]): Generator<T[]> {
-  for (let start = 0; start < items.length; start += ROWS_PER_STATEMENT) yield items.slice(start, start + ROWS_PER_STATEMENT);
+  for (let start = 0; start < items.length; start += ROWS_PER_STATEMENT)
+    yield items.slice(start, start + ROWS_PER_STATEMENT);
 }

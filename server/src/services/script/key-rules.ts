@@ -39,8 +39,10 @@ export function isValidKey(key: string): boolean {
 export function checkValue(field: string, value: string, empty: EmptyValue): void {
   if (value === "" && empty === "required") throw invalid(`${field} is required`);
   const bytes = Buffer.byteLength(value, "utf8");
-  if (bytes > MAX_VALUE_BYTES) throw invalid(`${field} is ${bytes} bytes of UTF-8, more than the limit of 64 KiB (${MAX_VALUE_BYTES})`);
-  if (value.includes("\0")) throw invalid(`${field} contains a NUL character, which an environment variable cannot hold`);
+  if (bytes > MAX_VALUE_BYTES)
+    throw invalid(`${field} is ${bytes} bytes of UTF-8, more than the limit of 64 KiB (${MAX_VALUE_BYTES})`);
+  if (value.includes("\0"))
+    throw invalid(`${field} contains a NUL character, which an environment variable cannot hold`);
 }
 
 /** Checks every entry of a key-to-value map field (`vars`, `set`), keys first. */
@@ -59,7 +61,8 @@ export function checkDeletions(deletions: readonly string[], set: Readonly<Recor
   deletions.forEach((key, index) => {
     const field = `delete[${index}]`;
     checkKey(field, key);
-    if (Object.hasOwn(set, key)) throw invalid(`${field}: ${quote(key)} is also in set; a key cannot be both set and deleted`);
+    if (Object.hasOwn(set, key))
+      throw invalid(`${field}: ${quote(key)} is also in set; a key cannot be both set and deleted`);
   });
 }
 
@@ -72,7 +75,9 @@ export function checkDeletions(deletions: readonly string[], set: Readonly<Recor
 export function checkScriptName(field: string, name: string): void {
   if (name === "") throw invalid(`${field} is required`);
   if (!/^[A-Za-z0-9._-]{1,128}$/.test(name)) {
-    throw invalid(`${field}: ${quote(name)} is not a script name (letters, digits, "-", "_" and ".", 1 to 128 characters)`);
+    throw invalid(
+      `${field}: ${quote(name)} is not a script name (letters, digits, "-", "_" and ".", 1 to 128 characters)`,
+    );
   }
 }
 

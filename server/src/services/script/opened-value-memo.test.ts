@@ -18,7 +18,11 @@ describe("the memo of opened values", () => {
 
   it("remembers nothing that did not open", () => {
     const memo = new OpenedValueMemo();
-    expect(() => memo.open(bytes(9), "slot", () => { throw new Error("does not open"); })).toThrow("does not open");
+    expect(() =>
+      memo.open(bytes(9), "slot", () => {
+        throw new Error("does not open");
+      }),
+    ).toThrow("does not open");
     expect(memo.open(bytes(9), "slot", () => "opened")).toBe("opened");
   });
 

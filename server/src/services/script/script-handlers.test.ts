@@ -1,5 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { create, type DescMessage, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMessage,
+  type DescMethodUnary,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import { Code, createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ScriptService } from "../../../../gen/platform/script/v1/script_service_pb.js";
@@ -19,7 +25,13 @@ let database: TestDatabase;
 let service: Partial<ScriptServiceImplementation>;
 beforeAll(async () => {
   database = await openTestDatabase();
-  service = createScriptService({ db: database.db, box, version: "1.2.3", startedAt: 0, tools: createToolRegistry([createNativeToolSource({})]) });
+  service = createScriptService({
+    db: database.db,
+    box,
+    version: "1.2.3",
+    startedAt: 0,
+    tools: createToolRegistry([createNativeToolSource({})]),
+  });
 });
 afterAll(() => database.close());
 
@@ -88,17 +100,32 @@ function clientFor(orgId: string) {
   };
 }
 
-const entries = (response: { vars: readonly { key: string; value: string }[] }) => response.vars.map(({ key, value }) => ({ key, value }));
+const entries = (response: { vars: readonly { key: string; value: string }[] }) =>
+  response.vars.map(({ key, value }) => ({ key, value }));
 
 describe("HealthCheck", () => {
   it("answers ok, the version and whole seconds of uptime, without a principal", async () => {
-    const probe = createScriptService({ db: database.db, box, version: "9.9.9", startedAt: 1_000, now: () => 6_999, tools: createToolRegistry([]) });
+    const probe = createScriptService({
+      db: database.db,
+      box,
+      version: "9.9.9",
+      startedAt: 1_000,
+      now: () => 6_999,
+      tools: createToolRegistry([]),
+    });
     const response = await call(methods.healthCheck, probe.healthCheck, {});
     expect(response).toMatchObject({ status: "ok", version: "9.9.9", uptimeSeconds: 5n });
   });
 
   it("never reports negative uptime when the clock steps back", async () => {
-    const probe = createScriptService({ db: database.db, box, version: "1", startedAt: 10_000, now: () => 9_000, tools: createToolRegistry([]) });
+    const probe = createScriptService({
+      db: database.db,
+      box,
+      version: "1",
+      startedAt: 10_000,
+      now: () => 9_000,
+      tools: createToolRegistry([]),
+    });
     expect((await call(methods.healthCheck, probe.healthCheck, {})).uptimeSeconds).toBe(0n);
   });
 });
@@ -130,7 +157,9 @@ describe(`tenant environment variables (${engine})`, () => {
     const client = clientFor(await database.createOrganization());
     await client.set("KEEP", "k");
     await client.set("OVER", "old");
-    expect(await client.import({ OVER: "new", ADD: "a", MORE: "m" })).toStrictEqual(create(methods.importEnvVars.output, { count: 3 }));
+    expect(await client.import({ OVER: "new", ADD: "a", MORE: "m" })).toStrictEqual(
+      create(methods.importEnvVars.output, { count: 3 }),
+    );
     expect(entries(await client.list())).toEqual([
       { key: "ADD", value: "a" },
       { key: "KEEP", value: "k" },
@@ -147,8 +176,16 @@ describe(`tenant environment variables (${engine})`, () => {
     ["GetEnvVar with a bad key", (c: Client) => c.get("x y"), /^key: "x y" is not a valid variable name/],
     ["DeleteEnvVar without a key", (c: Client) => c.delete(""), /^key is required$/],
     ["ImportEnvVars with nothing", (c: Client) => c.import({}), /^vars is required/],
-    ["ImportEnvVars with a bad key", (c: Client) => c.import({ GOOD: "1", "1abc": "2" }), /^vars\["1abc"\] is not a valid variable name/],
-    ["ImportEnvVars with an empty value", (c: Client) => c.import({ GOOD: "1", EMPTY: "" }), /^vars\["EMPTY"\] is required$/],
+    [
+      "ImportEnvVars with a bad key",
+      (c: Client) => c.import({ GOOD: "1", "1abc": "2" }),
+      /^vars\["1abc"\] is not a valid variable name/,
+    ],
+    [
+      "ImportEnvVars with an empty value",
+      (c: Client) => c.import({ GOOD: "1", EMPTY: "" }),
+      /^vars\["EMPTY"\] is required$/,
+    ],
   ])("refuses %s with INVALID_ARGUMENT naming the field", async (_name, attempt, message) => {
     const client = clientFor(await database.createOrganization());
     const error = await failure(attempt(client));
@@ -196,7 +233,9 @@ describe(`script environment overlays (${engine})`, () => {
     expect(entries(await clientFor(orgId).getScript("never-configured"))).toEqual([]);
     const unknown = await failure(call(methods.getScriptEnv, service.getScriptEnv, { name: "nothing-here" }, orgId));
     expect([unknown.code, unknown.rawMessage]).toEqual([Code.NotFound, 'script "nothing-here" not found']);
-    const update = await failure(call(methods.updateScriptEnv, service.updateScriptEnv, { name: "nothing-here", set: { A: "1" } }, orgId));
+    const update = await failure(
+      call(methods.updateScriptEnv, service.updateScriptEnv, { name: "nothing-here", set: { A: "1" } }, orgId),
+    );
     expect(update.code).toBe(Code.NotFound);
   });
 
@@ -220,10 +259,26 @@ describe(`script environment overlays (${engine})`, () => {
   it.each([
     ["GetScriptEnv without a name", (c: Client) => c.getScript(""), /^name is required$/],
     ["UpdateScriptEnv without a name", (c: Client) => c.updateScript("", { A: "1" }), /^name is required$/],
-    ["UpdateScriptEnv with a bad set key", (c: Client) => c.updateScript("etl", { "x y": "1" }), /^set\["x y"\] is not a valid variable name/],
-    ["UpdateScriptEnv with a set value over 64 KiB", (c: Client) => c.updateScript("etl", { A: "x".repeat(65_537) }), /^set\["A"\] is 65537 bytes/],
-    ["UpdateScriptEnv with a bad delete key", (c: Client) => c.updateScript("etl", {}, ["1abc"]), /^delete\[0\]: "1abc" is not a valid variable name/],
-    ["UpdateScriptEnv with a key both set and deleted", (c: Client) => c.updateScript("etl", { A: "1" }, ["B", "A"]), /^delete\[1\]: "A" is also in set/],
+    [
+      "UpdateScriptEnv with a bad set key",
+      (c: Client) => c.updateScript("etl", { "x y": "1" }),
+      /^set\["x y"\] is not a valid variable name/,
+    ],
+    [
+      "UpdateScriptEnv with a set value over 64 KiB",
+      (c: Client) => c.updateScript("etl", { A: "x".repeat(65_537) }),
+      /^set\["A"\] is 65537 bytes/,
+    ],
+    [
+      "UpdateScriptEnv with a bad delete key",
+      (c: Client) => c.updateScript("etl", {}, ["1abc"]),
+      /^delete\[0\]: "1abc" is not a valid variable name/,
+    ],
+    [
+      "UpdateScriptEnv with a key both set and deleted",
+      (c: Client) => c.updateScript("etl", { A: "1" }, ["B", "A"]),
+      /^delete\[1\]: "A" is also in set/,
+    ],
   ])("refuses %s with INVALID_ARGUMENT naming the field", async (_name, attempt, message) => {
     const client = clientFor(await database.createOrganization());
     await client.updateScript("etl", { KEPT: "k" });

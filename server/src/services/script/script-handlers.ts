@@ -43,7 +43,8 @@ export function createScriptService(options: ScriptServiceOptions): Partial<Scri
   const scripts = createScriptStore(options.db);
   const now = options.now ?? Date.now;
   const requireScript = async (orgId: string, name: string) => {
-    if (!(await scripts.get(orgId, name))) throw new ConnectError(`script ${JSON.stringify(name)} not found`, Code.NotFound);
+    if (!(await scripts.get(orgId, name)))
+      throw new ConnectError(`script ${JSON.stringify(name)} not found`, Code.NotFound);
   };
 
   return {
@@ -69,7 +70,8 @@ export function createScriptService(options: ScriptServiceOptions): Partial<Scri
     async getEnvVar(request, context) {
       checkKey("key", request.key);
       const value = await store.getEnvVar(principalOf(context).orgId, request.key);
-      if (value === undefined) throw new ConnectError(`environment variable ${JSON.stringify(request.key)} is not set`, Code.NotFound);
+      if (value === undefined)
+        throw new ConnectError(`environment variable ${JSON.stringify(request.key)} is not set`, Code.NotFound);
       return { key: request.key, value };
     },
 
@@ -87,7 +89,8 @@ export function createScriptService(options: ScriptServiceOptions): Partial<Scri
     // `vars` is REQUIRED and a map has no "present but empty": an empty import is refused rather
     // than answered with a count of 0 that would hide a client sending the wrong body.
     async importEnvVars(request, context) {
-      if (Object.keys(request.vars).length === 0) throw new ConnectError("vars is required: give at least one variable", Code.InvalidArgument);
+      if (Object.keys(request.vars).length === 0)
+        throw new ConnectError("vars is required: give at least one variable", Code.InvalidArgument);
       checkEntries("vars", request.vars, "required");
       const count = await store.importEnvVars(principalOf(context).orgId, request.vars);
       return { count };
@@ -108,7 +111,10 @@ export function createScriptService(options: ScriptServiceOptions): Partial<Scri
       checkEntries("set", request.set, "allowed");
       checkDeletions(request.delete, request.set);
       await requireScript(principalOf(context).orgId, request.name);
-      const vars = await store.updateScriptEnv(principalOf(context).orgId, request.name, { set: request.set, delete: request.delete });
+      const vars = await store.updateScriptEnv(principalOf(context).orgId, request.name, {
+        set: request.set,
+        delete: request.delete,
+      });
       return { vars };
     },
   };

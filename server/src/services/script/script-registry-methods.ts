@@ -2,7 +2,12 @@ import { createHash } from "node:crypto";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ScriptContractSchema } from "../../../../gen/platform/script/v1/catalog_pb.js";
-import { ScriptSchema, ScriptVersionSchema, type Script, type ScriptVersion } from "../../../../gen/platform/script/v1/script_pb.js";
+import {
+  ScriptSchema,
+  ScriptVersionSchema,
+  type Script,
+  type ScriptVersion,
+} from "../../../../gen/platform/script/v1/script_pb.js";
 import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
 import { principalOf } from "../../auth/principal.js";
 import type { Database } from "../../db/database.js";
@@ -19,7 +24,10 @@ import { createScriptStore, type ScriptRow, type ScriptVersionRow } from "./scri
 /** Largest script source accepted, as the contract says. */
 const MAX_SOURCE_BYTES = 1024 * 1024;
 
-type RegistryMethods = Pick<ScriptServiceImplementation, "createScript" | "getScript" | "listScripts" | "activateScriptVersion">;
+type RegistryMethods = Pick<
+  ScriptServiceImplementation,
+  "createScript" | "getScript" | "listScripts" | "activateScriptVersion"
+>;
 
 /** Publishing and reading scripts: the versioned documents threads run. */
 export function createScriptRegistryMethods({ db, box }: { db: Database; box: SecretBox }): RegistryMethods {
@@ -65,12 +73,20 @@ export function createScriptRegistryMethods({ db, box }: { db: Database; box: Se
     async getScript(request, context) {
       const { orgId } = principalOf(context);
       checkScriptName("name", request.name);
-      if (request.version < 0) throw new ConnectError("version must be 0 (the active version) or a version number", Code.InvalidArgument);
+      if (request.version < 0)
+        throw new ConnectError("version must be 0 (the active version) or a version number", Code.InvalidArgument);
       const script = await scripts.get(orgId, request.name);
       if (!script) throw notFound(request.name);
       const version = await scripts.getVersion(orgId, request.name, request.version);
-      if (!version) throw new ConnectError(`script ${JSON.stringify(request.name)} has no version ${request.version}`, Code.NotFound);
-      return { script: toScriptMessage(script, await activeVersion(orgId, script)), version: toVersionMessage(version) };
+      if (!version)
+        throw new ConnectError(
+          `script ${JSON.stringify(request.name)} has no version ${request.version}`,
+          Code.NotFound,
+        );
+      return {
+        script: toScriptMessage(script, await activeVersion(orgId, script)),
+        version: toVersionMessage(version),
+      };
     },
 
     async listScripts(request, context) {
@@ -80,23 +96,32 @@ export function createScriptRegistryMethods({ db, box }: { db: Database; box: Se
       const rows = await scripts.list(orgId, after, pageSize + 1);
       const page = rows.slice(0, pageSize);
       const items = await Promise.all(page.map(async (row) => toScriptMessage(row, await activeVersion(orgId, row))));
-      return { scripts: items, nextPageToken: rows.length > pageSize ? encodePageToken("ListScripts", page.at(-1)!.name) : "" };
+      return {
+        scripts: items,
+        nextPageToken: rows.length > pageSize ? encodePageToken("ListScripts", page.at(-1)!.name) : "",
+      };
     },
 
     async activateScriptVersion(request, context) {
       const { orgId } = principalOf(context);
       checkScriptName("name", request.name);
-      if (request.version < 1) throw new ConnectError("version must be a published version number (1 or more)", Code.InvalidArgument);
+      if (request.version < 1)
+        throw new ConnectError("version must be a published version number (1 or more)", Code.InvalidArgument);
       if (!(await scripts.get(orgId, request.name))) throw notFound(request.name);
       const script = await scripts.activate(orgId, request.name, request.version);
-      if (!script) throw new ConnectError(`script ${JSON.stringify(request.name)} has no version ${request.version}`, Code.NotFound);
+      if (!script)
+        throw new ConnectError(
+          `script ${JSON.stringify(request.name)} has no version ${request.version}`,
+          Code.NotFound,
+        );
       return toScriptMessage(script, await activeVersion(orgId, script));
     },
   };
 
   async function activeVersion(orgId: string, script: ScriptRow): Promise<ScriptVersionRow> {
     const version = await scripts.getVersion(orgId, script.name, script.activeVersion);
-    if (!version) throw new ConnectError(`script ${script.name} lost its active version ${script.activeVersion}`, Code.Internal);
+    if (!version)
+      throw new ConnectError(`script ${script.name} lost its active version ${script.activeVersion}`, Code.Internal);
     return version;
   }
 }
@@ -106,7 +131,10 @@ function notFound(name: string): ConnectError {
 }
 
 function contractMessage(row: ScriptVersionRow) {
-  return create(ScriptContractSchema, { inputs: row.contract.inputs as JsonObject, outputs: row.contract.outputs as JsonObject });
+  return create(ScriptContractSchema, {
+    inputs: row.contract.inputs as JsonObject,
+    outputs: row.contract.outputs as JsonObject,
+  });
 }
 
 function toScriptMessage(row: ScriptRow, active: ScriptVersionRow): Script {

@@ -1,5 +1,17 @@
 import { sql } from "drizzle-orm";
-import { boolean, check, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uuid, type AnyPgColumn } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  check,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uuid,
+  type AnyPgColumn,
+} from "drizzle-orm/pg-core";
 import { bytea, epochMs, nowMs } from "../../db/column-types.js";
 import { storedJson } from "../../db/stored-json.js";
 import { organizations } from "../../auth/auth-schema.js";
@@ -53,7 +65,10 @@ export const scriptEnvVars = pgTable(
     plaintextValue: text("value"),
     updatedAt: epochMs("updated_at").notNull().default(nowMs),
   },
-  (t) => [primaryKey({ columns: [t.orgId, t.scriptName, t.key] }), sealedOrPlaintext("script_env_vars_sealed_or_plaintext", t)],
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.scriptName, t.key] }),
+    sealedOrPlaintext("script_env_vars_sealed_or_plaintext", t),
+  ],
 );
 
 /** Scripts of the script service: a name and the version threads run when they ask for 0. */
@@ -83,7 +98,9 @@ export const scriptVersions = pgTable(
     sourceSha256: text("source_sha256").notNull(),
     description: text("description").notNull().default(""),
     /** The contract's JSON Schemas, `{inputs, outputs}`. */
-    contract: jsonb("contract").$type<{ inputs: Record<string, unknown>; outputs: Record<string, unknown> }>().notNull(),
+    contract: jsonb("contract")
+      .$type<{ inputs: Record<string, unknown>; outputs: Record<string, unknown> }>()
+      .notNull(),
     toolsRequired: text("tools_required").array().notNull(),
     createdAt: epochMs("created_at").notNull().default(nowMs),
   },
@@ -150,7 +167,10 @@ export const threads = pgTable(
     /** Last `yielded` sequence. */
     yieldSequence: integer("yield_sequence").notNull().default(0),
   },
-  (t) => [index("threads_runnable_idx").on(t.status, t.runAfter), index("threads_org_created_idx").on(t.orgId, t.createdAt)],
+  (t) => [
+    index("threads_runnable_idx").on(t.status, t.runAfter),
+    index("threads_org_created_idx").on(t.orgId, t.createdAt),
+  ],
 );
 
 /** Every step a thread ran or is running, by its hierarchical path: the durable record replays read. */
@@ -251,7 +271,10 @@ export const threadCallbacks = pgTable(
     createdAt: epochMs("created_at").notNull().default(nowMs),
     deliveredAt: epochMs("delivered_at").notNull().default(0),
   },
-  (t) => [index("thread_callbacks_due_idx").on(t.status, t.nextAttemptAt), index("thread_callbacks_thread_idx").on(t.threadId)],
+  (t) => [
+    index("thread_callbacks_due_idx").on(t.status, t.nextAttemptAt),
+    index("thread_callbacks_thread_idx").on(t.threadId),
+  ],
 );
 
 /**

@@ -46,7 +46,9 @@ describe(`script store (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded
 
   it("keeps concurrent publications of a new script consistent", async () => {
     const org = await database.createOrganization();
-    const results = await Promise.all(["a", "b", "c", "d"].map((source) => store.publish(org, publication("race", source))));
+    const results = await Promise.all(
+      ["a", "b", "c", "d"].map((source) => store.publish(org, publication("race", source))),
+    );
     expect(results.filter((r) => r.published)).toHaveLength(4);
     expect((await store.get(org, "race"))?.latestVersion).toBe(4);
   });

@@ -21,7 +21,11 @@ export interface ScriptStore {
    * latest version publishes nothing. `alsoInTransaction` runs in the same transaction (the
    * environment seed), so a failure there publishes nothing either.
    */
-  publish(orgId: string, publication: ScriptPublication, alsoInTransaction?: (tx: Database) => Promise<void>): Promise<{ script: ScriptRow; published: boolean }>;
+  publish(
+    orgId: string,
+    publication: ScriptPublication,
+    alsoInTransaction?: (tx: Database) => Promise<void>,
+  ): Promise<{ script: ScriptRow; published: boolean }>;
   get(orgId: string, name: string): Promise<ScriptRow | undefined>;
   /** One version; 0 means the active one. */
   getVersion(orgId: string, name: string, version: number): Promise<ScriptVersionRow | undefined>;
@@ -40,11 +44,17 @@ export function createScriptStore(db: Database): ScriptStore {
     publish(orgId, publication, alsoInTransaction) {
       return db.transaction(async (tx) => {
         // A first publication inserts the row; a concurrent one waits on the key, then finds it.
-        await tx.insert(scripts).values({ orgId, name: publication.name, activeVersion: 0, latestVersion: 0 }).onConflictDoNothing();
+        await tx
+          .insert(scripts)
+          .values({ orgId, name: publication.name, activeVersion: 0, latestVersion: 0 })
+          .onConflictDoNothing();
         const [current] = await tx.select().from(scripts).where(scriptKey(orgId, publication.name)).for("update");
         if (!current) throw new Error(`script ${publication.name} vanished inside its own transaction`);
         if (current.latestVersion > 0) {
-          const [latest] = await tx.select().from(scriptVersions).where(versionKey(orgId, publication.name, current.latestVersion));
+          const [latest] = await tx
+            .select()
+            .from(scriptVersions)
+            .where(versionKey(orgId, publication.name, current.latestVersion));
           if (latest?.sourceSha256 === publication.sourceSha256) {
             await alsoInTransaction?.(tx as unknown as Database);
             return { script: current, published: false };
@@ -63,7 +73,11 @@ export function createScriptStore(db: Database): ScriptStore {
         });
         const [script] = await tx
           .update(scripts)
-          .set({ activeVersion: version, latestVersion: version, updatedAt: sql`(extract(epoch from statement_timestamp()) * 1000)::bigint` })
+          .set({
+            activeVersion: version,
+            latestVersion: version,
+            updatedAt: sql`(extract(epoch from statement_timestamp()) * 1000)::bigint`,
+          })
           .where(scriptKey(orgId, publication.name))
           .returning();
         await alsoInTransaction?.(tx as unknown as Database);
@@ -83,7 +97,10 @@ export function createScriptStore(db: Database): ScriptStore {
         if (!script) return undefined;
         wanted = script.activeVersion;
       }
-      const [row] = await db.select().from(scriptVersions).where(versionKey(orgId, name, wanted));
+      const [row] = await db
+        .select()
+        .from(scriptVersions)
+        .where(versionKey(orgId, name, wanted));
       return row;
     },
 
@@ -91,13 +108,22 @@ export function createScriptStore(db: Database): ScriptStore {
       return db
         .select()
         .from(scripts)
-        .where(and(eq(scripts.orgId, orgId), gt(scripts.latestVersion, 0), afterName === "" ? undefined : gt(sql`${scripts.name} collate "C"`, afterName)))
+        .where(
+          and(
+            eq(scripts.orgId, orgId),
+            gt(scripts.latestVersion, 0),
+            afterName === "" ? undefined : gt(sql`${scripts.name} collate "C"`, afterName),
+          ),
+        )
         .orderBy(asc(sql`${scripts.name} collate "C"`))
         .limit(limit);
     },
 
     async activate(orgId, name, version) {
-      const [exists] = await db.select({ version: scriptVersions.version }).from(scriptVersions).where(versionKey(orgId, name, version));
+      const [exists] = await db
+        .select({ version: scriptVersions.version })
+        .from(scriptVersions)
+        .where(versionKey(orgId, name, version));
       if (!exists) return undefined;
       const [row] = await db
         .update(scripts)

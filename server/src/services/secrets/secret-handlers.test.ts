@@ -1,6 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  createHandlerContext,
+  type HandlerContext,
+} from "@connectrpc/connect";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -50,10 +56,15 @@ async function caller() {
     orgId,
     createSecret: async (init: MessageInitShape<typeof CreateSecretRequestSchema>) =>
       create(CreateSecretResponseSchema, await service.createSecret(create(CreateSecretRequestSchema, init), context)),
-    getSecret: async (name: string) => create(GetSecretResponseSchema, await service.getSecret(create(GetSecretRequestSchema, { name }), context)),
-    listSecrets: async () => create(ListSecretsResponseSchema, await service.listSecrets(create(ListSecretsRequestSchema), context)),
+    getSecret: async (name: string) =>
+      create(GetSecretResponseSchema, await service.getSecret(create(GetSecretRequestSchema, { name }), context)),
+    listSecrets: async () =>
+      create(ListSecretsResponseSchema, await service.listSecrets(create(ListSecretsRequestSchema), context)),
     deleteSecret: async (name: string) =>
-      create(DeleteSecretResponseSchema, await service.deleteSecret(create(DeleteSecretRequestSchema, { name }), context)),
+      create(
+        DeleteSecretResponseSchema,
+        await service.deleteSecret(create(DeleteSecretRequestSchema, { name }), context),
+      ),
   };
 }
 
@@ -82,7 +93,10 @@ describe(`secret service (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
 
     const read = await org.getSecret("git-deploy");
     expect(read.name).toBe("git-deploy");
-    expect(read.value!.value).toEqual({ case: "gitSecret", value: expect.objectContaining({ username: "deployer", token: "ghp_first" }) });
+    expect(read.value!.value).toEqual({
+      case: "gitSecret",
+      value: expect.objectContaining({ username: "deployer", token: "ghp_first" }),
+    });
     expect(read.metadata).toEqual(created.metadata);
 
     await org.createSecret({ name: "registry", value: registryValue("pw", "registry.example.com") });
@@ -91,7 +105,9 @@ describe(`secret service (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
       ["git-deploy", "git_secret"],
       ["registry", "registry_secret"],
     ]);
-    expect(JSON.stringify(listed, (_key, value: unknown) => (typeof value === "bigint" ? String(value) : value))).not.toMatch(/ghp_first|"pw"|deployer|robot/);
+    expect(
+      JSON.stringify(listed, (_key, value: unknown) => (typeof value === "bigint" ? String(value) : value)),
+    ).not.toMatch(/ghp_first|"pw"|deployer|robot/);
 
     expect((await org.deleteSecret("git-deploy")).deleted).toBe(true);
     expect((await org.deleteSecret("git-deploy")).deleted).toBe(false);
@@ -105,8 +121,13 @@ describe(`secret service (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
     const org = await caller();
     await org.createSecret({ name: "hub", value: registryValue("pw-hub") });
     await org.createSecret({ name: "private", value: registryValue("pw-private", "registry.example.com:5000") });
-    expect((await org.getSecret("hub")).value!.value).toEqual({ case: "registrySecret", value: expect.objectContaining({ username: "robot", password: "pw-hub", serverAddress: "" }) });
-    expect((await org.getSecret("private")).value!.value).toMatchObject({ value: { serverAddress: "registry.example.com:5000" } });
+    expect((await org.getSecret("hub")).value!.value).toEqual({
+      case: "registrySecret",
+      value: expect.objectContaining({ username: "robot", password: "pw-hub", serverAddress: "" }),
+    });
+    expect((await org.getSecret("private")).value!.value).toMatchObject({
+      value: { serverAddress: "registry.example.com:5000" },
+    });
   });
 
   it("rotates a slot in place: created_at stays, updated_at moves forward, the new value and type win", async () => {
@@ -115,7 +136,10 @@ describe(`secret service (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
     const second = (await org.createSecret({ name: "creds", value: gitValue("new-token") })).metadata!;
     expect(second.createdAtMs).toBe(first.createdAtMs);
     expect(second.updatedAtMs).toBeGreaterThan(first.updatedAtMs);
-    expect((await org.getSecret("creds")).value!.value).toMatchObject({ case: "gitSecret", value: { token: "new-token" } });
+    expect((await org.getSecret("creds")).value!.value).toMatchObject({
+      case: "gitSecret",
+      value: { token: "new-token" },
+    });
 
     const third = (await org.createSecret({ name: "creds", value: registryValue("pw") })).metadata!;
     expect(third).toMatchObject({ type: "registry_secret", createdAtMs: first.createdAtMs });
@@ -128,7 +152,8 @@ describe(`secret service (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
     const first = (await org.createSecret({ name: "same", value: registryValue("pw", "r.example.com") })).metadata!;
     const again = (await org.createSecret({ name: "same", value: registryValue("pw", "r.example.com") })).metadata!;
     expect(again).toEqual(first);
-    const changed = (await org.createSecret({ name: "same", value: registryValue("pw", "other.example.com") })).metadata!;
+    const changed = (await org.createSecret({ name: "same", value: registryValue("pw", "other.example.com") }))
+      .metadata!;
     expect(changed.updatedAtMs).toBeGreaterThan(first.updatedAtMs);
   });
 
@@ -184,8 +209,14 @@ describe(`secret service (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
     const org = await caller();
     await org.createSecret({ name: "source", value: gitValue("copied-token") });
     await org.createSecret({ name: "target", value: gitValue("target-token") });
-    const [source] = await database.db.select({ sealedValue: secrets.sealedValue }).from(secrets).where(and(eq(secrets.orgId, org.orgId), eq(secrets.name, "source")));
-    await database.db.update(secrets).set({ sealedValue: source!.sealedValue }).where(and(eq(secrets.orgId, org.orgId), eq(secrets.name, "target")));
+    const [source] = await database.db
+      .select({ sealedValue: secrets.sealedValue })
+      .from(secrets)
+      .where(and(eq(secrets.orgId, org.orgId), eq(secrets.name, "source")));
+    await database.db
+      .update(secrets)
+      .set({ sealedValue: source!.sealedValue })
+      .where(and(eq(secrets.orgId, org.orgId), eq(secrets.name, "target")));
 
     const error = await connectErrorOf(() => org.getSecret("target"));
     expect(error.code).toBe(Code.Internal);
@@ -200,7 +231,10 @@ describe(`secret service (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
     const orgA = await caller();
     const orgB = await caller();
     await orgA.createSecret({ name: "moved", value: gitValue("token-of-a") });
-    await database.db.update(secrets).set({ orgId: orgB.orgId }).where(and(eq(secrets.orgId, orgA.orgId), eq(secrets.name, "moved")));
+    await database.db
+      .update(secrets)
+      .set({ orgId: orgB.orgId })
+      .where(and(eq(secrets.orgId, orgA.orgId), eq(secrets.name, "moved")));
 
     const error = await connectErrorOf(() => orgB.getSecret("moved"));
     expect(error.code).toBe(Code.Internal);
@@ -223,10 +257,22 @@ describe(`secret service (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
       [{ name: "ünïcode", value: gitValue("t") }, /^name must be/],
       [{ name: "ok" }, /^value is required: set exactly one of value.git_secret or value.registry_secret/],
       [{ name: "ok", value: {} }, /^value is required/],
-      [{ name: "ok", value: { value: { case: "gitSecret", value: { token: "secret-token" } } } }, /^value.git_secret.username is required/],
-      [{ name: "ok", value: { value: { case: "gitSecret", value: { username: "u" } } } }, /^value.git_secret.token is required/],
-      [{ name: "ok", value: { value: { case: "registrySecret", value: { password: "secret-pw" } } } }, /^value.registry_secret.username is required/],
-      [{ name: "ok", value: { value: { case: "registrySecret", value: { username: "u" } } } }, /^value.registry_secret.password is required/],
+      [
+        { name: "ok", value: { value: { case: "gitSecret", value: { token: "secret-token" } } } },
+        /^value.git_secret.username is required/,
+      ],
+      [
+        { name: "ok", value: { value: { case: "gitSecret", value: { username: "u" } } } },
+        /^value.git_secret.token is required/,
+      ],
+      [
+        { name: "ok", value: { value: { case: "registrySecret", value: { password: "secret-pw" } } } },
+        /^value.registry_secret.username is required/,
+      ],
+      [
+        { name: "ok", value: { value: { case: "registrySecret", value: { username: "u" } } } },
+        /^value.registry_secret.password is required/,
+      ],
     ];
     for (const [request, message] of cases) {
       const error = await connectErrorOf(() => org.createSecret(request));
@@ -245,7 +291,9 @@ describe(`secret service (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
   });
 
   it("needs an authenticated caller", async () => {
-    const error = await connectErrorOf(async () => service.listSecrets(create(ListSecretsRequestSchema), contextOf(undefined)));
+    const error = await connectErrorOf(async () =>
+      service.listSecrets(create(ListSecretsRequestSchema), contextOf(undefined)),
+    );
     expect(error.code).toBe(Code.Unauthenticated);
   });
 });

@@ -34,7 +34,11 @@ export function createSecretService({ db, box }: SecretServiceOptions): SecretSe
         const existing = await slots.getForUpdate(orgId, name);
         // "Repeating the call with the same value leaves the same state": a retry does not
         // count as a rotation. A value that no longer opens (the key changed) is simply replaced.
-        if (existing && existing.type === type && sameBytes(openOrUndefined(box, existing.sealedValue, aad), plaintext)) {
+        if (
+          existing &&
+          existing.type === type &&
+          sameBytes(openOrUndefined(box, existing.sealedValue, aad), plaintext)
+        ) {
           return existing;
         }
         return slots.upsert(orgId, { name, type, sealedValue: box.seal(plaintext, aad) });
@@ -118,6 +122,8 @@ function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
   return a !== undefined && Buffer.compare(a, b) === 0;
 }
 
-function metadataMessage(row: SecretMetadataRow): Pick<SecretMetadata, "name" | "type" | "createdAtMs" | "updatedAtMs"> {
+function metadataMessage(
+  row: SecretMetadataRow,
+): Pick<SecretMetadata, "name" | "type" | "createdAtMs" | "updatedAtMs"> {
   return { name: row.name, type: row.type, createdAtMs: BigInt(row.createdAt), updatedAtMs: BigInt(row.updatedAt) };
 }

@@ -16,7 +16,12 @@ describe(`secret store (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded
   it("inserts, reads back and replaces a slot, keeping created_at and moving updated_at", async () => {
     const orgId = await database.createOrganization();
     const created = await store.upsert(orgId, { name: "deploy", type: "git_secret", sealedValue: bytes("one") });
-    expect(created).toEqual({ name: "deploy", type: "git_secret", createdAt: expect.any(Number), updatedAt: expect.any(Number) });
+    expect(created).toEqual({
+      name: "deploy",
+      type: "git_secret",
+      createdAt: expect.any(Number),
+      updatedAt: expect.any(Number),
+    });
     expect(created.updatedAt).toBeGreaterThanOrEqual(created.createdAt);
     expect(Math.abs(created.createdAt - Date.now())).toBeLessThan(60_000);
 
@@ -33,7 +38,11 @@ describe(`secret store (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded
     const orgId = await database.createOrganization();
     let previous = (await store.upsert(orgId, { name: "fast", type: "git_secret", sealedValue: bytes("0") })).updatedAt;
     for (let write = 1; write <= 20; write++) {
-      const { updatedAt } = await store.upsert(orgId, { name: "fast", type: "git_secret", sealedValue: bytes(String(write)) });
+      const { updatedAt } = await store.upsert(orgId, {
+        name: "fast",
+        type: "git_secret",
+        sealedValue: bytes(String(write)),
+      });
       expect(updatedAt).toBeGreaterThan(previous);
       previous = updatedAt;
     }

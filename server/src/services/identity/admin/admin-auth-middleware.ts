@@ -23,12 +23,18 @@ export function createAdminAuthMiddleware(db: Database): RestMiddleware {
     const principal = await authenticate(db, call.context.requestHeader.get("authorization"));
     const organization = call.context.requestHeader.get(organizationHeader)?.trim();
     if (organization && organization !== principal.orgName) {
-      throw new ConnectError(`${organizationHeader} "${organization.slice(0, 63)}" is not the organization of this API key`, Code.PermissionDenied);
+      throw new ConnectError(
+        `${organizationHeader} "${organization.slice(0, 63)}" is not the organization of this API key`,
+        Code.PermissionDenied,
+      );
     }
     const needed = call.operation.httpMethod === "GET" ? IDENTITY_VIEWER_ROLE : IDENTITY_ADMIN_ROLE;
     if (!holdsRole(principal.roles, needed)) {
       const held = principal.roles.size === 0 ? "no roles" : [...principal.roles].join(", ");
-      throw new ConnectError(`${call.operation.operationId} needs the role ${needed} (or a role including it); this API key has ${held}`, Code.PermissionDenied);
+      throw new ConnectError(
+        `${call.operation.operationId} needs the role ${needed} (or a role including it); this API key has ${held}`,
+        Code.PermissionDenied,
+      );
     }
     call.context.values.set(principalKey, principal);
     return next(call);

@@ -40,7 +40,10 @@ function checkUrls(schema: SchemaNode, value: unknown, field: string): void {
     value.forEach((item, index) => checkUrls(schema.items as SchemaNode, item, `${field}[${index}]`));
   } else if (typeof value === "object" && value !== null && !Array.isArray(value)) {
     const properties = (schema.properties ?? {}) as Readonly<Record<string, SchemaNode>>;
-    const rest = typeof schema.additionalProperties === "object" && schema.additionalProperties !== null ? (schema.additionalProperties as SchemaNode) : undefined;
+    const rest =
+      typeof schema.additionalProperties === "object" && schema.additionalProperties !== null
+        ? (schema.additionalProperties as SchemaNode)
+        : undefined;
     for (const [key, member] of Object.entries(value)) {
       const memberSchema = properties[key] ?? rest;
       if (memberSchema) checkUrls(memberSchema, member, `${field}.${key}`);

@@ -29,7 +29,12 @@ export function poolNotFound(name: string): ConnectError {
  * a missing one. `mutating` calls are refused with 503 and Retry-After while the pool's user store
  * is locked for a migration.
  */
-export async function adminPool(deps: AdminDeps, context: IdentityAdminContext, name: string, options: { readonly mutating: boolean }): Promise<PoolContext> {
+export async function adminPool(
+  deps: AdminDeps,
+  context: IdentityAdminContext,
+  name: string,
+  options: { readonly mutating: boolean },
+): Promise<PoolContext> {
   const caller = callerOf(context);
   const record = await deps.pools.get(caller.orgId, name);
   if (!record) throw poolNotFound(name);

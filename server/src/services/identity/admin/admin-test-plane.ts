@@ -23,19 +23,32 @@ export interface AdminTestPlane {
   caller(roles?: readonly string[]): Promise<TestCaller>;
   /** Another key of the same organization. */
   keyOf(caller: TestCaller, roles: readonly string[]): Promise<Record<string, string>>;
-  request(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }>;
+  request(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: unknown,
+  ): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
 export const TEST_IDENTITY_URL = "https://id.example";
 
 /** The admin plane over HTTP on a test database, as the api listener serves it, for handler tests. */
-export async function openAdminTestPlane(options: { readonly connectUserStore?: ((url: string) => UserStoreConnection) | undefined } = {}): Promise<AdminTestPlane> {
+export async function openAdminTestPlane(
+  options: { readonly connectUserStore?: ((url: string) => UserStoreConnection) | undefined } = {},
+): Promise<AdminTestPlane> {
   const fixture = await openIdentityTestFixture();
   const logger = createLogger();
-  const services = createIdentityServices(fixture.database.db, fixture.box, { logger, ...(options.connectUserStore ? { connectUserStore: options.connectUserStore } : {}) });
+  const services = createIdentityServices(fixture.database.db, fixture.box, {
+    logger,
+    ...(options.connectUserStore ? { connectUserStore: options.connectUserStore } : {}),
+  });
   const pageTokens = createPageTokenSigner(randomBytes(32));
-  const plane = createIdentityAdminPlane({ services, pools: fixture.pools, identityUrl: () => TEST_IDENTITY_URL }, { logger, readMaxBytes: 1 << 20, pageTokens });
+  const plane = createIdentityAdminPlane(
+    { services, pools: fixture.pools, identityUrl: () => TEST_IDENTITY_URL },
+    { logger, readMaxBytes: 1 << 20, pageTokens },
+  );
   const server: Server = createServer(plane.nodeHandler());
   server.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
@@ -61,7 +74,11 @@ export async function openAdminTestPlane(options: { readonly connectUserStore?: 
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await response.text();
-      return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+      };
     },
     async close() {
       server.close();

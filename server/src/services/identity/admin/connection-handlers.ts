@@ -6,7 +6,10 @@ import { adminPool, type AdminDeps } from "./admin-pool-access.js";
 import { readAdminDocument } from "./admin-document.js";
 import { isoTime } from "./pool-view.js";
 
-type ConnectionOperations = Pick<IdentityAdminImplementation, "listConnections" | "upsertConnection" | "deleteConnection">;
+type ConnectionOperations = Pick<
+  IdentityAdminImplementation,
+  "listConnections" | "upsertConnection" | "deleteConnection"
+>;
 
 /** A pool's sign-in connections, one per kind; `local` is the kind that signs anyone in. */
 export function createConnectionHandlers(deps: AdminDeps): ConnectionOperations {
@@ -20,12 +23,16 @@ export function createConnectionHandlers(deps: AdminDeps): ConnectionOperations 
     async upsertConnection({ path, body }, context) {
       const pool = await adminPool(deps, context, path.pool, { mutating: true });
       const config = readAdminDocument("configJson", body.configJson);
-      return { status: 200, body: connectionView(await connections.upsert(pool.ref, { kind: body.kind, config, enabled: body.enabled })) };
+      return {
+        status: 200,
+        body: connectionView(await connections.upsert(pool.ref, { kind: body.kind, config, enabled: body.enabled })),
+      };
     },
 
     async deleteConnection({ path }, context) {
       const pool = await adminPool(deps, context, path.pool, { mutating: true });
-      if (!(await connections.delete(pool.ref, path.kind))) throw new ConnectError(`connection "${path.kind}" not found`, Code.NotFound);
+      if (!(await connections.delete(pool.ref, path.kind)))
+        throw new ConnectError(`connection "${path.kind}" not found`, Code.NotFound);
       return { status: 200, body: {} };
     },
   };

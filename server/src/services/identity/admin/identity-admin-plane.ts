@@ -1,4 +1,7 @@
-import { createIdentityAdminHandler, type IdentityAdminImplementation } from "../../../../../gen/openapi/identity-admin/handler.js";
+import {
+  createIdentityAdminHandler,
+  type IdentityAdminImplementation,
+} from "../../../../../gen/openapi/identity-admin/handler.js";
 import type { RestMiddleware, RestPlaneHandler } from "@platform/codegen/runtime/server";
 import type { PageTokenSigner } from "../../../pagination/page-token-signer.js";
 import type { Logger } from "../../../log/logger.js";
@@ -53,7 +56,11 @@ export interface IdentityAdminPlaneOptions {
 
 export function createIdentityAdminPlane(deps: AdminDeps, options: IdentityAdminPlaneOptions): RestPlaneHandler {
   return createIdentityAdminHandler(createIdentityAdminImplementation(deps), {
-    middleware: [options.pageTokens.middleware, createAdminAuthMiddleware(deps.services.db), forgetWrittenPools(deps.services.poolCache)],
+    middleware: [
+      options.pageTokens.middleware,
+      createAdminAuthMiddleware(deps.services.db),
+      forgetWrittenPools(deps.services.poolCache),
+    ],
     readMaxBytes: options.readMaxBytes,
     onUnexpectedError: (error, where) => options.logger.error("identity admin operation failed", { ...where, error }),
   });

@@ -26,9 +26,22 @@ async function poolOnTarget(name: string) {
   expect(pointed.status).toBe(200);
   expect(pointed.body.userStore).toMatchObject({ kind: "USER_STORE_KIND_POSTGRES" });
   expect(JSON.stringify(pointed.body)).not.toContain("secret");
-  expect((await plane.request("POST", `/pools/${name}/users`, acme.headers, { email: `${name}@example.com`, password: "correct horse battery" })).status).toBe(200);
+  expect(
+    (
+      await plane.request("POST", `/pools/${name}/users`, acme.headers, {
+        email: `${name}@example.com`,
+        password: "correct horse battery",
+      })
+    ).status,
+  ).toBe(200);
   const poolId = (await plane.fixture.pools.get(acme.orgId, name))!.id;
-  return async () => (await target.db.select({ id: identityUsers.id }).from(identityUsers).where(and(eq(identityUsers.orgId, acme.orgId), eq(identityUsers.poolId, poolId)))).length;
+  return async () =>
+    (
+      await target.db
+        .select({ id: identityUsers.id })
+        .from(identityUsers)
+        .where(and(eq(identityUsers.orgId, acme.orgId), eq(identityUsers.poolId, poolId)))
+    ).length;
 }
 
 describe(`user-store operations on the admin plane (${engineName})`, () => {

@@ -39,10 +39,22 @@ describe(`pool handlers (${engineName})`, () => {
     // Documents are stored as jsonb: members come back equal, not necessarily in the order sent.
     const doc = (body: Record<string, unknown>, field: string) => JSON.parse(body[field] as string) as unknown;
     const policies = { cors_allowed_origins: ["https://app.example"], password: { min_length: 12 } };
-    expect(doc((await plane.request("PATCH", "/pools/docs", acme.headers, { policiesJson: JSON.stringify(policies) })).body, "policiesJson")).toEqual(policies);
-    const branded = (await plane.request("PATCH", "/pools/docs", acme.headers, { brandingJson: '{"primary_color":"#112233"}' })).body;
-    expect([doc(branded, "policiesJson"), doc(branded, "brandingJson")]).toEqual([policies, { primary_color: "#112233" }]);
-    expect((await plane.request("PATCH", "/pools/docs", acme.headers, { policiesJson: "{}" })).body.policiesJson).toBe("{}");
+    expect(
+      doc(
+        (await plane.request("PATCH", "/pools/docs", acme.headers, { policiesJson: JSON.stringify(policies) })).body,
+        "policiesJson",
+      ),
+    ).toEqual(policies);
+    const branded = (
+      await plane.request("PATCH", "/pools/docs", acme.headers, { brandingJson: '{"primary_color":"#112233"}' })
+    ).body;
+    expect([doc(branded, "policiesJson"), doc(branded, "brandingJson")]).toEqual([
+      policies,
+      { primary_color: "#112233" },
+    ]);
+    expect((await plane.request("PATCH", "/pools/docs", acme.headers, { policiesJson: "{}" })).body.policiesJson).toBe(
+      "{}",
+    );
 
     const cases: [Record<string, string>, RegExp][] = [
       [{ policiesJson: '{"password":{"min_length":4}}' }, /^body\.policiesJson\.password\.min_length/],
@@ -51,10 +63,19 @@ describe(`pool handlers (${engineName})`, () => {
       [{ settingsJson: "[]" }, /^body\.settingsJson/],
       [{ settingsJson: '{"signup_enabled":"yes"}' }, /^body\.settingsJson\.signup_enabled/],
       // URLs of valid syntax that no browser can open: a port past 65535, a host with a space.
-      [{ brandingJson: '{"logo_url":"https://x.example:99999/a.png"}' }, /^body\.brandingJson\.logo_url: must be a URL a browser can open/],
+      [
+        { brandingJson: '{"logo_url":"https://x.example:99999/a.png"}' },
+        /^body\.brandingJson\.logo_url: must be a URL a browser can open/,
+      ],
       [{ brandingJson: '{"favicon_url":"javascript:alert(1)"}' }, /^body\.brandingJson\.favicon_url/],
-      [{ settingsJson: '{"redirect_uris":["https://app.example/cb","https://app.example:70000/cb"]}' }, /^body\.settingsJson\.redirect_uris\[1\]: must be a URL/],
-      [{ policiesJson: '{"cors_allowed_origins":["https://app.example:123456"]}' }, /^body\.policiesJson\.cors_allowed_origins\[0\]: must be a URL/],
+      [
+        { settingsJson: '{"redirect_uris":["https://app.example/cb","https://app.example:70000/cb"]}' },
+        /^body\.settingsJson\.redirect_uris\[1\]: must be a URL/,
+      ],
+      [
+        { policiesJson: '{"cors_allowed_origins":["https://app.example:123456"]}' },
+        /^body\.policiesJson\.cors_allowed_origins\[0\]: must be a URL/,
+      ],
     ];
     for (const [body, message] of cases) {
       const refused = await plane.request("PATCH", "/pools/docs", acme.headers, body);
@@ -63,16 +84,27 @@ describe(`pool handlers (${engineName})`, () => {
     }
     // A native app's custom-scheme redirect (RFC 8252) is a URL that parses, and is kept.
     const native = { redirect_uris: ["com.example.app:/oauth2redirect", "http://127.0.0.1:8400/cb"] };
-    expect(doc((await plane.request("PATCH", "/pools/docs", acme.headers, { settingsJson: JSON.stringify(native) })).body, "settingsJson")).toEqual(native);
+    expect(
+      doc(
+        (await plane.request("PATCH", "/pools/docs", acme.headers, { settingsJson: JSON.stringify(native) })).body,
+        "settingsJson",
+      ),
+    ).toEqual(native);
   });
 
   it("keeps another organization's pool out of sight", async () => {
     const other = await plane.caller();
     await plane.request("POST", "/pools", other.headers, { name: "theirs" });
-    for (const [method, path] of [["GET", "/pools/theirs"], ["DELETE", "/pools/theirs"], ["POST", "/pools/theirs/rotate-keys"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/pools/theirs"],
+      ["DELETE", "/pools/theirs"],
+      ["POST", "/pools/theirs/rotate-keys"],
+    ] as const) {
       expect((await plane.request(method, path, acme.headers)).status).toBe(404);
     }
-    expect(((await plane.request("GET", "/pools", acme.headers)).body.pools as { name: string }[]).map((p) => p.name)).not.toContain("theirs");
+    expect(
+      ((await plane.request("GET", "/pools", acme.headers)).body.pools as { name: string }[]).map((p) => p.name),
+    ).not.toContain("theirs");
   });
 
   it("answers 503 with Retry-After to mutating calls during locked_delta, and shows the migration", async () => {
@@ -80,17 +112,36 @@ describe(`pool handlers (${engineName})`, () => {
     const at = Date.now();
     await plane.fixture.database.db
       .update(identityPools)
-      .set({ state: "migrating", migration: { phase: "locked_delta", usersTotal: 3, usersCopied: 2, target: { kind: "postgres", host: "db:5432", bucket: "users" }, keepSource: false, startedAt: at, updatedAt: at } })
+      .set({
+        state: "migrating",
+        migration: {
+          phase: "locked_delta",
+          usersTotal: 3,
+          usersCopied: 2,
+          target: { kind: "postgres", host: "db:5432", bucket: "users" },
+          keepSource: false,
+          startedAt: at,
+          updatedAt: at,
+        },
+      })
       .where(eq(identityPools.name, "moving"));
     const read = await plane.request("GET", "/pools/moving", acme.headers);
     expect(read.body).toMatchObject({
       state: "migrating",
-      migration: { phase: "locked_delta", usersTotal: 3, usersCopied: 2, target: { kind: "USER_STORE_KIND_POSTGRES", host: "db:5432", bucket: "users" }, keepSource: false },
+      migration: {
+        phase: "locked_delta",
+        usersTotal: 3,
+        usersCopied: 2,
+        target: { kind: "USER_STORE_KIND_POSTGRES", host: "db:5432", bucket: "users" },
+        keepSource: false,
+      },
     });
     const write = await plane.request("PATCH", "/pools/moving", acme.headers, { displayName: "x" });
     expect([write.status, write.body.code]).toEqual([503, "unavailable"]);
     expect(Number(write.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect((await plane.request("POST", "/pools/moving/users", acme.headers, { email: "a@example.com" })).status).toBe(503);
+    expect((await plane.request("POST", "/pools/moving/users", acme.headers, { email: "a@example.com" })).status).toBe(
+      503,
+    );
     expect((await plane.request("GET", "/pools/moving/users", acme.headers)).status).toBe(200);
     const deleted = await plane.request("DELETE", "/pools/moving", acme.headers);
     expect(deleted.status).toBe(503);

@@ -7,7 +7,10 @@ import { adminPool, callerOf, poolNotFound, type AdminDeps } from "./admin-pool-
 import { readAdminDocument } from "./admin-document.js";
 import { poolView } from "./pool-view.js";
 
-type PoolOperations = Pick<IdentityAdminImplementation, "checkIdentityHealth" | "listPools" | "createPool" | "getPool" | "updatePool" | "deletePool" | "rotatePoolKeys">;
+type PoolOperations = Pick<
+  IdentityAdminImplementation,
+  "checkIdentityHealth" | "listPools" | "createPool" | "getPool" | "updatePool" | "deletePool" | "rotatePoolKeys"
+>;
 
 /** Pools: create, read, the partial update of their documents, delete, key rotation; and the liveness probe. */
 export function createPoolHandlers(deps: AdminDeps): PoolOperations {
@@ -27,7 +30,10 @@ export function createPoolHandlers(deps: AdminDeps): PoolOperations {
       const caller = callerOf(context);
       // The pool and its enabled `local` connection commit together, so a new pool signs users in at once.
       const record = await services.db.transaction(async (tx) => {
-        const created = await createPoolStore(tx).create(caller.orgId, { name: body.name, ...(body.displayName !== undefined ? { displayName: body.displayName } : {}) });
+        const created = await createPoolStore(tx).create(caller.orgId, {
+          name: body.name,
+          ...(body.displayName !== undefined ? { displayName: body.displayName } : {}),
+        });
         await createConnectionStore(tx).upsert(poolRefOf(created), { kind: "local", config: {}, enabled: true });
         return created;
       });
@@ -46,12 +52,21 @@ export function createPoolHandlers(deps: AdminDeps): PoolOperations {
       const pool = await adminPool(deps, context, path.pool, { mutating: true });
       const patch: PoolPatch = {
         ...(body.displayName !== undefined ? { displayName: body.displayName } : {}),
-        ...(body.policiesJson !== undefined ? { policies: readAdminDocument("policiesJson", body.policiesJson, "PoolPolicies") } : {}),
-        ...(body.settingsJson !== undefined ? { settings: readAdminDocument("settingsJson", body.settingsJson, "PoolSettings") } : {}),
-        ...(body.brandingJson !== undefined ? { branding: readAdminDocument("brandingJson", body.brandingJson, "BrandingDocument") } : {}),
-        ...(body.roleCatalogJson !== undefined ? { roleCatalog: readAdminDocument("roleCatalogJson", body.roleCatalogJson, "RoleCatalog") } : {}),
+        ...(body.policiesJson !== undefined
+          ? { policies: readAdminDocument("policiesJson", body.policiesJson, "PoolPolicies") }
+          : {}),
+        ...(body.settingsJson !== undefined
+          ? { settings: readAdminDocument("settingsJson", body.settingsJson, "PoolSettings") }
+          : {}),
+        ...(body.brandingJson !== undefined
+          ? { branding: readAdminDocument("brandingJson", body.brandingJson, "BrandingDocument") }
+          : {}),
+        ...(body.roleCatalogJson !== undefined
+          ? { roleCatalog: readAdminDocument("roleCatalogJson", body.roleCatalogJson, "RoleCatalog") }
+          : {}),
       };
-      const record = Object.keys(patch).length === 0 ? pool.record : await deps.pools.update(caller.orgId, path.pool, patch);
+      const record =
+        Object.keys(patch).length === 0 ? pool.record : await deps.pools.update(caller.orgId, path.pool, patch);
       if (!record) throw poolNotFound(path.pool);
       return { status: 200, body: poolView(deps, caller.orgName, record) };
     },
@@ -62,10 +77,17 @@ export function createPoolHandlers(deps: AdminDeps): PoolOperations {
       if (!record) throw poolNotFound(path.pool);
       assertPoolWritable(record);
       if (record.state === "migrating") {
-        throw new ConnectError(`pool "${path.pool}" has a user-store migration running; abort it first`, Code.FailedPrecondition);
+        throw new ConnectError(
+          `pool "${path.pool}" has a user-store migration running; abort it first`,
+          Code.FailedPrecondition,
+        );
       }
       // A store of the pool's own keeps its users unless asked; the managed store's rows go with the pool.
-      if (body?.wipeBucketData) await services.userStores.erase(poolRefOf(record), { description: record.userStore, sealedUrl: record.sealedUserStoreUrl });
+      if (body?.wipeBucketData)
+        await services.userStores.erase(poolRefOf(record), {
+          description: record.userStore,
+          sealedUrl: record.sealedUserStoreUrl,
+        });
       if (!(await deps.pools.delete(caller.orgId, path.pool))) throw poolNotFound(path.pool);
       return { status: 200, body: {} };
     },

@@ -9,7 +9,13 @@ import { isoTime } from "./pool-view.js";
 
 type TenantOperations = Pick<
   IdentityAdminImplementation,
-  "listTenants" | "createTenant" | "updateTenant" | "deleteTenant" | "setTenantMember" | "removeTenantMember" | "listTenantMembers"
+  | "listTenants"
+  | "createTenant"
+  | "updateTenant"
+  | "deleteTenant"
+  | "setTenantMember"
+  | "removeTenantMember"
+  | "listTenantMembers"
 >;
 
 /**
@@ -41,7 +47,10 @@ export function createTenantHandlers(deps: AdminDeps): TenantOperations {
         ...(body.displayName !== undefined ? { displayName: body.displayName } : {}),
         ...(body.metadataJson !== undefined ? { metadata: readAdminDocument("metadataJson", body.metadataJson) } : {}),
       };
-      const tenant = Object.keys(patch).length === 0 ? await pool.tenants.get(path.tenant) : await pool.tenants.update(path.tenant, patch);
+      const tenant =
+        Object.keys(patch).length === 0
+          ? await pool.tenants.get(path.tenant)
+          : await pool.tenants.update(path.tenant, patch);
       if (!tenant) throw tenantNotFound(path.tenant);
       return { status: 200, body: tenantView(tenant) };
     },
@@ -69,14 +78,27 @@ export function createTenantHandlers(deps: AdminDeps): TenantOperations {
         await revoke(tx, pool.ref, { tenant: path.tenant, userId: path.userId }, "tenant_removed", services.now());
         return true;
       });
-      if (!removed) throw new ConnectError(`user ${JSON.stringify(path.userId.slice(0, 64))} is not a member of tenant "${path.tenant}"`, Code.NotFound);
+      if (!removed)
+        throw new ConnectError(
+          `user ${JSON.stringify(path.userId.slice(0, 64))} is not a member of tenant "${path.tenant}"`,
+          Code.NotFound,
+        );
       return { status: 200, body: {} };
     },
 
     async listTenantMembers({ path, query }, context) {
       const pool = await adminPool(deps, context, path.pool, { mutating: false });
-      const page = await pool.tenants.listMembers(path.tenant, { limit: query.limit, ...(query.cursor !== undefined ? { cursor: query.cursor } : {}) });
-      return { status: 200, body: { members: page.members.map(membershipView), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } };
+      const page = await pool.tenants.listMembers(path.tenant, {
+        limit: query.limit,
+        ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+      });
+      return {
+        status: 200,
+        body: {
+          members: page.members.map(membershipView),
+          ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+        },
+      };
     },
   };
 }
@@ -86,7 +108,12 @@ function tenantNotFound(slug: string): ConnectError {
 }
 
 function tenantView(tenant: TenantRecord): Tenant {
-  return { slug: tenant.slug, displayName: tenant.displayName, metadataJson: JSON.stringify(tenant.metadata), createdAt: isoTime(tenant.createdAt) };
+  return {
+    slug: tenant.slug,
+    displayName: tenant.displayName,
+    metadataJson: JSON.stringify(tenant.metadata),
+    createdAt: isoTime(tenant.createdAt),
+  };
 }
 
 function membershipView(member: MembershipRecord): Membership {

@@ -10,7 +10,16 @@ import { isoTime } from "./pool-view.js";
 
 type UserOperations = Pick<
   IdentityAdminImplementation,
-  "listUsers" | "createUser" | "getUser" | "updateUser" | "deleteUser" | "setUserPassword" | "revokeUserSessions" | "replaceUserRoles" | "setUserBanned" | "listUserTenants"
+  | "listUsers"
+  | "createUser"
+  | "getUser"
+  | "updateUser"
+  | "deleteUser"
+  | "setUserPassword"
+  | "revokeUserSessions"
+  | "replaceUserRoles"
+  | "setUserBanned"
+  | "listUserTenants"
 >;
 
 /** A pool's users: keyset-paginated lists, invitations, soft and hard deletion, passwords, sessions, roles, bans. */
@@ -25,7 +34,10 @@ export function createUserHandlers(deps: AdminDeps): UserOperations {
         ...(query.emailFilter !== undefined ? { emailFilter: query.emailFilter } : {}),
         ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
       });
-      return { status: 200, body: { users: page.users.map(appUserView), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } };
+      return {
+        status: 200,
+        body: { users: page.users.map(appUserView), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) },
+      };
     },
 
     async createUser({ path, body }, context) {
@@ -41,13 +53,22 @@ export function createUserHandlers(deps: AdminDeps): UserOperations {
 
     async getUser({ path }, context) {
       const pool = await adminPool(deps, context, path.pool, { mutating: false });
-      return { status: 200, body: appUserView(found(path.userId, await pool.users.get(path.userId, { includeDeleted: true }))) };
+      return {
+        status: 200,
+        body: appUserView(found(path.userId, await pool.users.get(path.userId, { includeDeleted: true }))),
+      };
     },
 
     async updateUser({ path, body }, context) {
       const pool = await adminPool(deps, context, path.pool, { mutating: true });
-      const patch = { ...(body.email !== undefined ? { email: body.email } : {}), ...(body.emailVerified !== undefined ? { emailVerified: body.emailVerified } : {}) };
-      const user = Object.keys(patch).length === 0 ? await pool.users.get(path.userId) : await pool.users.update(path.userId, patch);
+      const patch = {
+        ...(body.email !== undefined ? { email: body.email } : {}),
+        ...(body.emailVerified !== undefined ? { emailVerified: body.emailVerified } : {}),
+      };
+      const user =
+        Object.keys(patch).length === 0
+          ? await pool.users.get(path.userId)
+          : await pool.users.update(path.userId, patch);
       return { status: 200, body: appUserView(found(path.userId, user)) };
     },
 
@@ -59,8 +80,12 @@ export function createUserHandlers(deps: AdminDeps): UserOperations {
 
     async setUserPassword({ path, body }, context) {
       const pool = await adminPool(deps, context, path.pool, { mutating: true });
-      const passwordHash = await hashPassword(checkPassword(body.password, pool.settings.passwordMinLength, "body.password"));
-      const user = await pool.users.setPassword(path.userId, passwordHash, { endSessions: body.keepSessions ? false : "password_changed" });
+      const passwordHash = await hashPassword(
+        checkPassword(body.password, pool.settings.passwordMinLength, "body.password"),
+      );
+      const user = await pool.users.setPassword(path.userId, passwordHash, {
+        endSessions: body.keepSessions ? false : "password_changed",
+      });
       found(path.userId, user);
       return { status: 200, body: {} };
     },
@@ -79,7 +104,10 @@ export function createUserHandlers(deps: AdminDeps): UserOperations {
 
     async setUserBanned({ path, body }, context) {
       const pool = await adminPool(deps, context, path.pool, { mutating: true });
-      return { status: 200, body: appUserView(found(path.userId, await pool.users.setBanned(path.userId, body.banned))) };
+      return {
+        status: 200,
+        body: appUserView(found(path.userId, await pool.users.setBanned(path.userId, body.banned))),
+      };
     },
 
     async listUserTenants({ path }, context) {
@@ -88,7 +116,14 @@ export function createUserHandlers(deps: AdminDeps): UserOperations {
       const tenants = await pool.tenants.userTenants(path.userId);
       return {
         status: 200,
-        body: { tenants: tenants.map((t) => ({ slug: t.slug, displayName: t.displayName, roles: t.roles, createdAt: isoTime(t.createdAt) })) },
+        body: {
+          tenants: tenants.map((t) => ({
+            slug: t.slug,
+            displayName: t.displayName,
+            roles: t.roles,
+            createdAt: isoTime(t.createdAt),
+          })),
+        },
       };
     },
   };

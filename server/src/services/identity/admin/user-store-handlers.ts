@@ -3,14 +3,21 @@ import { migrationControl } from "../user-store-migration/migration-control.js";
 import { adminPool, callerOf, type AdminDeps } from "./admin-pool-access.js";
 import { poolView } from "./pool-view.js";
 
-type UserStoreOperations = Pick<IdentityAdminImplementation, "setUserStore" | "startUserStoreMigration" | "abortUserStoreMigration">;
+type UserStoreOperations = Pick<
+  IdentityAdminImplementation,
+  "setUserStore" | "startUserStoreMigration" | "abortUserStoreMigration"
+>;
 
 /**
  * The pool's user store: re-point it (no copy), migrate it live, abort a migration. Abort stays
  * open while the pool is locked: it is how an operator ends a locked phase that takes too long.
  */
 export function createUserStoreHandlers(deps: AdminDeps): UserStoreOperations {
-  const control = migrationControl({ db: deps.services.db, directory: deps.services.userStores, now: deps.services.now });
+  const control = migrationControl({
+    db: deps.services.db,
+    directory: deps.services.userStores,
+    now: deps.services.now,
+  });
   return {
     async setUserStore({ path, body }, context) {
       const pool = await adminPool(deps, context, path.pool, { mutating: true });

@@ -18,10 +18,14 @@ async function linkToken(pool: TestIssuerPool, userId: string, purpose: "verify"
 describe(`issuer account flows (${engineName})`, () => {
   it("signup returns a session, or none when a verified address is required; 409 taken, 403 closed, 400 short password", async () => {
     const open = await plane.pool();
-    const signup = (pool: TestIssuerPool, email: string, password = TEST_PASSWORD) => plane.request("POST", `${pool.issuer}/signup`, { json: { email, password } });
+    const signup = (pool: TestIssuerPool, email: string, password = TEST_PASSWORD) =>
+      plane.request("POST", `${pool.issuer}/signup`, { json: { email, password } });
     const created = await signup(open, "ann@example.com");
     expect(created.status).toBe(200);
-    expect(created.json).toMatchObject({ user: { email: "ann@example.com", email_verified: false }, session: { token_type: "bearer", expires_in: 900 } });
+    expect(created.json).toMatchObject({
+      user: { email: "ann@example.com", email_verified: false },
+      session: { token_type: "bearer", expires_in: 900 },
+    });
     expect((await signup(open, "ANN@example.com")).status).toBe(409);
     const short = await signup(open, "bob@example.com", "short");
     expect([short.status, short.json.error]).toEqual([400, "password must be at least 8 characters"]);
@@ -38,7 +42,8 @@ describe(`issuer account flows (${engineName})`, () => {
     const pool = await plane.pool();
     const user = await plane.user(pool);
     for (const options of [{ json: {} as Record<string, string> }, { form: {} as Record<string, string> }]) {
-      const ask = (email: string) => plane.request("POST", `${pool.issuer}/recover`, "json" in options ? { json: { email } } : { form: { email } });
+      const ask = (email: string) =>
+        plane.request("POST", `${pool.issuer}/recover`, "json" in options ? { json: { email } } : { form: { email } });
       const known = await ask(user.email);
       const unknown = await ask("nobody@example.com");
       expect(known.status).toBe(200);
@@ -50,17 +55,28 @@ describe(`issuer account flows (${engineName})`, () => {
     const pool = await plane.pool();
     const user = await plane.user(pool);
     const compose = createRecoveryComposer(plane.deps);
-    expect((await plane.request("POST", `${pool.issuer}/recover`, { json: { email: user.email.toUpperCase() } })).status).toBe(200);
+    expect(
+      (await plane.request("POST", `${pool.issuer}/recover`, { json: { email: user.email.toUpperCase() } })).status,
+    ).toBe(200);
     const ref = pool.context().ref;
 
     plane.locked.add(pool.record.id);
-    await expect(compose(ref, { to: user.email.toUpperCase(), purpose: "reset" })).rejects.toThrow(/locked for a migration/);
+    await expect(compose(ref, { to: user.email.toUpperCase(), purpose: "reset" })).rejects.toThrow(
+      /locked for a migration/,
+    );
     plane.locked.delete(pool.record.id);
     const write = await compose(ref, { to: user.email.toUpperCase(), purpose: "reset" });
     const mail = await plane.services.db.transaction(async (tx) => write!(tx));
-    expect(mail).toMatchObject({ to: user.email, purpose: "reset", link: expect.stringContaining(`${pool.issuer}/reset?token=`) });
+    expect(mail).toMatchObject({
+      to: user.email,
+      purpose: "reset",
+      link: expect.stringContaining(`${pool.issuer}/reset?token=`),
+    });
     const token = new URL(mail.link).searchParams.get("token")!;
-    expect((await plane.request("POST", `${pool.issuer}/reset`, { json: { token, password: "a new long password" } })).status).toBe(200);
+    expect(
+      (await plane.request("POST", `${pool.issuer}/reset`, { json: { token, password: "a new long password" } }))
+        .status,
+    ).toBe(200);
 
     expect(await compose(ref, { to: "nobody@example.com", purpose: "reset" })).toBeUndefined();
     await plane.fixture.pools.delete(pool.record.orgId, pool.record.name);
@@ -71,7 +87,11 @@ describe(`issuer account flows (${engineName})`, () => {
   it("reset works once within 30 minutes, verifies the address and ends every session", async () => {
     const pool = await plane.pool();
     const user = await plane.user(pool);
-    const session = (await plane.request("POST", `${pool.issuer}/token`, { form: { grant_type: "password", email: user.email, password: TEST_PASSWORD } })).json.refresh_token as string;
+    const session = (
+      await plane.request("POST", `${pool.issuer}/token`, {
+        form: { grant_type: "password", email: user.email, password: TEST_PASSWORD },
+      })
+    ).json.refresh_token as string;
     const token = await linkToken(pool, user.id, "reset");
     const page = await plane.request("GET", `${pool.issuer}/reset?token=${encodeURIComponent(token)}`);
     expect(page.status).toBe(200);
@@ -79,15 +99,28 @@ describe(`issuer account flows (${engineName})`, () => {
     const tooShort = await plane.request("POST", `${pool.issuer}/reset`, { form: { token, password: "short" } });
     expect(tooShort.status).toBe(400);
     expect(tooShort.text).toContain("Choose a new password");
-    const reset = () => plane.request("POST", `${pool.issuer}/reset`, { json: { token, password: "a new long password" } });
+    const reset = () =>
+      plane.request("POST", `${pool.issuer}/reset`, { json: { token, password: "a new long password" } });
     expect((await reset()).status).toBe(200);
     expect((await reset()).status).toBe(401);
     expect((await pool.context().users.get(user.id))?.emailVerified).toBe(true);
-    expect((await plane.request("POST", `${pool.issuer}/token`, { form: { grant_type: "refresh_token", refresh_token: session } })).status).toBe(401);
+    expect(
+      (
+        await plane.request("POST", `${pool.issuer}/token`, {
+          form: { grant_type: "refresh_token", refresh_token: session },
+        })
+      ).status,
+    ).toBe(401);
 
     const late = await linkToken(pool, user.id, "reset");
     plane.advance(EMAIL_TOKEN_TTL_MS.reset + 1);
-    expect((await plane.request("POST", `${pool.issuer}/reset`, { json: { token: late, password: "another long password" } })).status).toBe(401);
+    expect(
+      (
+        await plane.request("POST", `${pool.issuer}/reset`, {
+          json: { token: late, password: "another long password" },
+        })
+      ).status,
+    ).toBe(401);
   });
 
   it("verify marks the address verified from the page's form; a bad token is 401", async () => {

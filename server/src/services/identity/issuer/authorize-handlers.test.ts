@@ -15,7 +15,10 @@ describe(`issuer authorize and hosted login (${engineName})`, () => {
   it("never redirects to a missing or unlisted redirect_uri", async () => {
     const pool = await plane.pool();
     for (const redirect of ["https://app.example/callback/other", "https://evil.example/callback"]) {
-      const answer = await plane.request("GET", authorizeUrl(pool, { code_challenge: pkcePair().challenge, redirect_uri: redirect }));
+      const answer = await plane.request(
+        "GET",
+        authorizeUrl(pool, { code_challenge: pkcePair().challenge, redirect_uri: redirect }),
+      );
       expect([answer.status, answer.headers.get("location")]).toEqual([400, null]);
       expect(answer.text).toContain("redirect_uri is not one of this pool");
     }
@@ -32,7 +35,10 @@ describe(`issuer authorize and hosted login (${engineName})`, () => {
     });
     const user = await plane.user(pool);
     // A redirect URI that does not parse is not registered: an error page, never a redirect.
-    const refused = await plane.request("GET", authorizeUrl(pool, { code_challenge: pkcePair().challenge, redirect_uri: broken }));
+    const refused = await plane.request(
+      "GET",
+      authorizeUrl(pool, { code_challenge: pkcePair().challenge, redirect_uri: broken }),
+    );
     expect([refused.status, refused.headers.get("location")]).toEqual([400, null]);
     // The listed one works, and the pages leave the unusable logo and icon out.
     const handle = await beginLogin(plane, pool, { code_challenge: pkcePair().challenge });
@@ -48,7 +54,15 @@ describe(`issuer authorize and hosted login (${engineName})`, () => {
     expect((await submitLogin(plane, pool, handle, user.email)).status).toBe(303);
 
     // A login begun from such a URI has nowhere to go back to: the page says the link is not valid.
-    const request = { clientId: "web", redirectUri: broken, state: "s", codeChallenge: pkcePair().challenge, scope: "", nonce: "", tenant: "" };
+    const request = {
+      clientId: "web",
+      redirectUri: broken,
+      state: "s",
+      codeChallenge: pkcePair().challenge,
+      scope: "",
+      nonce: "",
+      tenant: "",
+    };
     const stranded = await plane.deps.transactions.begin(pool.context().ref, request);
     expect((await plane.request("GET", `${pool.issuer}/login?transaction=${stranded}`)).status).toBe(400);
     expect((await submitLogin(plane, pool, stranded, user.email)).status).toBe(400);
@@ -69,7 +83,11 @@ describe(`issuer authorize and hosted login (${engineName})`, () => {
       expect(answer.status).toBe(302);
       const back = new URL(answer.headers.get("location")!);
       expect(`${back.origin}${back.pathname}`).toBe(TEST_REDIRECT_URI);
-      expect([back.searchParams.get("error"), back.searchParams.get("state"), back.searchParams.get("iss")]).toEqual([error, "st-1", pool.issuer]);
+      expect([back.searchParams.get("error"), back.searchParams.get("state"), back.searchParams.get("iss")]).toEqual([
+        error,
+        "st-1",
+        pool.issuer,
+      ]);
     }
   });
 
@@ -78,15 +96,25 @@ describe(`issuer authorize and hosted login (${engineName})`, () => {
     const user = await plane.user(pool);
     const handle = await beginLogin(plane, pool, { code_challenge: pkcePair().challenge });
     plane.advance(LOGIN_TRANSACTION_TTL_MS + 1000);
-    for (const answer of [await plane.request("GET", `${pool.issuer}/login?transaction=${handle}`), await submitLogin(plane, pool, handle, user.email)]) {
+    for (const answer of [
+      await plane.request("GET", `${pool.issuer}/login?transaction=${handle}`),
+      await submitLogin(plane, pool, handle, user.email),
+    ]) {
       expect([302, 303]).toContain(answer.status);
       const back = new URL(answer.headers.get("location")!);
-      expect([back.searchParams.get("error"), back.searchParams.get("error_description"), back.searchParams.get("state")]).toEqual(["access_denied", "login_session_expired", "st-1"]);
+      expect([
+        back.searchParams.get("error"),
+        back.searchParams.get("error_description"),
+        back.searchParams.get("state"),
+      ]).toEqual(["access_denied", "login_session_expired", "st-1"]);
     }
   });
 
   it("the login page is branded, escaped and locked down; a finished transaction cannot be reused", async () => {
-    const pool = await plane.pool({ displayName: `<script>alert("x")</script>`, branding: { primary_color: "#ff0000", logo_url: "https://cdn.example/logo.png" } });
+    const pool = await plane.pool({
+      displayName: `<script>alert("x")</script>`,
+      branding: { primary_color: "#ff0000", logo_url: "https://cdn.example/logo.png" },
+    });
     const user = await plane.user(pool);
     const handle = await beginLogin(plane, pool, { code_challenge: pkcePair().challenge });
     const page = await plane.request("GET", `${pool.issuer}/login?transaction=${handle}`);
@@ -141,7 +169,12 @@ describe(`issuer authorize and hosted login (${engineName})`, () => {
     const pool = await plane.pool();
     const user = await plane.user(pool);
     const withOpenid = await redeem(plane, pool, await codeFor(plane, pool, user.email, { nonce: "n-123" }));
-    expect(decodeJwt(withOpenid.json.id_token as string)).toMatchObject({ aud: "web", nonce: "n-123", sub: user.id, iss: pool.issuer });
+    expect(decodeJwt(withOpenid.json.id_token as string)).toMatchObject({
+      aud: "web",
+      nonce: "n-123",
+      sub: user.id,
+      iss: pool.issuer,
+    });
     const without = await redeem(plane, pool, await codeFor(plane, pool, user.email, { scope: "profile" }));
     expect(without.status).toBe(200);
     expect(without.json.id_token).toBeUndefined();

@@ -41,7 +41,12 @@ describe(`issuer discovery, keys and branding (${engineName})`, () => {
       branding: { primary_color: "#00aa00", page_background_color: "red", logo_url: "javascript:alert(1)" },
     });
     const branding = await plane.request("GET", `${pool.issuer}/branding`);
-    expect(branding.json).toEqual({ display_name: "Shop", primary_color: "#00aa00", password_min_length: 14, signup_enabled: false });
+    expect(branding.json).toEqual({
+      display_name: "Shop",
+      primary_color: "#00aa00",
+      password_min_length: 14,
+      signup_enabled: false,
+    });
   });
 
   it("answers 404 {error} for an unknown pool, an unknown organization and another organization's pool", async () => {

@@ -4,7 +4,9 @@ import { pageBrandingOf } from "./hosted-page.js";
 import { poolOf, type IssuerDeps } from "./issuer-context.js";
 
 /** Discovery, the JWKS and branding: public documents any client or verifier may cache. */
-export function createDiscoveryHandlers(deps: IssuerDeps): Pick<IdentityIssuerImplementation, "getOpenidConfiguration" | "getJwks" | "getBranding"> {
+export function createDiscoveryHandlers(
+  deps: IssuerDeps,
+): Pick<IdentityIssuerImplementation, "getOpenidConfiguration" | "getJwks" | "getBranding"> {
   return {
     async getOpenidConfiguration(_input, context) {
       const { issuer } = poolOf(context).issuer;
@@ -36,7 +38,9 @@ export function createDiscoveryHandlers(deps: IssuerDeps): Pick<IdentityIssuerIm
       return {
         status: 200,
         headers: { "cache-control": "max-age=300" },
-        body: { keys: keys.map((key) => ({ kty: "OKP", crv: "Ed25519", x: key.x, kid: key.kid, use: "sig", alg: "EdDSA" })) },
+        body: {
+          keys: keys.map((key) => ({ kty: "OKP", crv: "Ed25519", x: key.x, kid: key.kid, use: "sig", alg: "EdDSA" })),
+        },
       };
     },
 

@@ -7,7 +7,13 @@ import { escapeHtml, renderHostedPage, type PageBranding, type RenderedPage } fr
 
 export function renderLoginPage(
   branding: PageBranding,
-  input: { readonly transaction: string; readonly email?: string; readonly error?: string; readonly notice?: string; readonly redirectOrigin: string },
+  input: {
+    readonly transaction: string;
+    readonly email?: string;
+    readonly error?: string;
+    readonly notice?: string;
+    readonly redirectOrigin: string;
+  },
 ): RenderedPage {
   const body = [
     `<h1>Sign in to ${escapeHtml(branding.displayName)}</h1>`,
@@ -31,7 +37,10 @@ export function renderLoginPage(
   return renderHostedPage(branding, { title: "Sign in", body, formTargets: [input.redirectOrigin] });
 }
 
-export function renderResetPage(branding: PageBranding, input: { readonly token: string; readonly minLength: number; readonly error?: string }): RenderedPage {
+export function renderResetPage(
+  branding: PageBranding,
+  input: { readonly token: string; readonly minLength: number; readonly error?: string },
+): RenderedPage {
   const body = [
     "<h1>Choose a new password</h1>",
     input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>` : "",

@@ -18,7 +18,8 @@ const COLOR = /^#[0-9a-fA-F]{6}$/;
  */
 export function pageBrandingOf(record: PoolRecord): PageBranding {
   const doc = record.branding;
-  const url = (value: unknown) => (typeof value === "string" && /^https?:\/\//.test(value) && URL.canParse(value) ? value : undefined);
+  const url = (value: unknown) =>
+    typeof value === "string" && /^https?:\/\//.test(value) && URL.canParse(value) ? value : undefined;
   const color = (value: unknown) => (typeof value === "string" && COLOR.test(value) ? value : undefined);
   const logoUrl = url(doc.logo_url);
   const faviconUrl = url(doc.favicon_url);
@@ -97,12 +98,23 @@ export function renderHostedPage(branding: PageBranding, content: PageContent): 
     "</main></body></html>",
     "",
   ].join("\n");
-  return { html, headers: { "cache-control": "no-store", "content-security-policy": csp, "referrer-policy": "no-referrer" } };
+  return {
+    html,
+    headers: { "cache-control": "no-store", "content-security-policy": csp, "referrer-policy": "no-referrer" },
+  };
 }
 
 /** A page with a heading and one sentence: confirmations and errors. */
-export function renderMessagePage(branding: PageBranding, title: string, message: string, kind: "notice" | "error"): RenderedPage {
-  return renderHostedPage(branding, { title, body: `<h1>${escapeHtml(title)}</h1>\n<p class="${kind}">${escapeHtml(message)}</p>` });
+export function renderMessagePage(
+  branding: PageBranding,
+  title: string,
+  message: string,
+  kind: "notice" | "error",
+): RenderedPage {
+  return renderHostedPage(branding, {
+    title,
+    body: `<h1>${escapeHtml(title)}</h1>\n<p class="${kind}">${escapeHtml(message)}</p>`,
+  });
 }
 
 /** The page shown when the pool itself is unknown: no branding to show. */

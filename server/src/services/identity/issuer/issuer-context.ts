@@ -21,7 +21,9 @@ export interface IssuerDeps {
 }
 
 /** The pool of the request, resolved once by the middleware from `{org}/{pool}`. */
-export const issuerPoolKey = createContextKey<PoolContext | undefined>(undefined, { description: "identity issuer pool" });
+export const issuerPoolKey = createContextKey<PoolContext | undefined>(undefined, {
+  description: "identity issuer pool",
+});
 
 /** Client address as the identity listener saw it; set by the listener, never taken from the client. */
 export const CLIENT_IP_HEADER = "x-platform-client-ip";
@@ -70,5 +72,7 @@ export function clientIpOf(context: Pick<IdentityIssuerContext, "requestHeader">
 
 /** Whether the request is a hosted page's form post, which is answered with a page. */
 export function isFormPost(context: Pick<IdentityIssuerContext, "requestHeader">): boolean {
-  return (context.requestHeader.get("content-type") ?? "").toLowerCase().startsWith("application/x-www-form-urlencoded");
+  return (context.requestHeader.get("content-type") ?? "")
+    .toLowerCase()
+    .startsWith("application/x-www-form-urlencoded");
 }

@@ -26,12 +26,17 @@ export function createIssuerFront(
 ): NodeHandlerFn {
   const { onError } = options;
   return (request, response) => {
-    request.headers[CLIENT_IP_HEADER] = clientAddressOf(request.socket.remoteAddress, request.headers["x-forwarded-for"], options.trustedProxies);
+    request.headers[CLIENT_IP_HEADER] = clientAddressOf(
+      request.socket.remoteAddress,
+      request.headers["x-forwarded-for"],
+      options.trustedProxies,
+    );
     const origin = single(request.headers.origin);
     if (origin === undefined) return next(request, response);
     allowedOrigin(deps, request, origin).then(
       (allowed) => {
-        const preflight = request.method === "OPTIONS" && request.headers["access-control-request-method"] !== undefined;
+        const preflight =
+          request.method === "OPTIONS" && request.headers["access-control-request-method"] !== undefined;
         if (allowed) {
           response.setHeader("access-control-allow-origin", origin);
           response.setHeader("vary", "origin");

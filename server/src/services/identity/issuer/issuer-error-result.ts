@@ -34,17 +34,35 @@ export interface ErrorResultOptions {
  * looking (page GETs, and form posts to endpoints that also take JSON). Middleware answers with
  * it too, so a 404, 429 or 503 reads the same whichever layer decided it.
  */
-export function issuerErrorResult(operation: RestOperation, requestHeader: Headers, status: number, message: string, options: ErrorResultOptions = {}): RestResult {
+export function issuerErrorResult(
+  operation: RestOperation,
+  requestHeader: Headers,
+  status: number,
+  message: string,
+  options: ErrorResultOptions = {},
+): RestResult {
   const forms = operation.errorBody;
-  const formPost = (requestHeader.get("content-type") ?? "").toLowerCase().startsWith("application/x-www-form-urlencoded");
+  const formPost = (requestHeader.get("content-type") ?? "")
+    .toLowerCase()
+    .startsWith("application/x-www-form-urlencoded");
   const headers = options.headers ?? {};
   if (forms.includes("html") && (forms.length === 1 || formPost)) {
-    const page = renderMessagePage(options.branding ?? plainBranding("Sign in"), TITLE_BY_STATUS[status] ?? "Error", message, "error");
+    const page = renderMessagePage(
+      options.branding ?? plainBranding("Sign in"),
+      TITLE_BY_STATUS[status] ?? "Error",
+      message,
+      "error",
+    );
     return { status, body: page.html, contentType: "text/html", headers: { ...page.headers, ...headers } };
   }
   if (forms.includes("oauth")) {
     const error = options.oauthError ?? OAUTH_BY_STATUS[status] ?? "server_error";
-    return { status, body: { error, error_description: message }, contentType: "application/json", headers: { "cache-control": "no-store", ...headers } };
+    return {
+      status,
+      body: { error, error_description: message },
+      contentType: "application/json",
+      headers: { "cache-control": "no-store", ...headers },
+    };
   }
   return { status, body: { error: message }, contentType: "application/json", headers };
 }

@@ -1,4 +1,7 @@
-import { createIdentityIssuerHandler, type IdentityIssuerImplementation } from "../../../../../gen/openapi/identity-issuer/handler.js";
+import {
+  createIdentityIssuerHandler,
+  type IdentityIssuerImplementation,
+} from "../../../../../gen/openapi/identity-issuer/handler.js";
 import type { RestPlaneHandler, UnexpectedErrorHandler } from "@platform/codegen/runtime/server";
 import { createAccountHandlers } from "./account-handlers.js";
 import { createAuthorizeHandlers } from "./authorize-handlers.js";
@@ -24,7 +27,10 @@ export function createIssuerImplementation(deps: IssuerDeps): IdentityIssuerImpl
 }
 
 /** The issuer plane, served: routing and validation from the generated layer, then the middleware, then the handlers. */
-export function createIssuerHandler(deps: IssuerDeps, options: { readonly readMaxBytes: number; readonly onUnexpectedError: UnexpectedErrorHandler }): RestPlaneHandler {
+export function createIssuerHandler(
+  deps: IssuerDeps,
+  options: { readonly readMaxBytes: number; readonly onUnexpectedError: UnexpectedErrorHandler },
+): RestPlaneHandler {
   return createIdentityIssuerHandler(createIssuerImplementation(deps), {
     middleware: [createIssuerMiddleware(deps)],
     readMaxBytes: options.readMaxBytes,

@@ -10,8 +10,13 @@ afterAll(() => plane.close());
 
 describe(`issuer middleware: CORS, rate limits, migration lock (${engineName})`, () => {
   it("allows exactly the pool's listed origins, with the specified headers and no credentials", async () => {
-    const pool = await plane.pool({ policies: { cors_allowed_origins: ["https://app.example", "http://localhost:3000"] } });
-    const preflight = (origin: string) => plane.request("OPTIONS", `${pool.issuer}/token`, { headers: { origin, "access-control-request-method": "POST" } });
+    const pool = await plane.pool({
+      policies: { cors_allowed_origins: ["https://app.example", "http://localhost:3000"] },
+    });
+    const preflight = (origin: string) =>
+      plane.request("OPTIONS", `${pool.issuer}/token`, {
+        headers: { origin, "access-control-request-method": "POST" },
+      });
     const allowed = await preflight("http://localhost:3000");
     expect(allowed.status).toBe(204);
     expect([
@@ -26,18 +31,31 @@ describe(`issuer middleware: CORS, rate limits, migration lock (${engineName})`,
     }
     // Another pool does not inherit the list.
     const other = await plane.pool({ policies: { cors_allowed_origins: [] } });
-    expect((await plane.request("OPTIONS", `${other.issuer}/token`, { headers: { origin: "https://app.example", "access-control-request-method": "POST" } })).status).toBe(403);
+    expect(
+      (
+        await plane.request("OPTIONS", `${other.issuer}/token`, {
+          headers: { origin: "https://app.example", "access-control-request-method": "POST" },
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it("answers 429 with Retry-After in each operation's shape: OAuth JSON, {error} and a page", async () => {
-    const pool = await plane.pool({ policies: { rate_limits: { token: { requests: 1, window_seconds: 30 }, recover_ip: { requests: 1, window_seconds: 30 } } } });
-    const token = () => plane.request("POST", `${pool.issuer}/token`, { form: { grant_type: "refresh_token", refresh_token: "x" } });
+    const pool = await plane.pool({
+      policies: {
+        rate_limits: { token: { requests: 1, window_seconds: 30 }, recover_ip: { requests: 1, window_seconds: 30 } },
+      },
+    });
+    const token = () =>
+      plane.request("POST", `${pool.issuer}/token`, { form: { grant_type: "refresh_token", refresh_token: "x" } });
     expect((await token()).status).toBe(401);
     const limited = await token();
     expect([limited.status, limited.json.error]).toEqual([429, "too_many_requests"]);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
 
-    expect((await plane.request("POST", `${pool.issuer}/recover`, { json: { email: "a@example.com" } })).status).toBe(200);
+    expect((await plane.request("POST", `${pool.issuer}/recover`, { json: { email: "a@example.com" } })).status).toBe(
+      200,
+    );
     const json = await plane.request("POST", `${pool.issuer}/recover`, { json: { email: "b@example.com" } });
     expect([json.status, json.json.error]).toEqual([429, "too many requests; retry later"]);
     const page = await plane.request("POST", `${pool.issuer}/recover`, { form: { email: "c@example.com" } });
@@ -47,19 +65,30 @@ describe(`issuer middleware: CORS, rate limits, migration lock (${engineName})`,
 
   it("throttles password guessing per address and client, so guessing from one client never locks the owner out", async () => {
     const budget = (requests: number) => ({ requests, window_seconds: 300 });
-    const pool = await plane.pool({ policies: { rate_limits: { login: budget(2), login_email: budget(5), login_ip: budget(3) } } });
+    const pool = await plane.pool({
+      policies: { rate_limits: { login: budget(2), login_email: budget(5), login_ip: budget(3) } },
+    });
     const user = await plane.user(pool);
     const signIn = async (from: string, password: string, email = user.email) =>
-      (await plane.request("POST", `${pool.issuer}/token`, { form: { grant_type: "password", email, password }, headers: { "x-forwarded-for": from } })).status;
+      (
+        await plane.request("POST", `${pool.issuer}/token`, {
+          form: { grant_type: "password", email, password },
+          headers: { "x-forwarded-for": from },
+        })
+      ).status;
 
-    expect([await signIn("203.0.113.1", "wrong guess 1"), await signIn("203.0.113.1", "wrong guess 2")]).toEqual([401, 401]);
+    expect([await signIn("203.0.113.1", "wrong guess 1"), await signIn("203.0.113.1", "wrong guess 2")]).toEqual([
+      401, 401,
+    ]);
     // That client is stopped for this address, even with the right password...
     for (let i = 0; i < 8; i++) expect(await signIn("203.0.113.1", TEST_PASSWORD)).toBe(429);
     // ...and the refusals did not spend the address's budget shared by all clients: the owner signs in.
     expect(await signIn("198.51.100.2", TEST_PASSWORD)).toBe(200);
 
     // Guessing spread over clients is stopped by that shared budget (2 + 1 + 2 counted so far, then over).
-    expect([await signIn("203.0.113.3", "wrong guess 3"), await signIn("203.0.113.3", "wrong guess 4")]).toEqual([401, 401]);
+    expect([await signIn("203.0.113.3", "wrong guess 3"), await signIn("203.0.113.3", "wrong guess 4")]).toEqual([
+      401, 401,
+    ]);
     expect(await signIn("203.0.113.4", "wrong guess 5")).toBe(429);
 
     // One client trying many addresses is stopped by its own budget.
@@ -69,8 +98,16 @@ describe(`issuer middleware: CORS, rate limits, migration lock (${engineName})`,
 
   it("throttles recovery mails per address and client first, so asking from one client never uses up the owner's", async () => {
     const budget = (requests: number) => ({ requests, window_seconds: 3600 });
-    const pool = await plane.pool({ policies: { rate_limits: { recover: budget(2), recover_email: budget(3), recover_ip: budget(10) } } });
-    const recover = async (from: string) => (await plane.request("POST", `${pool.issuer}/recover`, { json: { email: "owner@example.com" }, headers: { "x-forwarded-for": from } })).status;
+    const pool = await plane.pool({
+      policies: { rate_limits: { recover: budget(2), recover_email: budget(3), recover_ip: budget(10) } },
+    });
+    const recover = async (from: string) =>
+      (
+        await plane.request("POST", `${pool.issuer}/recover`, {
+          json: { email: "owner@example.com" },
+          headers: { "x-forwarded-for": from },
+        })
+      ).status;
     expect([await recover("203.0.113.1"), await recover("203.0.113.1")]).toEqual([200, 200]);
     for (let i = 0; i < 5; i++) expect(await recover("203.0.113.1")).toBe(429);
     // The refusals did not spend the address's budget: the owner asks from elsewhere.
@@ -82,7 +119,12 @@ describe(`issuer middleware: CORS, rate limits, migration lock (${engineName})`,
     const pool = await plane.pool({ policies: { rate_limits: { login: { requests: 1, window_seconds: 300 } } } });
     const user = await plane.user(pool);
     const grant = async (named: Record<string, string>, password: string) =>
-      (await plane.request("POST", `${pool.issuer}/token`, { form: { grant_type: "password", ...named, password }, headers: { "x-forwarded-for": "203.0.113.7" } })).status;
+      (
+        await plane.request("POST", `${pool.issuer}/token`, {
+          form: { grant_type: "password", ...named, password },
+          headers: { "x-forwarded-for": "203.0.113.7" },
+        })
+      ).status;
     expect(await grant({ username: user.email }, "wrong guess")).toBe(401);
     expect(await grant({ email: user.email }, TEST_PASSWORD)).toBe(429);
   });
@@ -91,7 +133,9 @@ describe(`issuer middleware: CORS, rate limits, migration lock (${engineName})`,
     const pool = await plane.pool();
     plane.locked.add(pool.record.id);
     try {
-      const signup = await plane.request("POST", `${pool.issuer}/signup`, { json: { email: "a@example.com", password: "long enough password" } });
+      const signup = await plane.request("POST", `${pool.issuer}/signup`, {
+        json: { email: "a@example.com", password: "long enough password" },
+      });
       expect([signup.status, signup.headers.get("retry-after")]).toEqual([503, "2"]);
       const authorize = await plane.request("GET", `${pool.issuer}/authorize?response_type=code`);
       expect([authorize.status, authorize.headers.get("content-type")]).toEqual([503, "text/html; charset=utf-8"]);

@@ -33,16 +33,23 @@ export function createIssuerMiddleware(deps: IssuerDeps): RestMiddleware {
     const { operation, context } = call;
     const { org = "", pool: poolName = "" } = context.serverVariables;
     const pool = await resolveIssuerPool(deps, org, poolName);
-    if (!pool) return issuerErrorResult(operation, context.requestHeader, 404, `no pool "${poolName}" in organization "${org}"`);
+    if (!pool)
+      return issuerErrorResult(operation, context.requestHeader, 404, `no pool "${poolName}" in organization "${org}"`);
     context.values.set(issuerPoolKey, pool);
     const branding = pageBrandingOf(pool.record);
     if (USES_USER_STORE.has(operation.operationId)) {
       const lock = deps.lockedForMigration(pool.record);
       if (lock) {
-        return issuerErrorResult(operation, context.requestHeader, 503, "the pool's user store is being migrated; retry shortly", {
-          branding,
-          headers: { "retry-after": lock.retryAfterSeconds },
-        });
+        return issuerErrorResult(
+          operation,
+          context.requestHeader,
+          503,
+          "the pool's user store is being migrated; retry shortly",
+          {
+            branding,
+            headers: { "retry-after": lock.retryAfterSeconds },
+          },
+        );
       }
     }
     if (operation.rateLimit === "credential") {
@@ -78,9 +85,11 @@ type Stage = readonly (readonly [BudgetName, RateSubject])[];
  * guessing (or asking for recovery mails) from one address cannot use it up for the account's owner.
  */
 function countsOf(call: RestCall, ip: string): Stage[] {
-  const body = typeof call.input.body === "object" && call.input.body !== null ? (call.input.body as Record<string, unknown>) : {};
+  const body =
+    typeof call.input.body === "object" && call.input.body !== null ? (call.input.body as Record<string, unknown>) : {};
   // The password grant may name its user `username` (RFC 6749); the other endpoints say `email`.
-  const email = typeof body.email === "string" ? body.email : typeof body.username === "string" ? body.username : undefined;
+  const email =
+    typeof body.email === "string" ? body.email : typeof body.username === "string" ? body.username : undefined;
   // Tight per address and client, then per client, and loose per address from every client.
   const threeWays = (pair: BudgetName, perIp: BudgetName, perEmail: BudgetName): Stage[] =>
     email === undefined

@@ -40,7 +40,10 @@ export function createIssuerPlane(options: IssuerPlaneOptions): IssuerPlane {
   const deps: IssuerDeps = {
     services,
     transactions: createLoginTransactions(services.db, services.codes, { now: services.now }),
-    limiter: createRateLimiter(services.db, { now: services.now, onSweepError: (error) => logger.warn("rate-limit sweep failed", { error }) }),
+    limiter: createRateLimiter(services.db, {
+      now: services.now,
+      onSweepError: (error) => logger.warn("rate-limit sweep failed", { error }),
+    }),
     identityUrl,
     lockedForMigration: options.lockedForMigration,
   };

@@ -40,9 +40,25 @@ export interface IssuerTestPlane {
   advance(ms: number): void;
   /** Pools whose user store answers as locked for a migration. */
   readonly locked: Set<string>;
-  pool(documents?: { readonly settings?: object; readonly policies?: object; readonly branding?: object; readonly displayName?: string }): Promise<TestIssuerPool>;
-  user(pool: TestIssuerPool, input?: { readonly email?: string; readonly emailVerified?: boolean }): Promise<{ readonly id: string; readonly email: string }>;
-  request(method: string, url: string, options?: { readonly form?: Record<string, string>; readonly json?: unknown; readonly headers?: Record<string, string> }): Promise<IssuerAnswer>;
+  pool(documents?: {
+    readonly settings?: object;
+    readonly policies?: object;
+    readonly branding?: object;
+    readonly displayName?: string;
+  }): Promise<TestIssuerPool>;
+  user(
+    pool: TestIssuerPool,
+    input?: { readonly email?: string; readonly emailVerified?: boolean },
+  ): Promise<{ readonly id: string; readonly email: string }>;
+  request(
+    method: string,
+    url: string,
+    options?: {
+      readonly form?: Record<string, string>;
+      readonly json?: unknown;
+      readonly headers?: Record<string, string>;
+    },
+  ): Promise<IssuerAnswer>;
   close(): Promise<void>;
 }
 
@@ -69,7 +85,10 @@ export async function openIssuerTestPlane(): Promise<IssuerTestPlane> {
     },
   });
   // The test's own address is a trusted proxy, so a test names client addresses with X-Forwarded-For.
-  const front = createIssuerFront(deps, issuer.nodeHandler(), { trustedProxies: parseTrustedProxies("127.0.0.1,::1"), onError: () => {} });
+  const front = createIssuerFront(deps, issuer.nodeHandler(), {
+    trustedProxies: parseTrustedProxies("127.0.0.1,::1"),
+    onError: () => {},
+  });
   const server: Server = createServer(front);
   server.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
@@ -91,11 +110,20 @@ export async function openIssuerTestPlane(): Promise<IssuerTestPlane> {
         branding: { ...documents.branding },
         ...(documents.displayName === undefined ? {} : { displayName: documents.displayName }),
       }))!;
-      return { orgName, record, issuer: `${base}/${orgName}/app`, context: () => poolContext(services, base, orgName, record) };
+      return {
+        orgName,
+        record,
+        issuer: `${base}/${orgName}/app`,
+        context: () => poolContext(services, base, orgName, record),
+      };
     },
     async user(pool, input = {}) {
       const email = input.email ?? `u-${Math.random().toString(36).slice(2, 10)}@example.com`;
-      const user = await pool.context().users.create({ email, passwordHash: await hashPassword(TEST_PASSWORD), emailVerified: input.emailVerified ?? false });
+      const user = await pool.context().users.create({
+        email,
+        passwordHash: await hashPassword(TEST_PASSWORD),
+        emailVerified: input.emailVerified ?? false,
+      });
       return { id: user.id, email };
     },
     async request(method, url, options = {}) {
@@ -108,9 +136,17 @@ export async function openIssuerTestPlane(): Promise<IssuerTestPlane> {
         headers["content-type"] = "application/json";
         body = JSON.stringify(options.json);
       }
-      const response = await fetch(url, { method, headers, redirect: "manual", ...(body === undefined ? {} : { body }) });
+      const response = await fetch(url, {
+        method,
+        headers,
+        redirect: "manual",
+        ...(body === undefined ? {} : { body }),
+      });
       const text = await response.text();
-      const json = (response.headers.get("content-type") ?? "").startsWith("application/json") && text ? (JSON.parse(text) as Record<string, unknown>) : {};
+      const json =
+        (response.headers.get("content-type") ?? "").startsWith("application/json") && text
+          ? (JSON.parse(text) as Record<string, unknown>)
+          : {};
       return { status: response.status, headers: response.headers, text, json };
     },
     async close() {

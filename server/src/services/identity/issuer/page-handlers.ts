@@ -12,7 +12,13 @@ export function createPageHandlers(): Pick<IdentityIssuerImplementation, "showRe
     async showResetPage(input, context) {
       const pool = poolOf(context);
       const branding = pageBrandingOf(pool.record);
-      if ("invalid" in input) return { status: 400, body: renderMessagePage(branding, "Password reset", "This link is incomplete: it has no token.", "error").html, headers: { "cache-control": "no-store" } };
+      if ("invalid" in input)
+        return {
+          status: 400,
+          body: renderMessagePage(branding, "Password reset", "This link is incomplete: it has no token.", "error")
+            .html,
+          headers: { "cache-control": "no-store" },
+        };
       const page = renderResetPage(branding, { token: input.query.token, minLength: pool.settings.passwordMinLength });
       return { status: 200, body: page.html, headers: page.headers };
     },
@@ -20,7 +26,13 @@ export function createPageHandlers(): Pick<IdentityIssuerImplementation, "showRe
     async showVerifyPage(input, context) {
       const pool = poolOf(context);
       const branding = pageBrandingOf(pool.record);
-      if ("invalid" in input) return { status: 400, body: renderMessagePage(branding, "E-mail confirmation", "This link is incomplete: it has no token.", "error").html, headers: { "cache-control": "no-store" } };
+      if ("invalid" in input)
+        return {
+          status: 400,
+          body: renderMessagePage(branding, "E-mail confirmation", "This link is incomplete: it has no token.", "error")
+            .html,
+          headers: { "cache-control": "no-store" },
+        };
       const page = renderVerifyPage(branding, { token: input.query.token });
       return { status: 200, body: page.html, headers: page.headers };
     },

@@ -47,9 +47,17 @@ describe(`issuer rate limiter (${engineName})`, () => {
     const { ref } = await fixture.newPool();
     const limiter = createRateLimiter(fixture.database.db, { now: () => 1_800_000_000_000 });
     const counts = [
-      { name: "login" as const, budget: { requests: 1, windowSeconds: 60 }, subject: { ip: "10.0.0.1", email: "ann@example.com" } },
+      {
+        name: "login" as const,
+        budget: { requests: 1, windowSeconds: 60 },
+        subject: { ip: "10.0.0.1", email: "ann@example.com" },
+      },
       { name: "login_ip" as const, budget: { requests: 1, windowSeconds: 3600 }, subject: { ip: "10.0.0.1" } },
-      { name: "login_email" as const, budget: { requests: 5, windowSeconds: 60 }, subject: { email: "ann@example.com" } },
+      {
+        name: "login_email" as const,
+        budget: { requests: 5, windowSeconds: 60 },
+        subject: { email: "ann@example.com" },
+      },
     ];
     expect(await limiter.hit(ref, counts)).toBeUndefined();
     const over = await limiter.hit(ref, counts);
@@ -64,8 +72,13 @@ describe(`issuer rate limiter (${engineName})`, () => {
   it("counts a large budget in batches, overshooting by at most a batch per process", async () => {
     const { ref } = await fixture.newPool();
     const clock = 1_800_000_000_000;
-    const limiters = [createRateLimiter(fixture.database.db, { now: () => clock }), createRateLimiter(fixture.database.db, { now: () => clock })];
-    const counts = [{ name: "token" as const, budget: { requests: 1000, windowSeconds: 60 }, subject: { ip: "10.0.0.9" } }];
+    const limiters = [
+      createRateLimiter(fixture.database.db, { now: () => clock }),
+      createRateLimiter(fixture.database.db, { now: () => clock }),
+    ];
+    const counts = [
+      { name: "token" as const, budget: { requests: 1000, windowSeconds: 60 }, subject: { ip: "10.0.0.9" } },
+    ];
     let allowed = 0;
     for (let i = 0; i < 1100; i++) {
       if (!(await limiters[i % 2]!.hit(ref, counts))) allowed++;
@@ -76,8 +89,13 @@ describe(`issuer rate limiter (${engineName})`, () => {
 
   it("reads budgets from the pool's policies, falling back to the defaults for malformed entries", () => {
     expect(budgetOf({}, "token")).toEqual(DEFAULT_BUDGETS.token);
-    expect(budgetOf({ rate_limits: { token: { requests: 5, window_seconds: 10 } } }, "token")).toEqual({ requests: 5, windowSeconds: 10 });
-    expect(budgetOf({ rate_limits: { token: { requests: 0, window_seconds: 10 } } }, "token")).toEqual(DEFAULT_BUDGETS.token);
+    expect(budgetOf({ rate_limits: { token: { requests: 5, window_seconds: 10 } } }, "token")).toEqual({
+      requests: 5,
+      windowSeconds: 10,
+    });
+    expect(budgetOf({ rate_limits: { token: { requests: 0, window_seconds: 10 } } }, "token")).toEqual(
+      DEFAULT_BUDGETS.token,
+    );
     // The shared budget of an e-mail address is much larger than the one of an address at one client.
     expect(DEFAULT_BUDGETS.login_email.requests).toBeGreaterThanOrEqual(10 * DEFAULT_BUDGETS.login.requests);
   });

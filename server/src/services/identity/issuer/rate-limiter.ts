@@ -4,7 +4,17 @@ import type { Database } from "../../../db/database.js";
 import { identityRateLimits, type JsonObject } from "../identity-schema.js";
 import type { PoolRef } from "../pool-store.js";
 
-export type BudgetName = "token" | "login" | "login_email" | "login_ip" | "signup" | "recover" | "recover_email" | "recover_ip" | "reset" | "verify";
+export type BudgetName =
+  | "token"
+  | "login"
+  | "login_email"
+  | "login_ip"
+  | "signup"
+  | "recover"
+  | "recover_email"
+  | "recover_ip"
+  | "reset"
+  | "verify";
 
 export interface RateBudget {
   readonly requests: number;
@@ -39,12 +49,16 @@ export function budgetOf(policies: JsonObject, name: BudgetName): RateBudget {
   const entry = typeof limits === "object" && limits !== null ? (limits as JsonObject)[name] : undefined;
   if (typeof entry !== "object" || entry === null) return DEFAULT_BUDGETS[name];
   const { requests, window_seconds: windowSeconds } = entry as JsonObject;
-  const positive = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value) && value >= 1;
-  return positive(requests) && positive(windowSeconds) ? { requests, windowSeconds: Math.min(windowSeconds, 86_400) } : DEFAULT_BUDGETS[name];
+  const positive = (value: unknown): value is number =>
+    typeof value === "number" && Number.isInteger(value) && value >= 1;
+  return positive(requests) && positive(windowSeconds)
+    ? { requests, windowSeconds: Math.min(windowSeconds, 86_400) }
+    : DEFAULT_BUDGETS[name];
 }
 
 /** What a counter counts requests of: a client address, an e-mail address, or the two together. */
-export type RateSubject = { readonly ip: string; readonly email?: string } | { readonly ip?: string; readonly email: string };
+export type RateSubject =
+  { readonly ip: string; readonly email?: string } | { readonly ip?: string; readonly email: string };
 
 /** One counter a request is counted against. */
 export interface RateCount {
@@ -87,17 +101,25 @@ interface LocalCount {
  * in batches of 1% of the budget or every 200 ms, so each process may overshoot by about that
  * share. Budgets under 200 requests, the ones that stop password guessing, are counted exactly.
  */
-export function createRateLimiter(db: Database, options: { readonly now?: () => number; readonly onSweepError?: (error: unknown) => void } = {}): RateLimiter {
+export function createRateLimiter(
+  db: Database,
+  options: { readonly now?: () => number; readonly onSweepError?: (error: unknown) => void } = {},
+): RateLimiter {
   const now = options.now ?? Date.now;
   let sinceSweep = 0;
   const local = new Map<string, LocalCount>();
 
   /** Adds hits to counters and answers their new totals, in one statement. */
-  async function add(counts: readonly { readonly key: string; readonly hits: number; readonly expiresAt: number }[]): Promise<number[]> {
+  async function add(
+    counts: readonly { readonly key: string; readonly hits: number; readonly expiresAt: number }[],
+  ): Promise<number[]> {
     const rows = await db
       .insert(identityRateLimits)
       .values(counts.map(({ key, hits, expiresAt }) => ({ key, hits, expiresAt })))
-      .onConflictDoUpdate({ target: identityRateLimits.key, set: { hits: sql`${identityRateLimits.hits} + excluded.hits` } })
+      .onConflictDoUpdate({
+        target: identityRateLimits.key,
+        set: { hits: sql`${identityRateLimits.hits} + excluded.hits` },
+      })
       .returning({ key: identityRateLimits.key, hits: identityRateLimits.hits });
     return counts.map(({ key }) => rows.find((row) => row.key === key)?.hits ?? 0);
   }
@@ -129,7 +151,8 @@ export function createRateLimiter(db: Database, options: { readonly now?: () => 
       local.set(key, count);
     }
     count.pending++;
-    if (!count.writing && (count.pending >= batch || at - count.lastWriteAt >= BATCH_MAX_AGE_MS || count.known === 0)) await write(count);
+    if (!count.writing && (count.pending >= batch || at - count.lastWriteAt >= BATCH_MAX_AGE_MS || count.known === 0))
+      await write(count);
     return count.known + count.pending;
   }
 
@@ -154,10 +177,19 @@ export function createRateLimiter(db: Database, options: { readonly now?: () => 
       });
       // The exact counters in one statement; the batched ones in memory, written when due.
       const exact = windows.filter(({ batch }) => batch <= 1);
-      const exactTotals = exact.length === 0 ? [] : await add(exact.map(({ key, expiresAt }) => ({ key, hits: 1, expiresAt })));
-      const totals = await Promise.all(windows.map((window) => (window.batch <= 1 ? exactTotals[exact.indexOf(window)]! : batched(window.key, window.expiresAt, window.batch, at))));
+      const exactTotals =
+        exact.length === 0 ? [] : await add(exact.map(({ key, expiresAt }) => ({ key, hits: 1, expiresAt })));
+      const totals = await Promise.all(
+        windows.map((window) =>
+          window.batch <= 1
+            ? exactTotals[exact.indexOf(window)]!
+            : batched(window.key, window.expiresAt, window.batch, at),
+        ),
+      );
       if (++sinceSweep >= SWEEP_EVERY) sweep(at);
-      const waits = windows.flatMap(({ expiresAt, budget }, i) => (totals[i]! > budget.requests ? [Math.max(1, Math.ceil((expiresAt - at) / 1000))] : []));
+      const waits = windows.flatMap(({ expiresAt, budget }, i) =>
+        totals[i]! > budget.requests ? [Math.max(1, Math.ceil((expiresAt - at) / 1000))] : [],
+      );
       return waits.length === 0 ? undefined : { retryAfterSeconds: Math.max(...waits) };
     },
   };
@@ -166,7 +198,8 @@ export function createRateLimiter(db: Database, options: { readonly now?: () => 
 /** E-mail addresses are counted by their hash, so the table holds no address. */
 function subjectKey(subject: RateSubject): string {
   const parts: string[] = [];
-  if (subject.email !== undefined) parts.push(`email:${createHash("sha256").update(subject.email.trim().toLowerCase()).digest("base64url")}`);
+  if (subject.email !== undefined)
+    parts.push(`email:${createHash("sha256").update(subject.email.trim().toLowerCase()).digest("base64url")}`);
   if (subject.ip !== undefined) parts.push(`ip:${subject.ip}`);
   return parts.join("+");
 }

@@ -18,9 +18,11 @@ export function createTokenHandler(deps: IssuerDeps): Pick<IdentityIssuerImpleme
     async token(input, context) {
       const pool = poolOf(context);
       if ("invalid" in input) {
-        const body = typeof input.body === "object" && input.body !== null ? (input.body as Record<string, unknown>) : {};
+        const body =
+          typeof input.body === "object" && input.body !== null ? (input.body as Record<string, unknown>) : {};
         const grantType = body.grant_type;
-        if (typeof grantType === "string" && !GRANT_TYPES.has(grantType)) return refusal(400, "unsupported_grant_type", `grant_type "${grantType}" is not supported`);
+        if (typeof grantType === "string" && !GRANT_TYPES.has(grantType))
+          return refusal(400, "unsupported_grant_type", `grant_type "${grantType}" is not supported`);
         return refusal(400, "invalid_request", input.invalid.message);
       }
       try {
@@ -28,7 +30,8 @@ export function createTokenHandler(deps: IssuerDeps): Pick<IdentityIssuerImpleme
         return { status: 200, headers: { ...NO_STORE, pragma: "no-cache" }, body: { ...tokens, expires_in: 900 } };
       } catch (error) {
         if (error instanceof GrantError) return refusal(statusOf(error.code), error.oauthError, error.rawMessage);
-        if (error instanceof ConnectError && error.code === Code.InvalidArgument) return refusal(400, "invalid_request", error.rawMessage);
+        if (error instanceof ConnectError && error.code === Code.InvalidArgument)
+          return refusal(400, "invalid_request", error.rawMessage);
         throw error;
       }
     },
@@ -38,7 +41,12 @@ export function createTokenHandler(deps: IssuerDeps): Pick<IdentityIssuerImpleme
 async function grant(services: IdentityServices, pool: PoolContext, body: TokenRequest): Promise<TokenResponse> {
   switch (body.grant_type) {
     case "authorization_code":
-      return authorizationCodeGrant(services, pool, { code: body.code, clientId: body.client_id, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier });
+      return authorizationCodeGrant(services, pool, {
+        code: body.code,
+        clientId: body.client_id,
+        redirectUri: body.redirect_uri,
+        codeVerifier: body.code_verifier,
+      });
     case "password":
       return passwordGrant(services, pool, {
         email: userNamed(body),
@@ -48,10 +56,16 @@ async function grant(services: IdentityServices, pool: PoolContext, body: TokenR
         ...(body.scope === undefined ? {} : { scope: body.scope }),
       });
     case "refresh_token":
-      return refreshGrant(services, pool, { refreshToken: body.refresh_token, ...(body.client_id === undefined ? {} : { clientId: body.client_id }) });
+      return refreshGrant(services, pool, {
+        refreshToken: body.refresh_token,
+        ...(body.client_id === undefined ? {} : { clientId: body.client_id }),
+      });
     default:
       // The schema check should have refused it; a body that is not an object must not slip through.
-      throw new ConnectError("body: must be an object with grant_type authorization_code, password or refresh_token", Code.InvalidArgument);
+      throw new ConnectError(
+        "body: must be an object with grant_type authorization_code, password or refresh_token",
+        Code.InvalidArgument,
+      );
   }
 }
 
@@ -62,7 +76,8 @@ function userNamed(body: PasswordGrant): string {
     throw new ConnectError("body.username: names another user than body.email; send one of them", Code.InvalidArgument);
   }
   const named = email ?? username;
-  if (named === undefined) throw new ConnectError("body.email: is required (or body.username, as RFC 6749 names it)", Code.InvalidArgument);
+  if (named === undefined)
+    throw new ConnectError("body.email: is required (or body.username, as RFC 6749 names it)", Code.InvalidArgument);
   return named;
 }
 
@@ -80,6 +95,11 @@ function statusOf(code: Code): 400 | 401 | 403 | 503 {
 }
 
 function refusal(status: 400 | 401 | 403 | 503, error: string, description: string): TokenResult {
-  if (status === 503) return { status, headers: { ...NO_STORE, "retry-after": 5 }, body: { error: "temporarily_unavailable", error_description: description } };
+  if (status === 503)
+    return {
+      status,
+      headers: { ...NO_STORE, "retry-after": 5 },
+      body: { error: "temporarily_unavailable", error_description: description },
+    };
   return { status, headers: NO_STORE, body: { error: error as "invalid_request", error_description: description } };
 }

@@ -36,7 +36,9 @@ export function migrationControl(deps: MigrationControlDeps) {
     const rows = await tx
       .select({ state: identityUserStoreMigrations.state })
       .from(identityUserStoreMigrations)
-      .where(and(eq(identityUserStoreMigrations.orgId, record.orgId), eq(identityUserStoreMigrations.poolId, record.id)));
+      .where(
+        and(eq(identityUserStoreMigrations.orgId, record.orgId), eq(identityUserStoreMigrations.poolId, record.id)),
+      );
     return rows.length > 0;
   }
 
@@ -48,7 +50,10 @@ export function migrationControl(deps: MigrationControlDeps) {
     try {
       await deps.directory.database(ref, { description: { kind: "postgres" }, sealedUrl });
     } catch (error) {
-      throw new ConnectError(`${field}: the database cannot be used (${error instanceof Error ? error.message : String(error)})`, Code.FailedPrecondition);
+      throw new ConnectError(
+        `${field}: the database cannot be used (${error instanceof Error ? error.message : String(error)})`,
+        Code.FailedPrecondition,
+      );
     }
     return sealedUrl;
   }
@@ -60,39 +65,80 @@ export function migrationControl(deps: MigrationControlDeps) {
       const sealedUrl = await reachable(record, target.url, "userStore");
       return deps.db.transaction(async (tx) => {
         const pool = await lockedPool(tx, record);
-        if (running(pool) || (await jobLeft(tx, pool))) throw new ConnectError("a user-store migration is running; abort it first", Code.FailedPrecondition);
+        if (running(pool) || (await jobLeft(tx, pool)))
+          throw new ConnectError("a user-store migration is running; abort it first", Code.FailedPrecondition);
         const [updated] = await tx
           .update(identityPools)
-          .set({ userStore: target.description, sealedUserStoreUrl: sealedUrl, state: "active", migration: null, updatedAt: now() })
+          .set({
+            userStore: target.description,
+            sealedUserStoreUrl: sealedUrl,
+            state: "active",
+            migration: null,
+            updatedAt: now(),
+          })
           .where(eq(identityPools.id, pool.id))
           .returning();
         return updated!;
       });
     },
 
-    async start(record: PoolRecord, input: { readonly target: string; readonly keepSource?: boolean | undefined }): Promise<PoolRecord> {
+    async start(
+      record: PoolRecord,
+      input: { readonly target: string; readonly keepSource?: boolean | undefined },
+    ): Promise<PoolRecord> {
       const target = parseUserStoreAddress("target", input.target);
-      if (sameUserStore(target.description, record.userStore)) throw new ConnectError("target is the pool's current user store", Code.InvalidArgument);
-      if (target.description.kind === "k3") throw new ConnectError("target: k3 user stores are recorded but not served by this server", Code.FailedPrecondition);
-      if (record.userStore.kind === "k3") throw new ConnectError("the pool's k3 user store is not served by this server, so its users cannot be copied", Code.FailedPrecondition);
+      if (sameUserStore(target.description, record.userStore))
+        throw new ConnectError("target is the pool's current user store", Code.InvalidArgument);
+      if (target.description.kind === "k3")
+        throw new ConnectError(
+          "target: k3 user stores are recorded but not served by this server",
+          Code.FailedPrecondition,
+        );
+      if (record.userStore.kind === "k3")
+        throw new ConnectError(
+          "the pool's k3 user store is not served by this server, so its users cannot be copied",
+          Code.FailedPrecondition,
+        );
       const sealedTargetUrl = await reachable(record, target.url, "target");
       const ref = poolRefOf(record);
-      const source = await deps.directory.database(ref, { description: record.userStore, sealedUrl: record.sealedUserStoreUrl });
+      const source = await deps.directory.database(ref, {
+        description: record.userStore,
+        sealedUrl: record.sealedUserStoreUrl,
+      });
       // The source's own clock: `updated_at` is written by it.
       const watermark = await userRows(source, ref).clock();
       const usersTotal = await userRows(source, ref).count();
       const started = await deps.db.transaction(async (tx) => {
         const pool = await lockedPool(tx, record);
         if (running(pool)) throw new ConnectError("a user-store migration is already running", Code.FailedPrecondition);
-        if (await jobLeft(tx, pool)) throw new ConnectError("the previous migration is still erasing its copy; retry shortly", Code.FailedPrecondition);
-        if (!sameUserStore(pool.userStore, record.userStore)) throw new ConnectError("the pool's user store changed meanwhile; retry", Code.FailedPrecondition);
-        await tx.insert(identityUserStoreMigrations).values({ ...ref, source: pool.userStore, sealedSourceUrl: pool.sealedUserStoreUrl, sealedTargetUrl, watermark });
+        if (await jobLeft(tx, pool))
+          throw new ConnectError(
+            "the previous migration is still erasing its copy; retry shortly",
+            Code.FailedPrecondition,
+          );
+        if (!sameUserStore(pool.userStore, record.userStore))
+          throw new ConnectError("the pool's user store changed meanwhile; retry", Code.FailedPrecondition);
+        await tx.insert(identityUserStoreMigrations).values({
+          ...ref,
+          source: pool.userStore,
+          sealedSourceUrl: pool.sealedUserStoreUrl,
+          sealedTargetUrl,
+          watermark,
+        });
         const at = now();
         const [updated] = await tx
           .update(identityPools)
           .set({
             state: "migrating",
-            migration: { phase: "warm_copy", usersTotal, usersCopied: 0, target: target.description, keepSource: input.keepSource ?? false, startedAt: at, updatedAt: at },
+            migration: {
+              phase: "warm_copy",
+              usersTotal,
+              usersCopied: 0,
+              target: target.description,
+              keepSource: input.keepSource ?? false,
+              startedAt: at,
+              updatedAt: at,
+            },
           })
           .where(eq(identityPools.id, pool.id))
           .returning();
@@ -108,10 +154,17 @@ export function migrationControl(deps: MigrationControlDeps) {
         const pool = await lockedPool(tx, record);
         const phase = pool.migration?.phase;
         if (!phase || !ROLLBACK_PHASES.includes(phase)) {
-          throw new ConnectError(phase ? `the migration is in ${phase} and can no longer be aborted` : "no user-store migration is running", Code.FailedPrecondition);
+          throw new ConnectError(
+            phase ? `the migration is in ${phase} and can no longer be aborted` : "no user-store migration is running",
+            Code.FailedPrecondition,
+          );
         }
         await jobs.discard(poolRefOf(pool), tx);
-        const [updated] = await tx.update(identityPools).set({ state: "active", migration: null }).where(eq(identityPools.id, pool.id)).returning();
+        const [updated] = await tx
+          .update(identityPools)
+          .set({ state: "active", migration: null })
+          .where(eq(identityPools.id, pool.id))
+          .returning();
         return updated!;
       });
       await notifyMigrationWorkers(deps.db);

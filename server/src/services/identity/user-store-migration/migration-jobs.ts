@@ -1,6 +1,11 @@
 import { and, asc, eq, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../../../db/database.js";
-import { identityPools, identityUserStoreMigrations, type MigrationPhase, type PoolMigration } from "../identity-schema.js";
+import {
+  identityPools,
+  identityUserStoreMigrations,
+  type MigrationPhase,
+  type PoolMigration,
+} from "../identity-schema.js";
 import type { PoolRecord, PoolRef } from "../pool-store.js";
 
 export type MigrationJob = typeof identityUserStoreMigrations.$inferSelect;
@@ -10,7 +15,8 @@ type PoolUpdate = Partial<typeof identityPools.$inferInsert>;
 export const ROLLBACK_PHASES: readonly MigrationPhase[] = ["warm_copy", "locked_delta", "verifying"];
 
 const poolOf = (ref: PoolRef) => and(eq(identityPools.orgId, ref.orgId), eq(identityPools.id, ref.poolId));
-const jobOf = (ref: PoolRef) => and(eq(identityUserStoreMigrations.orgId, ref.orgId), eq(identityUserStoreMigrations.poolId, ref.poolId));
+const jobOf = (ref: PoolRef) =>
+  and(eq(identityUserStoreMigrations.orgId, ref.orgId), eq(identityUserStoreMigrations.poolId, ref.poolId));
 
 /**
  * The job table seen by the workers: who holds which job (a lease, renewed while working, taken
@@ -25,7 +31,12 @@ export function migrationJobs(db: Database, now: () => number) {
         const [free] = await tx
           .select({ poolId: identityUserStoreMigrations.poolId })
           .from(identityUserStoreMigrations)
-          .where(or(lt(identityUserStoreMigrations.leaseExpiresAt, now()), eq(identityUserStoreMigrations.leaseOwner, owner)))
+          .where(
+            or(
+              lt(identityUserStoreMigrations.leaseExpiresAt, now()),
+              eq(identityUserStoreMigrations.leaseOwner, owner),
+            ),
+          )
           .orderBy(asc(identityUserStoreMigrations.createdAt))
           .limit(1)
           .for("update", { skipLocked: true });
@@ -106,7 +117,12 @@ export function migrationJobs(db: Database, now: () => number) {
      */
     async fail(ref: PoolRef, from: MigrationPhase, error: string): Promise<boolean> {
       return db.transaction(async (tx) => {
-        const moved = await jobs.advance(ref, from, (current) => ({ migration: { ...current, phase: "failed", error }, pool: { state: "migration_failed" } }), tx);
+        const moved = await jobs.advance(
+          ref,
+          from,
+          (current) => ({ migration: { ...current, phase: "failed", error }, pool: { state: "migration_failed" } }),
+          tx,
+        );
         if (moved) await jobs.discard(ref, tx);
         return moved;
       });

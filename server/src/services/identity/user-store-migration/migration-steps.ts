@@ -32,7 +32,10 @@ export interface MigrationStepDeps {
 }
 
 /** Only the managed store and `postgres://` databases take part in a migration. */
-const storeOf = (sealedUrl: Uint8Array | null): StoredUserStore => ({ description: { kind: sealedUrl ? "postgres" : "managed" }, sealedUrl });
+const storeOf = (sealedUrl: Uint8Array | null): StoredUserStore => ({
+  description: { kind: sealedUrl ? "postgres" : "managed" },
+  sealedUrl,
+});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -43,7 +46,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function runMigrationStep(deps: MigrationStepDeps, job: MigrationJob): Promise<"more" | "finished"> {
   const { jobs, batchSize } = deps;
   const ref: PoolRef = { orgId: job.orgId, poolId: job.poolId };
-  const rowsOf = async (sealedUrl: Uint8Array | null): Promise<UserRows> => userRows(await deps.directory.database(ref, storeOf(sealedUrl)), ref);
+  const rowsOf = async (sealedUrl: Uint8Array | null): Promise<UserRows> =>
+    userRows(await deps.directory.database(ref, storeOf(sealedUrl)), ref);
 
   if (job.state === "discarding") {
     await deps.hooks?.beforeStep?.("discarding", ref);
@@ -68,12 +72,19 @@ export async function runMigrationStep(deps: MigrationStepDeps, job: MigrationJo
       const rows = await source.after(job.cursor, batchSize);
       if (rows.length === 0) {
         const usersTotal = await source.count();
-        await jobs.advance(ref, "warm_copy", (current) => ({ migration: { ...current, phase: "locked_delta", usersTotal } }));
+        await jobs.advance(ref, "warm_copy", (current) => ({
+          migration: { ...current, phase: "locked_delta", usersTotal },
+        }));
         return "more";
       }
       const inserted = await target.insert(rows);
       await deps.db.transaction(async (tx) => {
-        await jobs.advance(ref, "warm_copy", (current) => ({ migration: { ...current, usersCopied: current.usersCopied + inserted } }), tx);
+        await jobs.advance(
+          ref,
+          "warm_copy",
+          (current) => ({ migration: { ...current, usersCopied: current.usersCopied + inserted } }),
+          tx,
+        );
         await jobs.setCursor(job, rows.at(-1)!.id, tx);
       });
       return "more";
@@ -93,7 +104,9 @@ export async function runMigrationStep(deps: MigrationStepDeps, job: MigrationJo
         await rows.insert(changed);
       });
       const usersTotal = live.size;
-      await jobs.advance(ref, "locked_delta", (current) => ({ migration: { ...current, phase: "verifying", usersTotal, usersCopied: usersTotal } }));
+      await jobs.advance(ref, "locked_delta", (current) => ({
+        migration: { ...current, phase: "verifying", usersTotal, usersCopied: usersTotal },
+      }));
       return "more";
     }
     case "verifying": {
@@ -110,7 +123,9 @@ export async function runMigrationStep(deps: MigrationStepDeps, job: MigrationJo
       return "more";
     }
     case "cutover":
-      await jobs.advance(ref, "cutover", (current) => ({ migration: { ...current, phase: current.keepSource ? "done" : "purging" } }));
+      await jobs.advance(ref, "cutover", (current) => ({
+        migration: { ...current, phase: current.keepSource ? "done" : "purging" },
+      }));
       return "more";
     case "purging":
       if ((await source.deleteSome(batchSize)) > 0) return "more";

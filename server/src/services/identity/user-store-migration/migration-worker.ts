@@ -86,7 +86,11 @@ export async function startMigrationWorker(options: MigrationWorkerOptions): Pro
     const message = error instanceof Error ? error.message : String(error);
     const ref = { orgId: job.orgId, poolId: job.poolId };
     const phase = (await jobs.pool(ref))?.migration?.phase;
-    options.logger.warn("user-store migration step failed", { poolId: job.poolId, phase: phase ?? job.state, error: message });
+    options.logger.warn("user-store migration step failed", {
+      poolId: job.poolId,
+      phase: phase ?? job.state,
+      error: message,
+    });
     if (job.state === "running" && phase && ROLLBACK_PHASES.includes(phase)) {
       await jobs.fail(ref, phase, message);
       await jobs.release(job, owner);
@@ -111,7 +115,13 @@ export async function startMigrationWorker(options: MigrationWorkerOptions): Pro
       if (job) await work(job);
       return job !== undefined && !stopped;
     },
-    { pollMs, onError: (error) => options.logger.warn("user-store migration worker error", { error: error instanceof Error ? error.message : String(error) }) },
+    {
+      pollMs,
+      onError: (error) =>
+        options.logger.warn("user-store migration worker error", {
+          error: error instanceof Error ? error.message : String(error),
+        }),
+    },
   );
 
   return {

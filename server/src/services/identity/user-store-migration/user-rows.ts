@@ -35,7 +35,9 @@ export function userRows(db: Database, pool: PoolRef): UserRows {
   const inPool = and(eq(identityUsers.orgId, pool.orgId), eq(identityUsers.poolId, pool.poolId));
   return {
     async clock() {
-      const [row] = await db.select({ ms: sql<string>`(extract(epoch from clock_timestamp()) * 1000)::bigint` }).from(sql`(select 1) as one`);
+      const [row] = await db
+        .select({ ms: sql<string>`(extract(epoch from clock_timestamp()) * 1000)::bigint` })
+        .from(sql`(select 1) as one`);
       return Number(row!.ms);
     },
     async count() {
@@ -49,7 +51,11 @@ export function userRows(db: Database, pool: PoolRef): UserRows {
         .where(afterId ? and(inPool, gt(identityUsers.id, afterId)) : inPool)
         .orderBy(asc(identityUsers.id))
         .limit(limit),
-    changedSince: (watermark) => db.select().from(identityUsers).where(and(inPool, gte(identityUsers.updatedAt, watermark))),
+    changedSince: (watermark) =>
+      db
+        .select()
+        .from(identityUsers)
+        .where(and(inPool, gte(identityUsers.updatedAt, watermark))),
     async ids() {
       const rows = await db.select({ id: identityUsers.id }).from(identityUsers).where(inPool);
       return rows.map((row) => row.id);
@@ -58,7 +64,11 @@ export function userRows(db: Database, pool: PoolRef): UserRows {
       if (rows.length === 0) return 0;
       // Without a conflict target: neither an id already copied nor an address a stale row still
       // holds stops the batch; what is skipped changed during the copy and is copied while locked.
-      const inserted = await db.insert(identityUsers).values([...rows]).onConflictDoNothing().returning({ id: identityUsers.id });
+      const inserted = await db
+        .insert(identityUsers)
+        .values([...rows])
+        .onConflictDoNothing()
+        .returning({ id: identityUsers.id });
       return inserted.length;
     },
     async deleteIds(ids) {
@@ -68,7 +78,10 @@ export function userRows(db: Database, pool: PoolRef): UserRows {
     },
     async deleteSome(limit) {
       const doomed = db.select({ id: identityUsers.id }).from(identityUsers).where(inPool).limit(limit);
-      const deleted = await db.delete(identityUsers).where(and(inPool, inArray(identityUsers.id, doomed))).returning({ id: identityUsers.id });
+      const deleted = await db
+        .delete(identityUsers)
+        .where(and(inPool, inArray(identityUsers.id, doomed)))
+        .returning({ id: identityUsers.id });
       return deleted.length;
     },
     transaction: (work) => db.transaction((tx) => work(userRows(tx, pool))),
@@ -77,6 +90,19 @@ export function userRows(db: Database, pool: PoolRef): UserRows {
 
 /** A row's fingerprint over every stored column: equal fingerprints, equal rows. */
 export function rowChecksum(row: UserRow): string {
-  const canonical = [row.id, row.orgId, row.poolId, row.email, row.emailNormalized, row.emailVerified, row.passwordHash, row.appRoles, row.banned, row.deletedAt, row.createdAt, row.updatedAt];
+  const canonical = [
+    row.id,
+    row.orgId,
+    row.poolId,
+    row.email,
+    row.emailNormalized,
+    row.emailVerified,
+    row.passwordHash,
+    row.appRoles,
+    row.banned,
+    row.deletedAt,
+    row.createdAt,
+    row.updatedAt,
+  ];
   return createHash("sha256").update(JSON.stringify(canonical)).digest("base64url");
 }

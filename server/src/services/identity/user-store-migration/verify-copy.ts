@@ -15,7 +15,8 @@ export async function verifyCopy(source: UserRows, target: UserRows, batchSize: 
     for (let i = 0; i < length; i++) {
       const a = mine[i];
       const b = theirs[i];
-      if (!a || !b || a.id !== b.id) return `user ${a?.id ?? b?.id} is missing from the ${a && (!b || a.id < b.id) ? "target" : "source"}`;
+      if (!a || !b || a.id !== b.id)
+        return `user ${a?.id ?? b?.id} is missing from the ${a && (!b || a.id < b.id) ? "target" : "source"}`;
       if (rowChecksum(a) !== rowChecksum(b)) return `user ${a.id} differs between source and target`;
     }
     cursor = mine.at(-1)!.id;

@@ -1,7 +1,14 @@
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSecretBox } from "../../../crypto/secret-box.js";
-import { call, contextFor, EngineDouble, insertThread, openThreadTestKit, type ThreadTestKit } from "../threads/thread-test-kit.js";
+import {
+  call,
+  contextFor,
+  EngineDouble,
+  insertThread,
+  openThreadTestKit,
+  type ThreadTestKit,
+} from "../threads/thread-test-kit.js";
 import { threadEvent } from "../threads/thread-events.js";
 import { ScriptService } from "../../../../../gen/platform/script/v1/script_service_pb.js";
 import { createCallbackDeliverer, RETRY_DELAYS_MS, type CallbackDeliverer } from "./callback-deliverer.js";
@@ -25,7 +32,11 @@ beforeEach(async () => {
   kit = await openThreadTestKit();
   // Standard Webhooks verifiers refuse timestamps far from their own clock: run on real time.
   kit.clock.ms = Date.now();
-  keys = createCallbackSigningKeys({ db: kit.database.db, box: createSecretBox(new Uint8Array(32).fill(7)), now: () => kit.clock.ms });
+  keys = createCallbackSigningKeys({
+    db: kit.database.db,
+    box: createSecretBox(new Uint8Array(32).fill(7)),
+    now: () => kit.clock.ms,
+  });
   posted = [];
   answers = [];
   orgId = await kit.database.createOrganization();
@@ -83,8 +94,18 @@ async function until(check: () => Promise<boolean> | boolean): Promise<void> {
 async function endedThread(status: "completed" | "failed", callbackUrl = "https://hooks.example.com/thread") {
   const thread = await insertThread(kit, orgId, { callbackUrl });
   await new EngineDouble(kit, thread).start();
-  const event = { ...(status === "completed" ? threadEvent.completed(0, 0) : threadEvent.failed("boom", { stepPath: "", name: "" })), at: kit.clock.ms };
-  expect(await kit.store.endRun(thread.id, "test-worker", { status, finishedAt: kit.clock.ms, error: status === "failed" ? "boom" : "" }, event)).toBe(true);
+  const event = {
+    ...(status === "completed" ? threadEvent.completed(0, 0) : threadEvent.failed("boom", { stepPath: "", name: "" })),
+    at: kit.clock.ms,
+  };
+  expect(
+    await kit.store.endRun(
+      thread.id,
+      "test-worker",
+      { status, finishedAt: kit.clock.ms, error: status === "failed" ? "boom" : "" },
+      event,
+    ),
+  ).toBe(true);
   return thread;
 }
 
@@ -102,7 +123,10 @@ describe("callback delivery", () => {
     expect(delivery!.url).toBe("https://hooks.example.com/thread");
     expect(delivery!.headers["content-type"]).toBe("application/json");
     const key = formatSigningKey((await keys.get(orgId)).current);
-    const payload = new Webhook(key).verify(delivery!.body, delivery!.headers) as { type: string; data: Record<string, unknown> };
+    const payload = new Webhook(key).verify(delivery!.body, delivery!.headers) as {
+      type: string;
+      data: Record<string, unknown>;
+    };
     expect(payload.type).toBe("thread.completed");
     expect(payload.data).toMatchObject({ threadId: thread.id, status: "THREAD_STATUS_COMPLETED", scriptName: "demo" });
     expect(delivery!.headers["webhook-id"]).toBe((await outbox().ofThread(thread.id))[0]!.id);
@@ -129,7 +153,11 @@ describe("callback delivery", () => {
     expect(posted).toHaveLength(1);
     kit.clock.ms += RETRY_DELAYS_MS[0];
     await until(() => posted.length === 2);
-    await until(async () => (await outbox().ofThread(thread.id))[0]?.attempts === 2 && (await outbox().ofThread(thread.id))[0]?.leaseExpiresAt === 0);
+    await until(
+      async () =>
+        (await outbox().ofThread(thread.id))[0]?.attempts === 2 &&
+        (await outbox().ofThread(thread.id))[0]?.leaseExpiresAt === 0,
+    );
     [row] = await outbox().ofThread(thread.id);
     expect(row).toMatchObject({ status: "pending", lastError: "connect ECONNREFUSED" });
     expect(row!.nextAttemptAt).toBe(kit.clock.ms + RETRY_DELAYS_MS[1]);
@@ -160,15 +188,26 @@ describe("callback delivery", () => {
       kit.clock.ms += delay * 1.2;
     }
     await until(async () => (await outbox().ofThread(failing.id))[0]?.status === "failed");
-    expect((await outbox().ofThread(failing.id))[0]).toMatchObject({ attempts: RETRY_DELAYS_MS.length + 1, lastStatusCode: 503 });
+    expect((await outbox().ofThread(failing.id))[0]).toMatchObject({
+      attempts: RETRY_DELAYS_MS.length + 1,
+      lastStatusCode: 503,
+    });
   });
 
   it("queues the callback when the API cancels a thread no worker holds", async () => {
     const thread = await insertThread(kit, orgId, { callbackUrl: "https://hooks.example.com/x" });
     startDeliverer();
-    await call(ScriptService.method.cancelThread, kit.methods.cancelThread, { threadId: thread.id, reason: "no longer needed" }, contextFor(orgId));
+    await call(
+      ScriptService.method.cancelThread,
+      kit.methods.cancelThread,
+      { threadId: thread.id, reason: "no longer needed" },
+      contextFor(orgId),
+    );
     await until(async () => (await outbox().ofThread(thread.id))[0]?.status === "delivered");
-    expect(JSON.parse(posted[0]!.body)).toMatchObject({ type: "thread.cancelled", data: { threadId: thread.id, status: "THREAD_STATUS_CANCELLED" } });
+    expect(JSON.parse(posted[0]!.body)).toMatchObject({
+      type: "thread.cancelled",
+      data: { threadId: thread.id, status: "THREAD_STATUS_CANCELLED" },
+    });
   });
 
   it("drops a delivery whose thread was resumed before it went out", async () => {
@@ -197,7 +236,8 @@ describe("callback signing keys", () => {
     await until(() => posted.length === 1);
     const [delivery] = posted;
     expect(delivery!.headers["webhook-signature"]!.split(" ")).toHaveLength(2);
-    for (const key of [first.current, rotated.current]) expect(() => new Webhook(formatSigningKey(key)).verify(delivery!.body, delivery!.headers)).not.toThrow();
+    for (const key of [first.current, rotated.current])
+      expect(() => new Webhook(formatSigningKey(key)).verify(delivery!.body, delivery!.headers)).not.toThrow();
 
     kit.clock.ms += 24 * 3600_000 + 1;
     expect((await keys.get(orgId)).previous).toBeUndefined();

@@ -24,7 +24,12 @@ export interface PostOutcome {
 }
 
 /** Sends one POST; the server's default goes through the private-network guard. */
-export type CallbackPoster = (url: string, headers: Record<string, string>, body: string, signal: AbortSignal) => Promise<PostOutcome>;
+export type CallbackPoster = (
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+) => Promise<PostOutcome>;
 
 export interface CallbackDelivererOptions {
   readonly db: Database;
@@ -77,30 +82,54 @@ export function createCallbackDeliverer(options: CallbackDelivererOptions): Call
     // Resumed since it ended: that end is superseded, and the next end queues its own delivery.
     if (!row || !TERMINAL.has(row.thread.status)) return undefined;
     const data = toJson(ThreadSchema, toThreadMessage(row.thread, row.orgName));
-    return JSON.stringify({ type: `thread.${row.thread.status}`, timestamp: new Date(row.thread.finishedAt || now()).toISOString(), data });
+    return JSON.stringify({
+      type: `thread.${row.thread.status}`,
+      timestamp: new Date(row.thread.finishedAt || now()).toISOString(),
+      data,
+    });
   }
 
   async function attempt(callback: CallbackRow): Promise<void> {
     let body = callback.body;
     if (body === null) {
       body = (await bodyOf(callback)) ?? null;
-      if (body === null) return outbox.attemptFailed(callback.id, { error: "superseded: the thread was resumed before delivery", statusCode: 0, nextAttemptAt: undefined });
+      if (body === null)
+        return outbox.attemptFailed(callback.id, {
+          error: "superseded: the thread was resumed before delivery",
+          statusCode: 0,
+          nextAttemptAt: undefined,
+        });
       await outbox.saveBody(callback.id, body);
     }
     const keys = await options.keys.get(callback.orgId);
     const headers = {
       "content-type": "application/json",
       "user-agent": "platform-callbacks/1",
-      ...webhookHeaders({ id: callback.id, timestamp: Math.floor(now() / 1000), body }, keys.previous ? [keys.current, keys.previous] : [keys.current]),
+      ...webhookHeaders(
+        { id: callback.id, timestamp: Math.floor(now() / 1000), body },
+        keys.previous ? [keys.current, keys.previous] : [keys.current],
+      ),
     };
     let status = 0;
     let error = "";
     try {
-      status = (await options.post(callback.url, headers, body, AbortSignal.any([shutdown.signal, AbortSignal.timeout(attemptTimeoutMs)]))).status;
+      status = (
+        await options.post(
+          callback.url,
+          headers,
+          body,
+          AbortSignal.any([shutdown.signal, AbortSignal.timeout(attemptTimeoutMs)]),
+        )
+      ).status;
       if (status >= 200 && status < 300) return outbox.delivered(callback.id, now(), status);
       error = `the receiver answered ${status}`;
     } catch (cause) {
-      error = cause instanceof Error ? (cause.cause instanceof Error ? `${cause.message}: ${cause.cause.message}` : cause.message) : String(cause);
+      error =
+        cause instanceof Error
+          ? cause.cause instanceof Error
+            ? `${cause.message}: ${cause.cause.message}`
+            : cause.message
+          : String(cause);
     }
     // 410 Gone is the receiver's way of saying "stop", as Standard Webhooks defines it.
     const delay = status === 410 ? undefined : RETRY_DELAYS_MS[callback.attempts - 1];
@@ -131,7 +160,10 @@ export function createCallbackDeliverer(options: CallbackDelivererOptions): Call
 
   return {
     start() {
-      loop = startPollLoop(pass, { pollMs, onError: (error) => log("claiming callbacks failed", { error: String(error) }) });
+      loop = startPollLoop(pass, {
+        pollMs,
+        onError: (error) => log("claiming callbacks failed", { error: String(error) }),
+      });
       unsubscribe = options.signals.onCallbacksDue(() => loop?.wake());
     },
     async stop() {

@@ -29,7 +29,13 @@ export function createCallbackOutbox(db: Database) {
       const due = db
         .select({ id: threadCallbacks.id })
         .from(threadCallbacks)
-        .where(and(eq(threadCallbacks.status, "pending"), lte(threadCallbacks.nextAttemptAt, now), lte(threadCallbacks.leaseExpiresAt, now)))
+        .where(
+          and(
+            eq(threadCallbacks.status, "pending"),
+            lte(threadCallbacks.nextAttemptAt, now),
+            lte(threadCallbacks.leaseExpiresAt, now),
+          ),
+        )
         .orderBy(asc(threadCallbacks.nextAttemptAt))
         .limit(limit)
         .for("update", { skipLocked: true });
@@ -46,11 +52,17 @@ export function createCallbackOutbox(db: Database) {
     },
 
     async delivered(id: string, at: number, statusCode: number): Promise<void> {
-      await db.update(threadCallbacks).set({ status: "delivered", deliveredAt: at, lastStatusCode: statusCode, lastError: "", leaseExpiresAt: 0 }).where(eq(threadCallbacks.id, id));
+      await db
+        .update(threadCallbacks)
+        .set({ status: "delivered", deliveredAt: at, lastStatusCode: statusCode, lastError: "", leaseExpiresAt: 0 })
+        .where(eq(threadCallbacks.id, id));
     },
 
     /** Records a failed attempt: retried at `nextAttemptAt`, or given up when that is undefined. */
-    async attemptFailed(id: string, outcome: { error: string; statusCode: number; nextAttemptAt: number | undefined }): Promise<void> {
+    async attemptFailed(
+      id: string,
+      outcome: { error: string; statusCode: number; nextAttemptAt: number | undefined },
+    ): Promise<void> {
       await db
         .update(threadCallbacks)
         .set({
@@ -65,7 +77,11 @@ export function createCallbackOutbox(db: Database) {
 
     /** A thread's deliveries, oldest first. */
     ofThread(threadId: string): Promise<CallbackRow[]> {
-      return db.select().from(threadCallbacks).where(eq(threadCallbacks.threadId, threadId)).orderBy(asc(threadCallbacks.createdAt));
+      return db
+        .select()
+        .from(threadCallbacks)
+        .where(eq(threadCallbacks.threadId, threadId))
+        .orderBy(asc(threadCallbacks.createdAt));
     },
   };
 }

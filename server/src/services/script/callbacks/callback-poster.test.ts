@@ -26,7 +26,9 @@ afterAll(() => new Promise((resolve) => receiver.close(resolve)));
 describe("the callback poster", () => {
   it("posts the body and headers and answers the status, whatever the answer's size", async () => {
     const post = createCallbackPoster(createGuardedDispatcher({ allowPrivateNetwork: true }));
-    expect(await post(`${url}/hook`, { "content-type": "application/json" }, '{"a":1}', AbortSignal.timeout(5_000))).toEqual({ status: 202 });
+    expect(
+      await post(`${url}/hook`, { "content-type": "application/json" }, '{"a":1}', AbortSignal.timeout(5_000)),
+    ).toEqual({ status: 202 });
     expect(seen.at(-1)).toEqual({ path: "/hook", body: '{"a":1}' });
   });
 

@@ -61,7 +61,12 @@ export function createCallbackSigningKeys(deps: { db: Database; box: SecretBox; 
       const sealedKey = box.seal(randomBytes(SIGNING_KEY_BYTES), boundTo(orgId));
       const [row] = await db
         .update(callbackSigningKeys)
-        .set({ sealedKey, sealedPreviousKey: sql`${callbackSigningKeys.sealedKey}`, previousExpiresAt: at + PREVIOUS_KEY_GRACE_MS, createdAt: at })
+        .set({
+          sealedKey,
+          sealedPreviousKey: sql`${callbackSigningKeys.sealedKey}`,
+          previousExpiresAt: at + PREVIOUS_KEY_GRACE_MS,
+          createdAt: at,
+        })
         .where(eq(callbackSigningKeys.orgId, orgId))
         .returning();
       return open(row!, at);

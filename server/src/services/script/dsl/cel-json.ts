@@ -141,7 +141,8 @@ export function celToJson(value: CelValue): JsonValue {
     case "bigint":
       return integerToJson(value);
     case "number":
-      if (!Number.isFinite(value)) throw new CelJsonError(`the result ${value} is not a finite number, which JSON cannot hold`);
+      if (!Number.isFinite(value))
+        throw new CelJsonError(`the result ${value} is not a finite number, which JSON cannot hold`);
       return value === 0 ? 0 : value; // -0 → 0
   }
   if (value === null) return null;
@@ -154,7 +155,12 @@ export function celToJson(value: CelValue): JsonValue {
     const object: JsonObject = {};
     for (const [key, entry] of value) {
       const name = typeof key === "string" ? key : isCelUint(key) ? key.value.toString() : String(key);
-      Object.defineProperty(object, name, { value: celToJson(entry), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(object, name, {
+        value: celToJson(entry),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return object;
   }

@@ -55,18 +55,29 @@ describe("validateInput", () => {
     [{ ticket_id: "T", tags: ["a", "b", "c", "d"] }, "input_json/tags: must NOT have more than 3 items"],
     [{ ticket_id: "T", limits: { count: 0 } }, "input_json/limits/count: must be >= 1"],
     [[], "input_json: must be object"],
-    [{ ticket_id: 1, priority: 2 }, 'input_json/ticket_id: must be string; input_json/priority: must be one of "P1", "P2", "P3"'],
+    [
+      { ticket_id: 1, priority: 2 },
+      'input_json/ticket_id: must be string; input_json/priority: must be one of "P1", "P2", "P3"',
+    ],
   ])("refuses %j naming the field", (input, message) => {
     expect(invalidArgument(input)).toBe(message);
   });
 
   it("names the request field it is given", () => {
-    expect(() => compileContract(document).validateInput({}, "step_input_override_json")).toThrow("step_input_override_json/ticket_id: is required");
+    expect(() => compileContract(document).validateInput({}, "step_input_override_json")).toThrow(
+      "step_input_override_json/ticket_id: is required",
+    );
   });
 
   it("lists at most ten errors", () => {
     const wide = parseScript(
-      ["dsl: script/1", "inputs:", "  type: object", `  properties: {${Array.from({ length: 12 }, (_, i) => `p${i}: {type: string}`).join(", ")}}`, "steps: [{id: a, yield: {value: 1}}]"].join("\n"),
+      [
+        "dsl: script/1",
+        "inputs:",
+        "  type: object",
+        `  properties: {${Array.from({ length: 12 }, (_, i) => `p${i}: {type: string}`).join(", ")}}`,
+        "steps: [{id: a, yield: {value: 1}}]",
+      ].join("\n"),
     );
     const input = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`p${i}`, i]));
     expect(() => compileContract(wide).validateInput(input)).toThrow(/p9: must be string; and 2 more$/);
@@ -87,7 +98,11 @@ describe("toProto", () => {
     const fields = compileContract(document).toProto();
     const message = create(ScriptContractSchema, fields);
     expect(message.inputs).toEqual(document.inputs);
-    expect(message.outputs).toEqual({ type: "object", required: ["summary"], properties: { summary: { type: "string" } } });
+    expect(message.outputs).toEqual({
+      type: "object",
+      required: ["summary"],
+      properties: { summary: { type: "string" } },
+    });
     fields.inputs.type = "changed";
     expect(document.inputs.type).toBe("object");
   });

@@ -34,7 +34,9 @@ export function compileContract(document: ScriptDocument): CompiledContract {
   const inputSchema = compileSchema(document.inputs, { useDefaults: true });
   const outputSchema = compileSchema(document.outputs);
   if (inputSchema.validate === undefined || outputSchema.validate === undefined) {
-    throw new Error(`compileContract: the document's schemas do not compile: ${JSON.stringify([...inputSchema.problems, ...outputSchema.problems])}`);
+    throw new Error(
+      `compileContract: the document's schemas do not compile: ${JSON.stringify([...inputSchema.problems, ...outputSchema.problems])}`,
+    );
   }
   const validateInput = inputSchema.validate;
   const validateOutput = outputSchema.validate;

@@ -32,19 +32,32 @@ export interface InstrumentedExpression {
 export function instrument(root: Expr): InstrumentedExpression {
   let nextId = maxId(root) + 1n;
   const node = (exprKind: Expr["exprKind"]): Expr => ({ $typeName: "cel.expr.Expr", id: nextId++, exprKind });
-  const call = (fn: string, args: Expr[]): Expr => node({ case: "callExpr", value: { $typeName: "cel.expr.Expr.Call", function: fn, args } });
-  const int = (value: number): Expr => node({ case: "constExpr", value: { $typeName: "cel.expr.Constant", constantKind: { case: "int64Value", value: BigInt(value) } } });
+  const call = (fn: string, args: Expr[]): Expr =>
+    node({ case: "callExpr", value: { $typeName: "cel.expr.Expr.Call", function: fn, args } });
+  const int = (value: number): Expr =>
+    node({
+      case: "constExpr",
+      value: { $typeName: "cel.expr.Constant", constantKind: { case: "int64Value", value: BigInt(value) } },
+    });
 
   /** `accu + [x]` → `@append(accu, x)`; anything else unchanged. */
   const appendInPlace = (expr: Expr, accuVar: string): Expr => {
     const kind = expr.exprKind;
     if (kind.case !== "callExpr") return expr;
     const [left, right] = kind.value.args;
-    if (kind.value.function === "_+_" && isIdent(left, accuVar) && right?.exprKind.case === "listExpr" && right.exprKind.value.elements.length === 1) {
+    if (
+      kind.value.function === "_+_" &&
+      isIdent(left, accuVar) &&
+      right?.exprKind.case === "listExpr" &&
+      right.exprKind.value.elements.length === 1
+    ) {
       return call(APPEND, [left!, right.exprKind.value.elements[0]!]);
     }
     if (kind.value.function === "_?_:_" && kind.value.args.length === 3) {
-      return withCall(expr, { ...kind.value, args: [kind.value.args[0]!, appendInPlace(kind.value.args[1]!, accuVar), kind.value.args[2]!] });
+      return withCall(expr, {
+        ...kind.value,
+        args: [kind.value.args[0]!, appendInPlace(kind.value.args[1]!, accuVar), kind.value.args[2]!],
+      });
     }
     return expr;
   };
@@ -66,7 +79,10 @@ export function instrument(root: Expr): InstrumentedExpression {
       }
       case "listExpr": {
         const elements = kind.value.elements.map(visit);
-        return [{ ...expr, exprKind: { case: "listExpr", value: { ...kind.value, elements: elements.map(([e]) => e) } } }, 1 + CONTAINER_COST + elements.reduce((sum, [, c]) => sum + c, 0)];
+        return [
+          { ...expr, exprKind: { case: "listExpr", value: { ...kind.value, elements: elements.map(([e]) => e) } } },
+          1 + CONTAINER_COST + elements.reduce((sum, [, c]) => sum + c, 0),
+        ];
       }
       case "structExpr": {
         let cost = 1 + CONTAINER_COST;
@@ -74,14 +90,20 @@ export function instrument(root: Expr): InstrumentedExpression {
           const key = entry.keyKind.case === "mapKey" ? visit(entry.keyKind.value) : undefined;
           const value = entry.value === undefined ? undefined : visit(entry.value);
           cost += (key?.[1] ?? 0) + (value?.[1] ?? 0);
-          return { ...entry, keyKind: key === undefined ? entry.keyKind : { case: "mapKey" as const, value: key[0] }, value: value?.[0] };
+          return {
+            ...entry,
+            keyKind: key === undefined ? entry.keyKind : { case: "mapKey" as const, value: key[0] },
+            value: value?.[0],
+          };
         });
         return [{ ...expr, exprKind: { case: "structExpr", value: { ...kind.value, entries } } }, cost];
       }
       case "comprehensionExpr": {
         const loop = kind.value;
-        if (!loop.iterRange || !loop.accuInit || !loop.loopCondition || !loop.loopStep || !loop.result) return [expr, 1];
-        const accumulates = loop.accuInit.exprKind.case === "listExpr" && loop.accuInit.exprKind.value.elements.length === 0;
+        if (!loop.iterRange || !loop.accuInit || !loop.loopCondition || !loop.loopStep || !loop.result)
+          return [expr, 1];
+        const accumulates =
+          loop.accuInit.exprKind.case === "listExpr" && loop.accuInit.exprKind.value.elements.length === 0;
         const [iterRange, rangeCost] = visit(loop.iterRange);
         const [accuInit, initCost] = accumulates ? [call(ACCUMULATOR, []), 1] : visit(loop.accuInit);
         const [condition, conditionCost] = visit(loop.loopCondition);
@@ -135,7 +157,13 @@ function maxId(expr: Expr | undefined): bigint {
       }
       break;
     case "comprehensionExpr":
-      [kind.value.iterRange, kind.value.accuInit, kind.value.loopCondition, kind.value.loopStep, kind.value.result].forEach(consider);
+      [
+        kind.value.iterRange,
+        kind.value.accuInit,
+        kind.value.loopCondition,
+        kind.value.loopStep,
+        kind.value.result,
+      ].forEach(consider);
       break;
   }
   return max;

@@ -41,7 +41,10 @@ export const DEFAULT_EXPRESSION_COST_LIMIT = 100_000;
 /** The safety net: an evaluation never holds the event loop much longer than this. */
 export const DEFAULT_EXPRESSION_TIME_LIMIT_MS = 30;
 
-export const DEFAULT_EXPRESSION_LIMITS: ExpressionLimits = { cost: DEFAULT_EXPRESSION_COST_LIMIT, timeMs: DEFAULT_EXPRESSION_TIME_LIMIT_MS };
+export const DEFAULT_EXPRESSION_LIMITS: ExpressionLimits = {
+  cost: DEFAULT_EXPRESSION_COST_LIMIT,
+  timeMs: DEFAULT_EXPRESSION_TIME_LIMIT_MS,
+};
 
 /**
  * Extra units for making a list or map (a literal, or a JSON list or object read from the

@@ -22,7 +22,26 @@ export const MAX_NAME_LENGTH = 64;
  * iterate `as` name) every reserved word of the CEL spec does.
  */
 const CEL_NOT_SELECTABLE = new Set(["false", "in", "null", "true"]);
-const CEL_RESERVED = new Set([...CEL_NOT_SELECTABLE, "as", "break", "const", "continue", "else", "for", "function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"]);
+const CEL_RESERVED = new Set([
+  ...CEL_NOT_SELECTABLE,
+  "as",
+  "break",
+  "const",
+  "continue",
+  "else",
+  "for",
+  "function",
+  "if",
+  "import",
+  "let",
+  "loop",
+  "package",
+  "namespace",
+  "return",
+  "var",
+  "void",
+  "while",
+]);
 
 export class DocumentReader {
   readonly problems: ScriptProblem[] = [];
@@ -60,12 +79,17 @@ export class DocumentReader {
     return object[key];
   }
 
-  string(pointer: string, value: JsonValue | undefined, options: { nonEmpty?: boolean; maxLength?: number } = {}): string | undefined {
+  string(
+    pointer: string,
+    value: JsonValue | undefined,
+    options: { nonEmpty?: boolean; maxLength?: number } = {},
+  ): string | undefined {
     if (typeof value !== "string") return this.wrongType(pointer, value, "a string");
     // Names and descriptions are stored as text, which cannot hold U+0000 (values can: they are JSON).
     if (value.includes("\0")) return this.fail(pointer, "must not contain the NUL character (U+0000)");
     if (options.nonEmpty === true && value.trim() === "") return this.fail(pointer, "must not be empty");
-    if (options.maxLength !== undefined && value.length > options.maxLength) return this.fail(pointer, `must be at most ${options.maxLength} characters`);
+    if (options.maxLength !== undefined && value.length > options.maxLength)
+      return this.fail(pointer, `must be at most ${options.maxLength} characters`);
     return value;
   }
 
@@ -83,12 +107,16 @@ export class DocumentReader {
     if (typeof value === "string" && (choices as readonly string[]).includes(value)) return value as T;
     const suggestion = typeof value === "string" ? suggest(value, choices) : undefined;
     const hint = suggestion === undefined ? "" : ` (did you mean "${suggestion}"?)`;
-    return this.fail(pointer, `must be one of ${choices.map((choice) => `"${choice}"`).join(", ")}, not ${describeValue(value)}${hint}`);
+    return this.fail(
+      pointer,
+      `must be one of ${choices.map((choice) => `"${choice}"`).join(", ")}, not ${describeValue(value)}${hint}`,
+    );
   }
 
   /** A duration string (duration.ts) in milliseconds, greater than zero. */
   duration(pointer: string, value: JsonValue | undefined): number | undefined {
-    if (typeof value === "number") return this.fail(pointer, `must be a duration string such as "30s"; a bare number has no unit`);
+    if (typeof value === "number")
+      return this.fail(pointer, `must be a duration string such as "30s"; a bare number has no unit`);
     if (typeof value !== "string") return this.wrongType(pointer, value, 'a duration string such as "30s"');
     try {
       const ms = parseDuration(value, pointer);
@@ -100,7 +128,12 @@ export class DocumentReader {
   }
 
   /** A name (see nameProblem); `what` says what it names (`id`, `branch name`). */
-  name(pointer: string, value: JsonValue | undefined, what: string, usedAs: "selector" | "identifier" = "selector"): string | undefined {
+  name(
+    pointer: string,
+    value: JsonValue | undefined,
+    what: string,
+    usedAs: "selector" | "identifier" = "selector",
+  ): string | undefined {
     const text = this.string(pointer, value);
     if (text === undefined) return undefined;
     const problem = nameProblem(text, what, usedAs);
@@ -109,7 +142,8 @@ export class DocumentReader {
 
   list(pointer: string, value: JsonValue | undefined, minItems: number): JsonValue[] | undefined {
     if (!Array.isArray(value)) return this.wrongType(pointer, value, "a list");
-    if (value.length < minItems) return this.fail(pointer, `must have at least ${minItems} ${minItems === 1 ? "item" : "items"}`);
+    if (value.length < minItems)
+      return this.fail(pointer, `must have at least ${minItems} ${minItems === 1 ? "item" : "items"}`);
     return value;
   }
 
@@ -129,11 +163,16 @@ export class DocumentReader {
  * read it where it is used: after a dot ("selector": ids, variable and branch names) or alone
  * ("identifier": an iterate `as` name).
  */
-export function nameProblem(text: string, what: string, usedAs: "selector" | "identifier" = "selector"): string | undefined {
+export function nameProblem(
+  text: string,
+  what: string,
+  usedAs: "selector" | "identifier" = "selector",
+): string | undefined {
   if (!NAME_PATTERN.test(text) || text.length > MAX_NAME_LENGTH) {
     return `${what} ${JSON.stringify(text)} must be 1 to ${MAX_NAME_LENGTH} lowercase letters, digits or "_", starting with a letter`;
   }
-  if ((usedAs === "identifier" ? CEL_RESERVED : CEL_NOT_SELECTABLE).has(text)) return `${what} ${JSON.stringify(text)} is a reserved word of the expression language`;
+  if ((usedAs === "identifier" ? CEL_RESERVED : CEL_NOT_SELECTABLE).has(text))
+    return `${what} ${JSON.stringify(text)} is a reserved word of the expression language`;
   return undefined;
 }
 
@@ -166,13 +205,16 @@ export function suggest(word: string, candidates: Iterable<string>): string | un
 
 /** Damerau-Levenshtein distance (optimal string alignment): a swap of neighbours costs 1. */
 function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   const at = (i: number, j: number) => rows[i]?.[j] ?? 0;
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let value = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, at(i - 2, j - 2) + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        value = Math.min(value, at(i - 2, j - 2) + 1);
       (rows[i] as number[])[j] = value;
     }
   }

@@ -19,16 +19,46 @@ describe("parseDuration", () => {
 
   it.each([
     ["", 'timeout: "" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (it is empty)'],
-    ["30", 'timeout: "30" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (a number needs a unit: ms, s, m, h or d)'],
-    ["1.5h", 'timeout: "1.5h" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (unexpected "." at position 2)'],
-    ["-5s", 'timeout: "-5s" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (unexpected "-" at position 1)'],
-    ["5 m", 'timeout: "5 m" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (unexpected " " at position 2)'],
-    ["1h30", 'timeout: "1h30" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (a number needs a unit: ms, s, m, h or d)'],
-    ["h", 'timeout: "h" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (unexpected "h" at position 1)'],
-    ["30m1h", 'timeout: "30m1h" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (units go from largest to smallest, each once: d, h, m, s, ms)'],
-    ["1h1h", 'timeout: "1h1h" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (units go from largest to smallest, each once: d, h, m, s, ms)'],
-    ["5M", 'timeout: "5M" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (unexpected "M" at position 2)'],
-    ["5w", 'timeout: "5w" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (unexpected "w" at position 2)'],
+    [
+      "30",
+      'timeout: "30" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (a number needs a unit: ms, s, m, h or d)',
+    ],
+    [
+      "1.5h",
+      'timeout: "1.5h" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (unexpected "." at position 2)',
+    ],
+    [
+      "-5s",
+      'timeout: "-5s" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (unexpected "-" at position 1)',
+    ],
+    [
+      "5 m",
+      'timeout: "5 m" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (unexpected " " at position 2)',
+    ],
+    [
+      "1h30",
+      'timeout: "1h30" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (a number needs a unit: ms, s, m, h or d)',
+    ],
+    [
+      "h",
+      'timeout: "h" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (unexpected "h" at position 1)',
+    ],
+    [
+      "30m1h",
+      'timeout: "30m1h" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (units go from largest to smallest, each once: d, h, m, s, ms)',
+    ],
+    [
+      "1h1h",
+      'timeout: "1h1h" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (units go from largest to smallest, each once: d, h, m, s, ms)',
+    ],
+    [
+      "5M",
+      'timeout: "5M" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (unexpected "M" at position 2)',
+    ],
+    [
+      "5w",
+      'timeout: "5w" is not a duration such as "500ms", "30s", "5m", "1h30m" or "2d" (unexpected "w" at position 2)',
+    ],
     ["366d", 'timeout: "366d" is longer than the limit of 365 days'],
     ["99999999999999999999d", 'timeout: "99999999999999999999d" is longer than the limit of 365 days'],
   ])("refuses %j naming the field and the input", (text, message) => {

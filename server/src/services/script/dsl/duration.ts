@@ -56,7 +56,11 @@ export function parseDuration(text: string, field = "duration"): number {
     if (match === null) {
       let bad = offset;
       while (bad < text.length && /\d/.test(text[bad] as string)) bad++;
-      return fail(bad === text.length ? "a number needs a unit: ms, s, m, h or d" : `unexpected ${JSON.stringify(text[bad])} at position ${bad + 1}`);
+      return fail(
+        bad === text.length
+          ? "a number needs a unit: ms, s, m, h or d"
+          : `unexpected ${JSON.stringify(text[bad])} at position ${bad + 1}`,
+      );
     }
     const digits = match[1] as string;
     const unit = match[2] as Unit;

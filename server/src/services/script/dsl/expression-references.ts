@@ -26,7 +26,19 @@ export interface ExpressionReferences {
 }
 
 /** Type names CEL resolves itself (`type(x) == int`): never bindings. */
-export const CEL_TYPE_NAMES: ReadonlySet<string> = new Set(["bool", "bytes", "double", "dyn", "int", "list", "map", "null_type", "string", "type", "uint"]);
+export const CEL_TYPE_NAMES: ReadonlySet<string> = new Set([
+  "bool",
+  "bytes",
+  "double",
+  "dyn",
+  "int",
+  "list",
+  "map",
+  "null_type",
+  "string",
+  "type",
+  "uint",
+]);
 
 /** The two maps whose keys (step ids, variable names) the parser checks. */
 const KEYED_MAPS = ["steps", "vars"] as const;
@@ -39,7 +51,11 @@ export function referencesOf(root: Expr): ExpressionReferences {
   const dynamic: Record<KeyedMap, boolean> = { steps: false, vars: false };
 
   /** `steps.x` or `steps["x"]` with `steps` free: the map and the key. */
-  const staticKey = (operand: Expr | undefined, key: string | undefined, bound: ReadonlySet<string>): [KeyedMap, string] | undefined => {
+  const staticKey = (
+    operand: Expr | undefined,
+    key: string | undefined,
+    bound: ReadonlySet<string>,
+  ): [KeyedMap, string] | undefined => {
     if (operand?.exprKind.case !== "identExpr" || key === undefined) return undefined;
     const name = operand.exprKind.value.name;
     return (KEYED_MAPS as readonly string[]).includes(name) && !bound.has(name) ? [name as KeyedMap, key] : undefined;
@@ -71,7 +87,13 @@ export function referencesOf(root: Expr): ExpressionReferences {
         functions.add(call.function);
         if (call.function === "_[_]" && call.target === undefined) {
           const index = call.args[1]?.exprKind;
-          const found = staticKey(call.args[0], index?.case === "constExpr" && index.value.constantKind.case === "stringValue" ? index.value.constantKind.value : undefined, bound);
+          const found = staticKey(
+            call.args[0],
+            index?.case === "constExpr" && index.value.constantKind.case === "stringValue"
+              ? index.value.constantKind.value
+              : undefined,
+            bound,
+          );
           if (found !== undefined) {
             names.add(found[0]);
             keys[found[0]].add(found[1]);

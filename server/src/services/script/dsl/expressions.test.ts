@@ -4,9 +4,20 @@ import { BindingScope, compileExpression, ExpressionEvaluationError, ExpressionS
 import type { ExpressionBindings } from "./expressions.js";
 
 const bindings: ExpressionBindings = {
-  inputs: { count: 3, ratio: 2.5, name: "Ada", tags: ["a", "b"], big: 2 ** 53 + 2, nested: JSON.parse('{"__proto__": 1, "deep": {"ok": true}}') as JsonValue },
+  inputs: {
+    count: 3,
+    ratio: 2.5,
+    name: "Ada",
+    tags: ["a", "b"],
+    big: 2 ** 53 + 2,
+    nested: JSON.parse('{"__proto__": 1, "deep": {"ok": true}}') as JsonValue,
+  },
   steps: {
-    fetch: { output: { id: "T-1", priority: "P1", comments: [{ text: "hi" }, { text: "yo" }] }, status: "completed", error: null },
+    fetch: {
+      output: { id: "T-1", priority: "P1", comments: [{ text: "hi" }, { text: "yo" }] },
+      status: "completed",
+      error: null,
+    },
     flaky: { output: null, status: "failed", error: "tool timed out" },
   },
   env: { REGION: "eu-west" },
@@ -15,7 +26,10 @@ const bindings: ExpressionBindings = {
 };
 
 function evaluate(source: string, extra: Partial<ExpressionBindings> = {}): JsonValue {
-  return compileExpression(source, { pointer: "/steps/0/execute/input/x", step: "demo" }).evaluate({ ...bindings, ...extra });
+  return compileExpression(source, { pointer: "/steps/0/execute/input/x", step: "demo" }).evaluate({
+    ...bindings,
+    ...extra,
+  });
 }
 
 function evaluationError(source: string, extra: Partial<ExpressionBindings> = {}): string {
@@ -101,14 +115,18 @@ describe("numbers: JSON integers are CEL ints", () => {
     expect(evaluationError("inputs.count + 0.5")).toBe(
       `step "demo" at /steps/0/execute/input/x: expression "inputs.count + 0.5" failed: found no matching overload for '_+_' applied to '(int, double)'`,
     );
-    expect(evaluationError("1.0 / 0.0")).toBe('step "demo" at /steps/0/execute/input/x: expression "1.0 / 0.0" failed: the result Infinity is not a finite number, which JSON cannot hold');
+    expect(evaluationError("1.0 / 0.0")).toBe(
+      'step "demo" at /steps/0/execute/input/x: expression "1.0 / 0.0" failed: the result Infinity is not a finite number, which JSON cannot hold',
+    );
     expect(evaluationError("9223372036854775807 + 1")).toMatch(/failed: int overflow/);
   });
 });
 
 describe("missing bindings", () => {
   it("names a local that is not bound", () => {
-    expect(evaluationError("item.text")).toBe('step "demo" at /steps/0/execute/input/x: expression "item.text" failed: "item" is not bound here');
+    expect(evaluationError("item.text")).toBe(
+      'step "demo" at /steps/0/execute/input/x: expression "item.text" failed: "item" is not bound here',
+    );
     expect(evaluate("item.text + string(index)", { locals: { item: { text: "a" }, index: 4 } })).toBe("a4");
   });
 
@@ -121,7 +139,9 @@ describe("missing bindings", () => {
   });
 
   it("passes CEL's message for a missing key", () => {
-    expect(evaluationError("inputs.nope")).toMatch(/^step "demo" at \/steps\/0\/execute\/input\/x: expression "inputs.nope" failed: .*nope/);
+    expect(evaluationError("inputs.nope")).toMatch(
+      /^step "demo" at \/steps\/0\/execute\/input\/x: expression "inputs.nope" failed: .*nope/,
+    );
   });
 
   it("reads steps and vars dynamically when the expression indexes them with a variable", () => {
@@ -140,7 +160,9 @@ describe("conditions", () => {
   it("needs a boolean", () => {
     const when = compileExpression("steps.fetch.output.priority == 'P1'", { pointer: "/steps/1/when", step: "page" });
     expect(when.evaluateCondition(bindings)).toBe(true);
-    expect(() => compileExpression("inputs.count", { pointer: "/steps/1/when", step: "page" }).evaluateCondition(bindings)).toThrow(
+    expect(() =>
+      compileExpression("inputs.count", { pointer: "/steps/1/when", step: "page" }).evaluateCondition(bindings),
+    ).toThrow(
       'step "page" at /steps/1/when: expression "inputs.count" failed: a condition must be true or false, got 3',
     );
   });
@@ -152,7 +174,10 @@ describe("compilation", () => {
     ["", '/steps/1/when: expression "": empty expression'],
     ["sise(inputs.tags)", '/steps/1/when: expression "sise(inputs.tags)": unknown function "sise"'],
     ["inputs.name.upper()", '/steps/1/when: expression "inputs.name.upper()": unknown function "upper"'],
-    ["a &&\n  b)", '/steps/1/when: expression "a &&\\n  b)": syntax error at line 2, column 4: found ) but expecting end of input'],
+    [
+      "a &&\n  b)",
+      '/steps/1/when: expression "a &&\\n  b)": syntax error at line 2, column 4: found ) but expecting end of input',
+    ],
   ])("refuses %j", (source, message) => {
     expect(syntaxError(source)).toBe(message);
   });

@@ -120,7 +120,8 @@ export class CompiledExpression {
         return this.program(scope.celBindings(this.references));
       });
     } catch (error) {
-      if (error instanceof ExpressionLimitExceeded) throw new ExpressionLimitError(this.site, this.source, error.message);
+      if (error instanceof ExpressionLimitExceeded)
+        throw new ExpressionLimitError(this.site, this.source, error.message);
       // CEL reports errors as values; anything thrown is still this expression's failure.
       throw this.failure(scope, error instanceof Error ? error.message : String(error));
     }
@@ -139,7 +140,11 @@ export class CompiledExpression {
   evaluateCondition(bindings: ExpressionBindings | BindingScope): boolean {
     const value = this.evaluate(bindings);
     if (typeof value !== "boolean") {
-      throw new ExpressionEvaluationError(this.site, this.source, `a condition must be true or false, got ${describeJson(value)}`);
+      throw new ExpressionEvaluationError(
+        this.site,
+        this.source,
+        `a condition must be true or false, got ${describeJson(value)}`,
+      );
     }
     return value;
   }

@@ -39,28 +39,60 @@ export interface SchemaProblem {
   at: "key" | "value";
 }
 
-export type SchemaCompilation = { validate: ValidateFunction; problems: [] } | { validate?: undefined; problems: SchemaProblem[] };
+export type SchemaCompilation =
+  { validate: ValidateFunction; problems: [] } | { validate?: undefined; problems: SchemaProblem[] };
 
 /** Compiles a schema, or explains (with pointers into the schema) why it is not valid. */
 export function compileSchema(schema: JsonObject, options: { useDefaults?: boolean } = {}): SchemaCompilation {
   const dialect = schema.$schema;
   if (dialect !== undefined && !(typeof dialect === "string" && (DRAFT_07.test(dialect) || DRAFT_2020.test(dialect)))) {
-    return { problems: [{ pointer: "/$schema", message: "must be the 2020-12 or the draft-07 meta-schema URI (or left out for 2020-12)", at: "value" }] };
+    return {
+      problems: [
+        {
+          pointer: "/$schema",
+          message: "must be the 2020-12 or the draft-07 meta-schema URI (or left out for 2020-12)",
+          at: "value",
+        },
+      ],
+    };
   }
   const settings = { ...OPTIONS, useDefaults: options.useDefaults === true };
   const ajv = typeof dialect === "string" && DRAFT_07.test(dialect) ? new Ajv(settings) : new Ajv2020(settings);
   if (!ajv.validateSchema(schema)) {
-    return { problems: firstPerPath(ajv.errors ?? []).map((error) => ({ pointer: error.instancePath, message: metaSchemaMessage(error), at: "value" as const })) };
+    return {
+      problems: firstPerPath(ajv.errors ?? []).map((error) => ({
+        pointer: error.instancePath,
+        message: metaSchemaMessage(error),
+        at: "value" as const,
+      })),
+    };
   }
   try {
     return { validate: ajv.compile(schema), problems: [] };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const keyword = /unknown keyword: "([^"]+)"/.exec(message)?.[1];
-    if (keyword !== undefined) return { problems: [{ pointer: locate(schema, (key) => key === keyword) ?? "", message: `unknown keyword "${keyword}"`, at: "key" }] };
+    if (keyword !== undefined)
+      return {
+        problems: [
+          {
+            pointer: locate(schema, (key) => key === keyword) ?? "",
+            message: `unknown keyword "${keyword}"`,
+            at: "key",
+          },
+        ],
+      };
     const ref = /can't resolve reference (\S+)/.exec(message)?.[1];
     if (ref !== undefined) {
-      return { problems: [{ pointer: locate(schema, (key, value) => key === "$ref" && value === ref) ?? "", message: `$ref "${ref}" does not resolve (only references inside the schema do)`, at: "value" }] };
+      return {
+        problems: [
+          {
+            pointer: locate(schema, (key, value) => key === "$ref" && value === ref) ?? "",
+            message: `$ref "${ref}" does not resolve (only references inside the schema do)`,
+            at: "value",
+          },
+        ],
+      };
     }
     return { problems: [{ pointer: "", message: message.replace(/^strict mode: /, ""), at: "value" }] };
   }

@@ -21,7 +21,12 @@ function site(pointer: string, stepId: string | undefined): ExpressionSite {
 }
 
 /** A template field (any JSON value; strings may hold `${…}`). */
-export function compileField(reader: DocumentReader, pointer: string, value: JsonValue, stepId?: string): CompiledTemplate | undefined {
+export function compileField(
+  reader: DocumentReader,
+  pointer: string,
+  value: JsonValue,
+  stepId?: string,
+): CompiledTemplate | undefined {
   try {
     return compileTemplate(value, site(pointer, stepId));
   } catch (error) {
@@ -32,9 +37,15 @@ export function compileField(reader: DocumentReader, pointer: string, value: Jso
 }
 
 /** A field that holds one CEL expression: a string, optionally wrapped in `${ }`. */
-export function compileExpressionField(reader: DocumentReader, pointer: string, value: JsonValue | undefined, stepId?: string): CompiledExpression | undefined {
+export function compileExpressionField(
+  reader: DocumentReader,
+  pointer: string,
+  value: JsonValue | undefined,
+  stepId?: string,
+): CompiledExpression | undefined {
   if (value === undefined) return undefined; // reported as missing by the caller
-  if (typeof value !== "string") return reader.fail(pointer, `must be a CEL expression (a string), not ${describeType(value)}`);
+  if (typeof value !== "string")
+    return reader.fail(pointer, `must be a CEL expression (a string), not ${describeType(value)}`);
   try {
     return compileExpression(wholeExpression(value) ?? value, site(pointer, stepId));
   } catch (error) {
@@ -44,7 +55,12 @@ export function compileExpressionField(reader: DocumentReader, pointer: string, 
 }
 
 /** A `when` guard: a CEL expression, or `true`/`false` as YAML gives them unquoted. */
-export function compileCondition(reader: DocumentReader, pointer: string, value: JsonValue, stepId?: string): CompiledExpression | undefined {
+export function compileCondition(
+  reader: DocumentReader,
+  pointer: string,
+  value: JsonValue,
+  stepId?: string,
+): CompiledExpression | undefined {
   if (typeof value === "boolean") return compileExpression(String(value), site(pointer, stepId));
   return compileExpressionField(reader, pointer, value, stepId);
 }
@@ -58,8 +74,12 @@ export function readRetry(reader: DocumentReader, pointer: string, value: JsonVa
   if (raw === undefined) return undefined;
   const before = reader.problems.length;
   const has = (key: string) => Object.hasOwn(raw, key);
-  const maxAttempts = has("maxAttempts") ? reader.integer(`${pointer}/maxAttempts`, raw.maxAttempts, 1, MAX_RETRY_ATTEMPTS) : RETRY_DEFAULTS.maxAttempts;
-  const backoff = has("backoff") ? reader.oneOf(`${pointer}/backoff`, raw.backoff, ["fixed", "exponential"]) : RETRY_DEFAULTS.backoff;
+  const maxAttempts = has("maxAttempts")
+    ? reader.integer(`${pointer}/maxAttempts`, raw.maxAttempts, 1, MAX_RETRY_ATTEMPTS)
+    : RETRY_DEFAULTS.maxAttempts;
+  const backoff = has("backoff")
+    ? reader.oneOf(`${pointer}/backoff`, raw.backoff, ["fixed", "exponential"])
+    : RETRY_DEFAULTS.backoff;
   const delay = (key: "initial" | "max"): number | undefined => {
     const ms = reader.duration(`${pointer}/${key}`, raw[key]);
     return ms !== undefined && ms > MAX_RETRY_DELAY_MS ? reader.fail(`${pointer}/${key}`, "must be at most 1h") : ms;
@@ -71,7 +91,15 @@ export function readRetry(reader: DocumentReader, pointer: string, value: JsonVa
     else maxMs = delay("max");
   }
   if (backoff === "fixed" && initialMs !== undefined) maxMs = initialMs;
-  if (initialMs !== undefined && maxMs !== undefined && maxMs < initialMs) reader.report(`${pointer}/max`, "must not be shorter than initial");
-  if (reader.problems.length > before || maxAttempts === undefined || backoff === undefined || initialMs === undefined || maxMs === undefined) return undefined;
+  if (initialMs !== undefined && maxMs !== undefined && maxMs < initialMs)
+    reader.report(`${pointer}/max`, "must not be shorter than initial");
+  if (
+    reader.problems.length > before ||
+    maxAttempts === undefined ||
+    backoff === undefined ||
+    initialMs === undefined ||
+    maxMs === undefined
+  )
+    return undefined;
   return { maxAttempts, backoff, initialMs, maxMs };
 }

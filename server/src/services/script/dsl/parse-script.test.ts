@@ -24,12 +24,22 @@ function problems(source: string): ScriptProblem[] {
   throw new Error("the script parsed without problems");
 }
 
-const BASE = { dsl: "script/1", description: "", inputs: { type: "object" }, outputs: { type: "object" }, defaults: {} };
+const BASE = {
+  dsl: "script/1",
+  description: "",
+  inputs: { type: "object" },
+  outputs: { type: "object" },
+  defaults: {},
+};
 const step = (fields: Record<string, JsonValue>) => ({ name: fields.id as string, continueOnError: false, ...fields });
 
 describe("valid documents parse to the model", () => {
   it.each<[string, string, JsonValue]>([
-    ["the smallest script", lines("dsl: script/1", "steps:", "  - {id: a, yield: {value: 1}}"), { ...BASE, steps: [step({ id: "a", primitive: "yield", yield: { value: 1 } })] }],
+    [
+      "the smallest script",
+      lines("dsl: script/1", "steps:", "  - {id: a, yield: {value: 1}}"),
+      { ...BASE, steps: [step({ id: "a", primitive: "yield", yield: { value: 1 } })] },
+    ],
     [
       "every common key",
       lines(
@@ -79,7 +89,12 @@ describe("valid documents parse to the model", () => {
             decide: {
               strategy: "rule",
               branches: [
-                { name: "big", when: "inputs.n > 10", default: false, steps: [step({ id: "x", primitive: "yield", yield: { value: "big" } })] },
+                {
+                  name: "big",
+                  when: "inputs.n > 10",
+                  default: false,
+                  steps: [step({ id: "x", primitive: "yield", yield: { value: "big" } })],
+                },
                 { name: "other", default: true, steps: [] },
               ],
             },
@@ -114,7 +129,12 @@ describe("valid documents parse to the model", () => {
               prompt: "Urgent? ${inputs.text}",
               model: "small",
               branches: [
-                { name: "yes", description: "It is urgent.", default: false, steps: [step({ id: "y", primitive: "yield", yield: { value: 1 } })] },
+                {
+                  name: "yes",
+                  description: "It is urgent.",
+                  default: false,
+                  steps: [step({ id: "y", primitive: "yield", yield: { value: 1 } })],
+                },
                 { name: "no", default: true, steps: [] },
               ],
             },
@@ -140,7 +160,7 @@ describe("valid documents parse to the model", () => {
         "        - {name: left, steps: [{id: l, yield: {value: L}}]}",
         "        - {name: right, steps: [{id: r, yield: {value: R}}]}",
         "  - id: stop",
-        '    when: "steps.both.output.left != \'L\'"',
+        "    when: \"steps.both.output.left != 'L'\"",
         '    fail: {message: "unexpected ${steps.both.output}"}',
       ),
       {
@@ -167,7 +187,12 @@ describe("valid documents parse to the model", () => {
               failFast: false,
             },
           }),
-          step({ id: "stop", when: "steps.both.output.left != 'L'", primitive: "fail", fail: { message: "unexpected ${steps.both.output}" } }),
+          step({
+            id: "stop",
+            when: "steps.both.output.left != 'L'",
+            primitive: "fail",
+            fail: { message: "unexpected ${steps.both.output}" },
+          }),
         ],
       },
     ],
@@ -189,7 +214,11 @@ describe("valid documents parse to the model", () => {
           step({ id: "w2", primitive: "wait", wait: { untilMs: Date.UTC(2030, 0, 2, 3, 4, 5) } }),
           step({ id: "w3", primitive: "wait", wait: { until: "timestamp(inputs.at)" } }),
           step({ id: "a1", primitive: "approval", approval: { onTimeout: "fail" } }),
-          step({ id: "a2", primitive: "approval", approval: { prompt: "OK ${inputs.x}?", timeoutMs: 86_400_000, onTimeout: "continue" } }),
+          step({
+            id: "a2",
+            primitive: "approval",
+            approval: { prompt: "OK ${inputs.x}?", timeoutMs: 86_400_000, onTimeout: "continue" },
+          }),
         ],
       },
     ],
@@ -212,7 +241,10 @@ describe("valid documents parse to the model", () => {
         description: "Does things.",
         inputs: { type: "object", properties: { n: { type: "integer", default: 1 } } },
         outputs: { $schema: "http://json-schema.org/draft-07/schema#", type: "object" },
-        defaults: { timeout: 120_000, retry: { maxAttempts: 3, backoff: "exponential", initialMs: 5000, maxMs: 60_000 } },
+        defaults: {
+          timeout: 120_000,
+          retry: { maxAttempts: 3, backoff: "exponential", initialMs: 5000, maxMs: 60_000 },
+        },
         steps: [step({ id: "a", primitive: "execute", execute: { tool: "t", input: '${ {"n": inputs.n} }' } })],
         output: { n: "${steps.a.output.n}", constant: [1, "two"] },
       },
@@ -228,7 +260,14 @@ describe("valid documents parse to the model", () => {
       {
         ...BASE,
         defaults: { retry: { maxAttempts: 7, backoff: "exponential", initialMs: 3000, maxMs: 120_000 } },
-        steps: [step({ id: "a", retry: { maxAttempts: 7, backoff: "exponential", initialMs: 3000, maxMs: 120_000 }, primitive: "execute", execute: { tool: "t", input: {} } })],
+        steps: [
+          step({
+            id: "a",
+            retry: { maxAttempts: 7, backoff: "exponential", initialMs: 3000, maxMs: 120_000 },
+            primitive: "execute",
+            execute: { tool: "t", input: {} },
+          }),
+        ],
       },
     ],
   ])("%s", (_name, source, expected) => {
@@ -236,8 +275,24 @@ describe("valid documents parse to the model", () => {
   });
 
   it("reads JSON into the same model as the equivalent YAML", () => {
-    const yaml = lines("dsl: script/1", "steps:", "  - id: a", "    execute: {tool: t, input: {x: '${inputs.x}'}}", "  - {id: b, yield: {value: '${steps.a.output}'}}");
-    const json = JSON.stringify({ dsl: "script/1", steps: [{ id: "a", execute: { tool: "t", input: { x: "${inputs.x}" } } }, { id: "b", yield: { value: "${steps.a.output}" } }] }, null, "\t");
+    const yaml = lines(
+      "dsl: script/1",
+      "steps:",
+      "  - id: a",
+      "    execute: {tool: t, input: {x: '${inputs.x}'}}",
+      "  - {id: b, yield: {value: '${steps.a.output}'}}",
+    );
+    const json = JSON.stringify(
+      {
+        dsl: "script/1",
+        steps: [
+          { id: "a", execute: { tool: "t", input: { x: "${inputs.x}" } } },
+          { id: "b", yield: { value: "${steps.a.output}" } },
+        ],
+      },
+      null,
+      "\t",
+    );
     expect(model(json)).toEqual(model(yaml));
   });
 });
@@ -245,7 +300,8 @@ describe("valid documents parse to the model", () => {
 /** The code blocks of the doc marked `<!-- example: <name> -->`. */
 function docExamples(markdown: string): Map<string, string> {
   const examples = new Map<string, string>();
-  for (const match of markdown.matchAll(/<!-- example: ([a-z]+) -->\n```(?:yaml|json)\n([\s\S]*?)```/g)) examples.set(match[1] as string, match[2] as string);
+  for (const match of markdown.matchAll(/<!-- example: ([a-z]+) -->\n```(?:yaml|json)\n([\s\S]*?)```/g))
+    examples.set(match[1] as string, match[2] as string);
   return examples;
 }
 
@@ -261,14 +317,24 @@ describe("the examples of docs/script-dsl.md", () => {
   });
 
   it("says the same thing in YAML and in JSON", () => {
-    expect(model(examples.get("greetjson") as string)).toEqual({ ...(model(examples.get("greet") as string) as object), description: "" });
+    expect(model(examples.get("greetjson") as string)).toEqual({
+      ...(model(examples.get("greet") as string) as object),
+      description: "",
+    });
   });
 });
 
 describe("limits and YAML", () => {
   it("refuses a source over 1 MiB before reading it", () => {
     const source = `dsl: script/1\n# ${"x".repeat(MAX_SOURCE_BYTES)}\n`;
-    expect(problems(source)).toEqual([{ path: "", line: 1, column: 1, message: `the source is ${MAX_SOURCE_BYTES + 17} bytes, more than the limit of 1 MiB (${MAX_SOURCE_BYTES})` }]);
+    expect(problems(source)).toEqual([
+      {
+        path: "",
+        line: 1,
+        column: 1,
+        message: `the source is ${MAX_SOURCE_BYTES + 17} bytes, more than the limit of 1 MiB (${MAX_SOURCE_BYTES})`,
+      },
+    ]);
   });
 
   it("turns the error into INVALID_ARGUMENT naming the request field", () => {
@@ -285,15 +351,16 @@ describe("limits and YAML", () => {
 
   it("stops an alias bomb at the node budget", () => {
     let source = "dsl: script/1\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
-    for (let i = 1; i < 8; i++) source += `a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(", ")}]\n`;
+    for (let i = 1; i < 8; i++)
+      source += `a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(", ")}]\n`;
     const [problem] = problems(`${source}steps: [{id: s, yield: {value: *a7}}]\n`);
     expect(problem?.message).toBe("the document expands to more than 200000 nodes (through aliases?)");
   });
 
   it("refuses YAML that has no JSON form", () => {
-    expect(problems(lines("dsl: script/1", "steps: [{id: a, yield: {value: !!binary aGk=}}]", "extra: !custom x"))).toEqual([
-      { path: "", line: 3, column: 8, message: "YAML: Unresolved tag: !custom" },
-    ]);
+    expect(
+      problems(lines("dsl: script/1", "steps: [{id: a, yield: {value: !!binary aGk=}}]", "extra: !custom x")),
+    ).toEqual([{ path: "", line: 3, column: 8, message: "YAML: Unresolved tag: !custom" }]);
     expect(problems(lines("dsl: script/1", "steps: [{id: a, yield: {value: !!binary aGk=}}]"))).toEqual([
       { path: "/steps/0/yield/value", line: 2, column: 41, message: "a !!binary value has no JSON form; use a string" },
     ]);

@@ -31,7 +31,14 @@ const SCRIPT_NAME = /^[A-Za-z0-9._-]{1,128}$/;
 export function parseScript(source: string): ScriptDocument {
   const bytes = Buffer.byteLength(source, "utf8");
   if (bytes > MAX_SOURCE_BYTES) {
-    throw new ScriptValidationError([{ path: "", line: 1, column: 1, message: `the source is ${bytes} bytes, more than the limit of 1 MiB (${MAX_SOURCE_BYTES})` }]);
+    throw new ScriptValidationError([
+      {
+        path: "",
+        line: 1,
+        column: 1,
+        message: `the source is ${bytes} bytes, more than the limit of 1 MiB (${MAX_SOURCE_BYTES})`,
+      },
+    ]);
   }
   const { tree, problems } = readSource(source);
   if (tree === undefined) throw new ScriptValidationError(problems);
@@ -50,20 +57,31 @@ function readDocument(reader: DocumentReader, value: JsonValue): ScriptDocument 
   const dsl = reader.required(top, "", "dsl");
   if (dsl !== undefined && dsl !== DSL_VERSION) {
     // Another version's document would only produce noise under this version's rules.
-    reader.report("/dsl", `${typeof dsl === "string" ? `unsupported version ${JSON.stringify(dsl)}` : "must be a string"}; this server reads "${DSL_VERSION}"`);
+    reader.report(
+      "/dsl",
+      `${typeof dsl === "string" ? `unsupported version ${JSON.stringify(dsl)}` : "must be a string"}; this server reads "${DSL_VERSION}"`,
+    );
     return undefined;
   }
   reader.knownKeys("", top, TOP_KEYS);
   const name = has("name") ? reader.string("/name", top.name) : undefined;
-  if (name !== undefined && !SCRIPT_NAME.test(name)) reader.report("/name", 'must be 1 to 128 letters, digits, "-", "_" or "."');
-  const description = has("description") ? reader.string("/description", top.description, { maxLength: MAX_DESCRIPTION_LENGTH }) : "";
+  if (name !== undefined && !SCRIPT_NAME.test(name))
+    reader.report("/name", 'must be 1 to 128 letters, digits, "-", "_" or "."');
+  const description = has("description")
+    ? reader.string("/description", top.description, { maxLength: MAX_DESCRIPTION_LENGTH })
+    : "";
   const inputs = readContractSchema(reader, "/inputs", has("inputs") ? top.inputs : undefined);
   const outputs = readContractSchema(reader, "/outputs", has("outputs") ? top.outputs : undefined);
   const defaults = has("defaults") ? readDefaults(reader, top.defaults as JsonValue) : {};
-  const steps = readSteps({ reader, ids: new Map(), depth: 0, iterateNames: [], readSteps }, "/steps", reader.required(top, "", "steps"));
+  const steps = readSteps(
+    { reader, ids: new Map(), depth: 0, iterateNames: [], readSteps },
+    "/steps",
+    reader.required(top, "", "steps"),
+  );
   const output = has("output") ? compileField(reader, "/output", top.output as JsonValue) : undefined;
 
-  if (inputs === undefined || outputs === undefined || defaults === undefined || description === undefined) return undefined;
+  if (inputs === undefined || outputs === undefined || defaults === undefined || description === undefined)
+    return undefined;
   return {
     dsl: DSL_VERSION,
     ...(name === undefined ? {} : { name }),
@@ -88,15 +106,22 @@ function readDefaults(reader: DocumentReader, value: JsonValue): StepDefaults | 
  * `inputs` or `outputs`: a JSON Schema whose type is object (the thread input is a set of named
  * parameters; the final output likewise). Left out, it is `{type: object}`: anything goes.
  */
-function readContractSchema(reader: DocumentReader, pointer: string, value: JsonValue | undefined): JsonObject | undefined {
+function readContractSchema(
+  reader: DocumentReader,
+  pointer: string,
+  value: JsonValue | undefined,
+): JsonObject | undefined {
   if (value === undefined) return { type: "object" };
   const schema = reader.object(pointer, value, "any");
   if (schema === undefined) return undefined;
   if (schema.type !== "object") {
-    const why = Object.hasOwn(schema, "type") ? `must be "object", not ${JSON.stringify(schema.type)}` : 'is required and must be "object"';
+    const why = Object.hasOwn(schema, "type")
+      ? `must be "object", not ${JSON.stringify(schema.type)}`
+      : 'is required and must be "object"';
     return reader.fail(`${pointer}/type`, `${why}: a script's ${pointer.slice(1)} are named values`);
   }
   const compiled = compileSchema(schema);
-  for (const problem of compiled.problems) reader.report(`${pointer}${problem.pointer}`, `not valid JSON Schema: ${problem.message}`, problem.at);
+  for (const problem of compiled.problems)
+    reader.report(`${pointer}${problem.pointer}`, `not valid JSON Schema: ${problem.message}`, problem.at);
   return compiled.problems.length === 0 ? schema : undefined;
 }

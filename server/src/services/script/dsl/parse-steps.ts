@@ -63,7 +63,8 @@ function readId(context: StepContext, pointer: string, raw: JsonObject): string 
   const id = context.reader.name(`${pointer}/id`, value, "id");
   if (id === undefined) return undefined;
   const first = context.ids.get(id);
-  if (first !== undefined) return context.reader.fail(`${pointer}/id`, `id "${id}" is already used by the step at ${first}`);
+  if (first !== undefined)
+    return context.reader.fail(`${pointer}/id`, `id "${id}" is already used by the step at ${first}`);
   context.ids.set(id, pointer);
   return id;
 }
@@ -75,7 +76,11 @@ function readId(context: StepContext, pointer: string, raw: JsonObject): string 
 function onePrimitive(reader: DocumentReader, pointer: string, raw: JsonObject): Primitive | undefined {
   const present = PRIMITIVES.filter((name) => Object.hasOwn(raw, name));
   for (const extra of present.slice(1)) {
-    reader.report(`${pointer}/${extra}`, `a step has exactly one primitive; this one already has "${present[0]}"`, "key");
+    reader.report(
+      `${pointer}/${extra}`,
+      `a step has exactly one primitive; this one already has "${present[0]}"`,
+      "key",
+    );
   }
   if (present.length > 0) return present[0];
   const misspelt = Object.keys(raw).some((key) => !STEP_KEYS.includes(key) && suggest(key, PRIMITIVES) !== undefined);
@@ -86,11 +91,19 @@ function onePrimitive(reader: DocumentReader, pointer: string, raw: JsonObject):
 function readCommon(context: StepContext, pointer: string, raw: JsonObject, id: string): StepCommon | undefined {
   const { reader } = context;
   const before = reader.problems.length;
-  const name = Object.hasOwn(raw, "name") ? reader.string(`${pointer}/name`, raw.name, { nonEmpty: true, maxLength: 200 }) : id;
-  const when = Object.hasOwn(raw, "when") ? compileCondition(reader, `${pointer}/when`, raw.when as JsonValue, id) : undefined;
+  const name = Object.hasOwn(raw, "name")
+    ? reader.string(`${pointer}/name`, raw.name, { nonEmpty: true, maxLength: 200 })
+    : id;
+  const when = Object.hasOwn(raw, "when")
+    ? compileCondition(reader, `${pointer}/when`, raw.when as JsonValue, id)
+    : undefined;
   const timeout = Object.hasOwn(raw, "timeout") ? reader.duration(`${pointer}/timeout`, raw.timeout) : undefined;
-  const retry: RetryPolicy | undefined = Object.hasOwn(raw, "retry") ? readRetry(reader, `${pointer}/retry`, raw.retry as JsonValue) : undefined;
-  const continueOnError = Object.hasOwn(raw, "continueOnError") ? reader.boolean(`${pointer}/continueOnError`, raw.continueOnError) : false;
+  const retry: RetryPolicy | undefined = Object.hasOwn(raw, "retry")
+    ? readRetry(reader, `${pointer}/retry`, raw.retry as JsonValue)
+    : undefined;
+  const continueOnError = Object.hasOwn(raw, "continueOnError")
+    ? reader.boolean(`${pointer}/continueOnError`, raw.continueOnError)
+    : false;
   if (reader.problems.length > before) return undefined;
   return {
     id,
@@ -103,15 +116,38 @@ function readCommon(context: StepContext, pointer: string, raw: JsonObject, id: 
 }
 
 /** Which common keys make sense for which primitive (docs/script-dsl.md, "Timeouts and retries"). */
-function checkApplicability(reader: DocumentReader, pointer: string, raw: JsonObject, primitive: Primitive, common: StepCommon): void {
+function checkApplicability(
+  reader: DocumentReader,
+  pointer: string,
+  raw: JsonObject,
+  primitive: Primitive,
+  common: StepCommon,
+): void {
   const body = raw[primitive];
-  const llm = primitive === "decide" && typeof body === "object" && body !== null && !Array.isArray(body) && body.strategy === "llm";
-  if (common.timeout !== undefined && !(primitive === "execute" || llm || primitive === "iterate" || primitive === "parallel")) {
-    const hint = primitive === "approval" ? "; use approval.timeout" : primitive === "decide" ? '; a decide with strategy "rule" makes no call' : "";
+  const llm =
+    primitive === "decide" &&
+    typeof body === "object" &&
+    body !== null &&
+    !Array.isArray(body) &&
+    body.strategy === "llm";
+  if (
+    common.timeout !== undefined &&
+    !(primitive === "execute" || llm || primitive === "iterate" || primitive === "parallel")
+  ) {
+    const hint =
+      primitive === "approval"
+        ? "; use approval.timeout"
+        : primitive === "decide"
+          ? '; a decide with strategy "rule" makes no call'
+          : "";
     reader.report(`${pointer}/timeout`, `timeout does not apply to ${primitive} steps${hint}`, "key");
   }
   if (common.retry !== undefined && !(primitive === "execute" || llm)) {
-    reader.report(`${pointer}/retry`, 'retry applies only to execute steps and decide steps with strategy "llm"', "key");
+    reader.report(
+      `${pointer}/retry`,
+      'retry applies only to execute steps and decide steps with strategy "llm"',
+      "key",
+    );
   }
   if (primitive === "fail" && common.continueOnError) {
     reader.report(`${pointer}/continueOnError`, "a fail step with continueOnError would never fail", "key");

@@ -43,7 +43,9 @@ describe("effectivePolicy", () => {
 describe("retryDelayMs", () => {
   it("doubles from initial up to max with exponential backoff", () => {
     const policy: RetryPolicy = { maxAttempts: 8, backoff: "exponential", initialMs: 1000, maxMs: 30_000 };
-    expect([1, 2, 3, 4, 5, 6, 7].map((attempt) => retryDelayMs(policy, attempt))).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000]);
+    expect([1, 2, 3, 4, 5, 6, 7].map((attempt) => retryDelayMs(policy, attempt))).toEqual([
+      1000, 2000, 4000, 8000, 16_000, 30_000, 30_000,
+    ]);
   });
 
   it("waits initial every time with fixed backoff", () => {

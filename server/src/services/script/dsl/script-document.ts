@@ -51,7 +51,17 @@ export interface RetryPolicy {
   maxMs: number;
 }
 
-export const PRIMITIVES = ["execute", "decide", "iterate", "parallel", "yield", "wait", "approval", "set", "fail"] as const;
+export const PRIMITIVES = [
+  "execute",
+  "decide",
+  "iterate",
+  "parallel",
+  "yield",
+  "wait",
+  "approval",
+  "set",
+  "fail",
+] as const;
 export type Primitive = (typeof PRIMITIVES)[number];
 
 export interface StepCommon {
@@ -135,7 +145,8 @@ export interface FailStep extends StepCommon {
   fail: { message: CompiledTemplate };
 }
 
-export type Step = ExecuteStep | DecideStep | IterateStep | ParallelStep | YieldStep | WaitStep | ApprovalStep | SetStep | FailStep;
+export type Step =
+  ExecuteStep | DecideStep | IterateStep | ParallelStep | YieldStep | WaitStep | ApprovalStep | SetStep | FailStep;
 
 /** The tool an llm decide calls; listed in tools_required (tools-required.ts). */
 export const LLM_TOOL = "llm.complete";

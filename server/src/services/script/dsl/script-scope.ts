@@ -41,9 +41,15 @@ export function checkScopes(reader: DocumentReader, document: ScriptDocument): v
   const varNames = new Set<string>();
   indexSteps(document.steps, [], chains, varNames);
 
-  const check = (expression: CompiledExpression, scope: Scope) => checkExpression(reader, expression, scope, chains, varNames);
+  const check = (expression: CompiledExpression, scope: Scope) =>
+    checkExpression(reader, expression, scope, chains, varNames);
 
-  const walk = (steps: readonly Step[], outer: ReadonlySet<string>, locals: readonly string[], chain: readonly Enclosing[]): Set<string> => {
+  const walk = (
+    steps: readonly Step[],
+    outer: ReadonlySet<string>,
+    locals: readonly string[],
+    chain: readonly Enclosing[],
+  ): Set<string> => {
     const visible = new Set(outer);
     const produced = new Set<string>();
     for (const step of steps) {
@@ -53,11 +59,20 @@ export function checkScopes(reader: DocumentReader, document: ScriptDocument): v
       if (step.primitive === "decide" || step.primitive === "parallel") {
         const branches = step.primitive === "decide" ? step.decide.branches : step.parallel.branches;
         branches.forEach((branch, slot) => {
-          for (const id of walk(branch.steps, scope.visible, locals, [...chain, { id: step.id, primitive: step.primitive, slot }])) finished.add(id);
+          for (const id of walk(branch.steps, scope.visible, locals, [
+            ...chain,
+            { id: step.id, primitive: step.primitive, slot },
+          ]))
+            finished.add(id);
         });
         if (step.primitive === "parallel") checkParallelVars(reader, step.parallel.branches);
       } else if (step.primitive === "iterate") {
-        walk(step.iterate.steps, scope.visible, [...locals, step.iterate.as], [...chain, { id: step.id, primitive: "iterate", slot: 0 }]);
+        walk(
+          step.iterate.steps,
+          scope.visible,
+          [...locals, step.iterate.as],
+          [...chain, { id: step.id, primitive: "iterate", slot: 0 }],
+        );
       }
       for (const id of finished) {
         visible.add(id);
@@ -69,7 +84,8 @@ export function checkScopes(reader: DocumentReader, document: ScriptDocument): v
 
   const topLevel = walk(document.steps, new Set(), [], []);
   if (document.output !== undefined) {
-    for (const expression of document.output.expressions) check(expression, { visible: topLevel, locals: [], chain: [] });
+    for (const expression of document.output.expressions)
+      check(expression, { visible: topLevel, locals: [], chain: [] });
   }
 }
 
@@ -80,7 +96,11 @@ function ownExpressions(step: Step): CompiledExpression[] {
     case "execute":
       return [...found, ...step.execute.input.expressions];
     case "decide":
-      return [...found, ...(step.decide.prompt?.expressions ?? []), ...step.decide.branches.flatMap((branch) => (branch.when === undefined ? [] : [branch.when]))];
+      return [
+        ...found,
+        ...(step.decide.prompt?.expressions ?? []),
+        ...step.decide.branches.flatMap((branch) => (branch.when === undefined ? [] : [branch.when])),
+      ];
     case "iterate":
       return [...found, step.iterate.over];
     case "yield":
@@ -98,22 +118,48 @@ function ownExpressions(step: Step): CompiledExpression[] {
   }
 }
 
-function indexSteps(steps: readonly Step[], chain: readonly Enclosing[], chains: Map<string, readonly Enclosing[]>, varNames: Set<string>): void {
+function indexSteps(
+  steps: readonly Step[],
+  chain: readonly Enclosing[],
+  chains: Map<string, readonly Enclosing[]>,
+  varNames: Set<string>,
+): void {
   for (const step of steps) {
     chains.set(step.id, chain);
     if (step.primitive === "set") for (const name of Object.keys(step.set.values)) varNames.add(name);
-    const lists = step.primitive === "decide" ? step.decide.branches.map((b) => b.steps) : step.primitive === "parallel" ? step.parallel.branches.map((b) => b.steps) : step.primitive === "iterate" ? [step.iterate.steps] : [];
-    lists.forEach((list, slot) => indexSteps(list, [...chain, { id: step.id, primitive: step.primitive, slot }], chains, varNames));
+    const lists =
+      step.primitive === "decide"
+        ? step.decide.branches.map((b) => b.steps)
+        : step.primitive === "parallel"
+          ? step.parallel.branches.map((b) => b.steps)
+          : step.primitive === "iterate"
+            ? [step.iterate.steps]
+            : [];
+    lists.forEach((list, slot) =>
+      indexSteps(list, [...chain, { id: step.id, primitive: step.primitive, slot }], chains, varNames),
+    );
   }
 }
 
-function checkExpression(reader: DocumentReader, expression: CompiledExpression, scope: Scope, chains: ReadonlyMap<string, readonly Enclosing[]>, varNames: ReadonlySet<string>): void {
-  const report = (message: string) => reader.report(expression.site.pointer, `expression ${JSON.stringify(expression.source)}: ${message}`);
+function checkExpression(
+  reader: DocumentReader,
+  expression: CompiledExpression,
+  scope: Scope,
+  chains: ReadonlyMap<string, readonly Enclosing[]>,
+  varNames: ReadonlySet<string>,
+): void {
+  const report = (message: string) =>
+    reader.report(expression.site.pointer, `expression ${JSON.stringify(expression.source)}: ${message}`);
   const names = [...GLOBAL_NAMES, ...(scope.locals.length > 0 ? [...new Set(scope.locals), "index"] : [])];
   for (const name of expression.references.names) {
     if (names.includes(name)) continue;
     const hint = suggest(name, names);
-    const where = name === "item" || name === "index" ? `; "${name}" is bound only inside iterate steps` : hint === undefined ? "" : ` (did you mean "${hint}"?)`;
+    const where =
+      name === "item" || name === "index"
+        ? `; "${name}" is bound only inside iterate steps`
+        : hint === undefined
+          ? ""
+          : ` (did you mean "${hint}"?)`;
     report(`unknown name "${name}"${where}`);
   }
   for (const id of expression.references.steps) {
@@ -133,13 +179,22 @@ function checkExpression(reader: DocumentReader, expression: CompiledExpression,
 }
 
 function whyHidden(id: string, target: readonly Enclosing[], scope: Scope): string {
-  const here = scope.step === undefined ? [] : [...scope.chain, { id: scope.step.id, primitive: scope.step.primitive, slot: -1 }];
+  const here =
+    scope.step === undefined ? [] : [...scope.chain, { id: scope.step.id, primitive: scope.step.primitive, slot: -1 }];
   if (scope.step?.id === id) return `step "${id}" cannot use its own output; it has not finished`;
-  if (scope.chain.some((enclosing) => enclosing.id === id)) return `step "${id}" encloses this expression; its output exists only when it has finished`;
-  const loop = target.find((enclosing) => enclosing.primitive === "iterate" && !here.some((other) => other.id === enclosing.id));
-  if (loop !== undefined) return `step "${id}" runs inside iterate step "${loop.id}", once per item; use steps.${loop.id}.output`;
-  const fork = target.find((enclosing, depth) => here[depth]?.id === enclosing.id && here[depth]?.slot !== enclosing.slot && here[depth]?.slot !== -1);
-  if (fork?.primitive === "parallel") return `step "${id}" runs in another branch of parallel step "${fork.id}", at the same time as this one`;
+  if (scope.chain.some((enclosing) => enclosing.id === id))
+    return `step "${id}" encloses this expression; its output exists only when it has finished`;
+  const loop = target.find(
+    (enclosing) => enclosing.primitive === "iterate" && !here.some((other) => other.id === enclosing.id),
+  );
+  if (loop !== undefined)
+    return `step "${id}" runs inside iterate step "${loop.id}", once per item; use steps.${loop.id}.output`;
+  const fork = target.find(
+    (enclosing, depth) =>
+      here[depth]?.id === enclosing.id && here[depth]?.slot !== enclosing.slot && here[depth]?.slot !== -1,
+  );
+  if (fork?.primitive === "parallel")
+    return `step "${id}" runs in another branch of parallel step "${fork.id}", at the same time as this one`;
   if (fork !== undefined) return `step "${id}" is in another branch of decide step "${fork.id}"; only one branch runs`;
   return `step "${id}" runs after this one`;
 }
@@ -147,7 +202,9 @@ function whyHidden(id: string, target: readonly Enclosing[], scope: Scope): stri
 /** Variables set by `set` steps of a list, outside iterate bodies (those are per iteration). */
 function setNames(steps: readonly Step[], into: Map<string, string>): void {
   for (const step of steps) {
-    if (step.primitive === "set") for (const [name, value] of Object.entries(step.set.values)) if (!into.has(name)) into.set(name, value.site.pointer);
+    if (step.primitive === "set")
+      for (const [name, value] of Object.entries(step.set.values))
+        if (!into.has(name)) into.set(name, value.site.pointer);
     if (step.primitive === "decide") for (const branch of step.decide.branches) setNames(branch.steps, into);
     if (step.primitive === "parallel") for (const branch of step.parallel.branches) setNames(branch.steps, into);
   }
@@ -160,7 +217,11 @@ function checkParallelVars(reader: DocumentReader, branches: readonly { name: st
     setNames(branch.steps, names);
     for (const [name, pointer] of names) {
       const first = owner.get(name);
-      if (first !== undefined) reader.report(pointer, `vars.${name} is also set in branch "${first}" of this parallel step; branches run at the same time`);
+      if (first !== undefined)
+        reader.report(
+          pointer,
+          `vars.${name} is also set in branch "${first}" of this parallel step; branches run at the same time`,
+        );
       else owner.set(name, branch.name);
     }
   }

@@ -44,10 +44,13 @@ describe("the worked example of the docs", () => {
     expect(pathTemplate(document, "1.0.1")).toBe("1.0.1");
   });
 
-  it.each(["4", "1.2.0", "1.0.2", "0.0.0", "2.3.2", "2.3.1.1.0", "", "1.0", "01", "-1", "1..0", "1.0.0.0"])("finds no step at %j", (path) => {
-    expect(stepAtPath(document, path)).toBeUndefined();
-    expect(pathTemplate(document, path)).toBeUndefined();
-  });
+  it.each(["4", "1.2.0", "1.0.2", "0.0.0", "2.3.2", "2.3.1.1.0", "", "1.0", "01", "-1", "1..0", "1.0.0.0"])(
+    "finds no step at %j",
+    (path) => {
+      expect(stepAtPath(document, path)).toBeUndefined();
+      expect(pathTemplate(document, path)).toBeUndefined();
+    },
+  );
 
   it("builds the same paths the engine would for the fourth comment", () => {
     const check = childPath("2", 3, 1);

@@ -65,7 +65,8 @@ function* walkList(steps: readonly Step[], parent: string, pointer: string, dept
     const path = parent === "" ? String(index) : `${parent}.${index}`;
     const here = `${pointer}/${index}`;
     yield { step, path, parentPath: parentPath(path), pointer: here, depth };
-    for (const slot of slots(step)) yield* walkList(slot.steps, `${path}.${slot.segment}`, `${here}/${slot.pointer}`, depth + 1);
+    for (const slot of slots(step))
+      yield* walkList(slot.steps, `${path}.${slot.segment}`, `${here}/${slot.pointer}`, depth + 1);
   }
 }
 
@@ -73,9 +74,17 @@ function* walkList(steps: readonly Step[], parent: string, pointer: string, dept
 function slots(step: Step): { segment: string; pointer: string; steps: readonly Step[] }[] {
   switch (step.primitive) {
     case "decide":
-      return step.decide.branches.map((branch, b) => ({ segment: String(b), pointer: `decide/branches/${b}/steps`, steps: branch.steps }));
+      return step.decide.branches.map((branch, b) => ({
+        segment: String(b),
+        pointer: `decide/branches/${b}/steps`,
+        steps: branch.steps,
+      }));
     case "parallel":
-      return step.parallel.branches.map((branch, b) => ({ segment: String(b), pointer: `parallel/branches/${b}/steps`, steps: branch.steps }));
+      return step.parallel.branches.map((branch, b) => ({
+        segment: String(b),
+        pointer: `parallel/branches/${b}/steps`,
+        steps: branch.steps,
+      }));
     case "iterate":
       return [{ segment: ITERATION_PLACEHOLDER, pointer: "iterate/steps", steps: step.iterate.steps }];
     default:

@@ -26,7 +26,7 @@ describe("whole-string expressions keep the value's type", () => {
     ["${null}", null],
     ["${{'k': inputs.ticket}}", { k: "T-9" }],
     ["${'}'}", "}"],
-    ['${"a}b" + \'}\'}', "a}b}"],
+    ["${\"a}b\" + '}'}", "a}b}"],
     ["${r'\\'}", "\\"],
   ])("%j → %j", (template, expected) => {
     expect(render(template)).toEqual(expected);
@@ -39,7 +39,10 @@ describe("embedded expressions interpolate text", () => {
     ["${inputs.ticket}!", "T-9!"],
     [" ${inputs.count}", " 2"],
     ["${inputs.count} of ${size(inputs.tags)}", "2 of 2"],
-    ["tags=${inputs.tags} meta=${inputs.meta} none=${null} yes=${true}", 'tags=["x","y"] meta={"a":1} none=null yes=true'],
+    [
+      "tags=${inputs.tags} meta=${inputs.meta} none=${null} yes=${true}",
+      'tags=["x","y"] meta={"a":1} none=null yes=true',
+    ],
     ["cost: $${not an expression}", "cost: ${not an expression}"],
     ["$${inputs.ticket} is ${inputs.ticket}", "${inputs.ticket} is T-9"],
     ["plain $ and } and {", "plain $ and } and {"],
@@ -50,7 +53,9 @@ describe("embedded expressions interpolate text", () => {
 
 describe("structures", () => {
   it("evaluates strings anywhere in objects and lists; keys stay as written", () => {
-    expect(render({ id: "${inputs.ticket}", "${key}": ["${inputs.count}", { n: "${inputs.count + 1}" }, 5, null, false] })).toEqual({
+    expect(
+      render({ id: "${inputs.ticket}", "${key}": ["${inputs.count}", { n: "${inputs.count + 1}" }, 5, null, false] }),
+    ).toEqual({
       id: "T-9",
       "${key}": [2, { n: 3 }, 5, null, false],
     });
@@ -64,8 +69,13 @@ describe("structures", () => {
   });
 
   it("lists its expressions in document order with their pointers", () => {
-    const template = compileTemplate({ b: "${inputs.count}", a: ["x ${inputs.ticket} ${thread.id}"] }, { pointer: "/steps/3/yield/value", step: "y" });
-    expect(template.expressions.map((expression) => [expression.source, expression.site.pointer, expression.site.step])).toEqual([
+    const template = compileTemplate(
+      { b: "${inputs.count}", a: ["x ${inputs.ticket} ${thread.id}"] },
+      { pointer: "/steps/3/yield/value", step: "y" },
+    );
+    expect(
+      template.expressions.map((expression) => [expression.source, expression.site.pointer, expression.site.step]),
+    ).toEqual([
       ["inputs.count", "/steps/3/yield/value/b", "y"],
       ["inputs.ticket", "/steps/3/yield/value/a/0", "y"],
       ["thread.id", "/steps/3/yield/value/a/0", "y"],

@@ -79,10 +79,15 @@ export function compileTemplate(value: JsonValue, site: ExpressionSite | string)
     if (Array.isArray(node)) {
       const items = node.map((item, index) => build(item, `${pointer}/${index}`));
       const values = literalValues(items.map((item): [string, TemplateNode] => ["", item]));
-      return values === undefined ? { kind: "array", items } : { kind: "literal", value: values.map(([, item]) => item) };
+      return values === undefined
+        ? { kind: "array", items }
+        : { kind: "literal", value: values.map(([, item]) => item) };
     }
     if (node !== null && typeof node === "object") {
-      const entries = Object.keys(node).map((key): [string, TemplateNode] => [key, build(node[key] as JsonValue, `${pointer}/${escapePointer(key)}`)]);
+      const entries = Object.keys(node).map((key): [string, TemplateNode] => [
+        key,
+        build(node[key] as JsonValue, `${pointer}/${escapePointer(key)}`),
+      ]);
       const values = literalValues(entries);
       return values === undefined ? { kind: "object", entries } : { kind: "literal", value: objectOf(values) };
     }
@@ -125,7 +130,13 @@ function buildString(
     }
     const end = closingBrace(text, offset + 2);
     if (end === -1) {
-      errors.push(new ExpressionSyntaxError(pointer, text.slice(offset + 2), `"\${" at position ${offset + 1} has no closing "}"`));
+      errors.push(
+        new ExpressionSyntaxError(
+          pointer,
+          text.slice(offset + 2),
+          `"\${" at position ${offset + 1} has no closing "}"`,
+        ),
+      );
       return { kind: "literal", value: text };
     }
     const source = text.slice(offset + 2, end);
@@ -190,7 +201,8 @@ function literalValues(entries: [string, TemplateNode][]): [string, JsonValue][]
 /** An object from entries, defining keys such as `__proto__` as plain own properties. */
 function objectOf(entries: [string, JsonValue][]): JsonValue {
   const object: { [key: string]: JsonValue } = {};
-  for (const [key, value] of entries) Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  for (const [key, value] of entries)
+    Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
   return object;
 }
 

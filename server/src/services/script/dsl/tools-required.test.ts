@@ -41,13 +41,18 @@ describe("toolsRequired", () => {
   });
 
   it("needs nothing for a rule decide or a script without execute steps", () => {
-    const document = parseScript(source("  - {id: d, decide: {branches: [{name: x, default: true, steps: [{id: w, wait: {for: 1s}}]}]}}"));
+    const document = parseScript(
+      source("  - {id: d, decide: {branches: [{name: x, default: true, steps: [{id: w, wait: {for: 1s}}]}]}}"),
+    );
     expect(toolsRequired(document)).toEqual([]);
   });
 
   it("lists llm.complete once when a script also calls it directly", () => {
     const document = parseScript(
-      source("  - {id: a, execute: {tool: llm.complete, input: {prompt: hi}}}", "  - {id: d, decide: {strategy: llm, prompt: Which?, branches: [{name: x, default: true}]}}"),
+      source(
+        "  - {id: a, execute: {tool: llm.complete, input: {prompt: hi}}}",
+        "  - {id: d, decide: {strategy: llm, prompt: Which?, branches: [{name: x, default: true}]}}",
+      ),
     );
     expect(toolsRequired(document)).toEqual(["llm.complete"]);
   });

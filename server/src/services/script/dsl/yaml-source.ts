@@ -47,7 +47,8 @@ export function readSource(source: string): SourceResult {
     message: `YAML: ${error.message.split("\n")[0]?.replace(/ at line \d+, column \d+:?$/, "")}`,
   }));
   if (problems.length > 0) return { problems };
-  if (document.contents === null) return { problems: [{ path: "", line: 1, column: 1, message: "the document is empty" }] };
+  if (document.contents === null)
+    return { problems: [{ path: "", line: 1, column: 1, message: "the document is empty" }] };
 
   const positions = new Map<string, Position>();
   const keyPositions = new Map<string, Position>();
@@ -62,8 +63,14 @@ export function readSource(source: string): SourceResult {
     if (isAlias(node)) return read(node.resolve(document as Document), pointer, depth, fallback);
     const position = hasRange(node) ? at(node.range[0]) : fallback;
     positions.set(pointer, position);
-    if (--budget < 0) throw new SourceProblem(pointer, position, `the document expands to more than ${MAX_NODES} nodes (through aliases?)`);
-    if (depth > MAX_DEPTH) throw new SourceProblem(pointer, position, `values are nested more than ${MAX_DEPTH} levels deep`);
+    if (--budget < 0)
+      throw new SourceProblem(
+        pointer,
+        position,
+        `the document expands to more than ${MAX_NODES} nodes (through aliases?)`,
+      );
+    if (depth > MAX_DEPTH)
+      throw new SourceProblem(pointer, position, `values are nested more than ${MAX_DEPTH} levels deep`);
     if (node === null || node === undefined) return null;
     if (isScalar(node)) {
       const problem = scalarProblem(node.value, node.tag);
@@ -77,7 +84,11 @@ export function readSource(source: string): SourceResult {
         const keyPosition = hasRange(pair.key) ? at(pair.key.range[0]) : position;
         const key = isScalar(pair.key) ? pair.key.value : undefined;
         if (typeof key !== "string") {
-          report(pointer, keyPosition, `map keys must be strings${isScalar(pair.key) ? `; quote the key ${JSON.stringify(String(pair.key.source ?? key))}` : ""}`);
+          report(
+            pointer,
+            keyPosition,
+            `map keys must be strings${isScalar(pair.key) ? `; quote the key ${JSON.stringify(String(pair.key.source ?? key))}` : ""}`,
+          );
           continue;
         }
         const child = `${pointer}/${escapePointer(key)}`;

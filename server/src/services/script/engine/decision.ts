@@ -27,7 +27,11 @@ export function ruleDecision(step: DecideStep, bindings: ExpressionBindings | Bi
     }
   }
   const fallback = step.decide.branches.find((b) => b.default);
-  return { strategy: "rule", chosen_branch: fallback?.name ?? "", reasoning: fallback ? "no condition matched: default branch" : "no condition matched" };
+  return {
+    strategy: "rule",
+    chosen_branch: fallback?.name ?? "",
+    reasoning: fallback ? "no condition matched: default branch" : "no condition matched",
+  };
 }
 
 /** Strategy `llm`: the llm.complete input asking the model for one branch name and a reason. */
@@ -52,7 +56,12 @@ export function llmDecision(step: DecideStep, path: string, answer: JsonValue): 
   const json = (answer as { json?: { branch?: unknown; reasoning?: unknown } } | null)?.json;
   const names = step.decide.branches.map((b) => b.name);
   const branch = typeof json?.branch === "string" ? json.branch : "";
-  if (names.includes(branch)) return { strategy: "llm", chosen_branch: branch, reasoning: typeof json?.reasoning === "string" ? json.reasoning : "" };
+  if (names.includes(branch))
+    return {
+      strategy: "llm",
+      chosen_branch: branch,
+      reasoning: typeof json?.reasoning === "string" ? json.reasoning : "",
+    };
   const fallback = step.decide.branches.find((b) => b.default);
   const refused = `the model chose ${JSON.stringify(branch)}, which is not one of ${names.join(", ")}`;
   if (!fallback) throw new StepFailure(refused, path, step.name);

@@ -4,14 +4,27 @@ import { ToolError, toToolError } from "../tools/tool-error.js";
 import { describeFailure, failureLogFields } from "./failure-text.js";
 import { StepFailure } from "./run-outcome.js";
 
-const driverError = () => Object.assign(new Error('invalid input syntax for type json'), { severity: "ERROR", code: "22P02", detail: 'Token "s3cret" is invalid.' });
+const driverError = () =>
+  Object.assign(new Error("invalid input syntax for type json"), {
+    severity: "ERROR",
+    code: "22P02",
+    detail: 'Token "s3cret" is invalid.',
+  });
 
 describe("a failure's text", () => {
   it("is the message of a failure the script met", () => {
-    expect(describeFailure(new StepFailure("export is still running", "3", "not_ready"))).toEqual({ text: "export is still running" });
+    expect(describeFailure(new StepFailure("export is still running", "3", "not_ready"))).toEqual({
+      text: "export is still running",
+    });
     // fetch fails with a TypeError; the tool says what happened in its own words.
-    const unreachable = new ToolError("unavailable", "http.request: GET http://127.0.0.1:9/ failed: connection refused", { cause: new TypeError("fetch failed") });
-    expect(describeFailure(unreachable)).toEqual({ text: "http.request: GET http://127.0.0.1:9/ failed: connection refused" });
+    const unreachable = new ToolError(
+      "unavailable",
+      "http.request: GET http://127.0.0.1:9/ failed: connection refused",
+      { cause: new TypeError("fetch failed") },
+    );
+    expect(describeFailure(unreachable)).toEqual({
+      text: "http.request: GET http://127.0.0.1:9/ failed: connection refused",
+    });
   });
 
   it("is a generic one for a database error, however deep, logged without parameters or quoted values", () => {
@@ -33,7 +46,9 @@ describe("a failure's text", () => {
   it("is a generic one for a programming error nothing caught", () => {
     const failure = describeFailure(new TypeError("Cannot read properties of undefined (reading 'x')"));
     expect(failure.text).toBe("internal error");
-    expect(failure.internal).toMatchObject({ cause: [{ name: "TypeError", message: "Cannot read properties of undefined (reading 'x')" }] });
+    expect(failure.internal).toMatchObject({
+      cause: [{ name: "TypeError", message: "Cannot read properties of undefined (reading 'x')" }],
+    });
   });
 
   it("shows a NUL as U+FFFD, since text columns cannot hold it", () => {

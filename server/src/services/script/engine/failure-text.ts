@@ -24,7 +24,8 @@ export function describeFailure(error: unknown): DescribedFailure {
   // when nothing caught it: fetch, for one, fails with a TypeError that tools explain in their own words.
   const database = chain.findIndex(isDatabaseError);
   if (database !== -1) return { text: INTERNAL_FAILURE, internal: logDetail(chain.slice(database)) };
-  if (error instanceof TypeError || error instanceof ReferenceError) return { text: INTERNAL_FAILURE, internal: logDetail(chain) };
+  if (error instanceof TypeError || error instanceof ReferenceError)
+    return { text: INTERNAL_FAILURE, internal: logDetail(chain) };
   const message = error instanceof Error ? error.message : String(error);
   return { text: message.replaceAll("\u0000", "\uFFFD") };
 }
@@ -38,7 +39,12 @@ export function failureLogFields(error: unknown): Record<string, unknown> {
 /** The error and its causes, outermost first. */
 function causeChain(error: unknown): unknown[] {
   const chain: unknown[] = [];
-  for (let cause = error; cause !== undefined && chain.length < 8 && !chain.includes(cause); cause = cause instanceof Error ? cause.cause : undefined) chain.push(cause);
+  for (
+    let cause = error;
+    cause !== undefined && chain.length < 8 && !chain.includes(cause);
+    cause = cause instanceof Error ? cause.cause : undefined
+  )
+    chain.push(cause);
   return chain;
 }
 
@@ -60,7 +66,8 @@ function logDetail(chain: readonly unknown[]): Record<string, unknown> {
     if (cause instanceof DrizzleQueryError) return { name: "DrizzleQueryError", query: cause.query };
     if (!(cause instanceof Error)) return { name: typeof cause };
     const { severity, code } = cause as { severity?: unknown; code?: unknown };
-    if (typeof severity === "string" && typeof code === "string") return { name: cause.name, code, message: cause.message };
+    if (typeof severity === "string" && typeof code === "string")
+      return { name: cause.name, code, message: cause.message };
     return { name: cause.name, message: cause.message, stack: cause.stack };
   });
   return { cause: causes };

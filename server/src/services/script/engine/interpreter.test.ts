@@ -50,12 +50,14 @@ const probes: Tool[] = [
   probeTool("test.echo", async (input) => ({ echo: input.value ?? null })),
   // Fails retryably until its fifth call: a loop that ignores maxAttempts ends up succeeding.
   probeTool("test.flaky", async () => {
-    if (calls.filter((call) => call.tool === "test.flaky").length < 5) throw new ToolError("unavailable", "flaky is down");
+    if (calls.filter((call) => call.tool === "test.flaky").length < 5)
+      throw new ToolError("unavailable", "flaky is down");
     return { recovered: true };
   }),
   // Fails the first call with a given value, then echoes it.
   probeTool("test.second_time", async (input) => {
-    if (calls.filter((call) => call.tool === "test.second_time" && call.input.value === input.value).length < 2) throw new ToolError("unavailable", "not yet");
+    if (calls.filter((call) => call.tool === "test.second_time" && call.input.value === input.value).length < 2)
+      throw new ToolError("unavailable", "not yet");
     return { echo: input.value ?? null };
   }),
 ];
@@ -66,9 +68,15 @@ beforeAll(async () => {
   // A stand-in OpenAI-compatible endpoint on loopback: answers the queued branch choices.
   llm = await startTestServer((_request, response) => {
     const content = modelAnswers.length > 1 ? modelAnswers.shift()! : (modelAnswers[0] ?? "");
-    sendJson(response, 200, { model: "test-model", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] });
+    sendJson(response, 200, {
+      model: "test-model",
+      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+    });
   });
-  tools = createToolRegistry([createNativeToolSource({ llm: { baseUrl: `${llm.url}/v1`, model: "test-model" } }), { listTools: async () => probes }]);
+  tools = createToolRegistry([
+    createNativeToolSource({ llm: { baseUrl: `${llm.url}/v1`, model: "test-model" } }),
+    { listTools: async () => probes },
+  ]);
 });
 afterAll(async () => {
   await llm?.close();
@@ -80,7 +88,11 @@ beforeEach(() => {
 });
 
 /** A thread row as a worker holds it: RUNNING, leased to this test. */
-async function leasedThread(source: string, input: JsonObject = {}, env: Record<string, string> = {}): Promise<ThreadRow> {
+async function leasedThread(
+  source: string,
+  input: JsonObject = {},
+  env: Record<string, string> = {},
+): Promise<ThreadRow> {
   const orgId = await database.createOrganization();
   return store.insert({
     orgId,
@@ -98,7 +110,12 @@ async function leasedThread(source: string, input: JsonObject = {}, env: Record<
 }
 
 /** One run of the thread as a claim starts it: the row as stored now, the document, the store. */
-async function runOnce(thread: ThreadRow, source: string, signal = new AbortController().signal, overrides: Partial<InterpreterDeps> = {}): Promise<JsonValue> {
+async function runOnce(
+  thread: ThreadRow,
+  source: string,
+  signal = new AbortController().signal,
+  overrides: Partial<InterpreterDeps> = {},
+): Promise<JsonValue> {
   const row = (await store.get(thread.orgId, thread.id))!;
   return runThread(row, parseScript(source), {
     store,
@@ -118,7 +135,11 @@ async function runOnce(thread: ThreadRow, source: string, signal = new AbortCont
 }
 
 /** Runs the thread to its end: each time it suspends, the clock moves to its wake-up time and it is run again. */
-async function runToEnd(thread: ThreadRow, source: string, signal?: AbortSignal): Promise<{ output: JsonValue; runs: number }> {
+async function runToEnd(
+  thread: ThreadRow,
+  source: string,
+  signal?: AbortSignal,
+): Promise<{ output: JsonValue; runs: number }> {
   for (let runs = 1; runs < 50; runs++) {
     try {
       return { output: await runOnce(thread, source, signal), runs };
@@ -163,12 +184,22 @@ output: "\${steps.route.output}"
     // The decision recorded before the first wait says `big`; a replay that re-evaluated the rules would take `small`.
     await expect(runOnce(thread, source)).rejects.toBeInstanceOf(Suspension);
     const decided = (await store.step(thread.orgId, thread.id, "0"))!;
-    expect(decided.input).toEqual({ decision: { strategy: "rule", chosen_branch: "small", reasoning: "no condition matched: default branch" } });
-    await store.saveStep({ ...decided, input: { decision: { strategy: "rule", chosen_branch: "big", reasoning: "recorded earlier" } } }, OWNER);
+    expect(decided.input).toEqual({
+      decision: { strategy: "rule", chosen_branch: "small", reasoning: "no condition matched: default branch" },
+    });
+    await store.saveStep(
+      { ...decided, input: { decision: { strategy: "rule", chosen_branch: "big", reasoning: "recorded earlier" } } },
+      OWNER,
+    );
 
     clock.ms += 1_000;
     const { output } = await runToEnd(thread, source);
-    expect(output).toEqual({ strategy: "rule", chosen_branch: "big", reasoning: "recorded earlier", result: { size: "big" } });
+    expect(output).toEqual({
+      strategy: "rule",
+      chosen_branch: "big",
+      reasoning: "recorded earlier",
+      result: { size: "big" },
+    });
     expect((await eventsOf(thread)).filter((event) => event.kind === "decision")).toHaveLength(1);
   });
 
@@ -184,13 +215,21 @@ steps:
         - {name: right, description: "go right", steps: [{id: other, set: {values: {way: right}}}]}
 output: "\${steps.route.output}"
 `;
-    modelAnswers = ['{"branch": "left", "reasoning": "left is shorter"}', '{"branch": "right", "reasoning": "changed my mind"}'];
+    modelAnswers = [
+      '{"branch": "left", "reasoning": "left is shorter"}',
+      '{"branch": "right", "reasoning": "changed my mind"}',
+    ];
     const asked = llm.requests.length;
     const thread = await leasedThread(source);
     const { output, runs } = await runToEnd(thread, source);
     expect(runs).toBe(2);
     expect(llm.requests.length - asked).toBe(1);
-    expect(output).toEqual({ strategy: "llm", chosen_branch: "left", reasoning: "left is shorter", result: { way: "left" } });
+    expect(output).toEqual({
+      strategy: "llm",
+      chosen_branch: "left",
+      reasoning: "left is shorter",
+      result: { way: "left" },
+    });
   });
 });
 
@@ -222,7 +261,12 @@ steps:
     };
     const first = await suspended();
     expect([first.reason, first.runAfter - start]).toEqual(["retry", 1_000]);
-    expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ status: "waiting", attempt: 2, wakeAt: start + 1_000, error: "flaky is down" });
+    expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({
+      status: "waiting",
+      attempt: 2,
+      wakeAt: start + 1_000,
+      error: "flaky is down",
+    });
     // Claimed again before the retry is due (the process died between saving it and releasing the thread): no attempt.
     expect((await suspended()).runAfter).toBe(start + 1_000);
     expect(calls).toHaveLength(1);
@@ -243,7 +287,20 @@ steps:
   - {id: call, retry: {maxAttempts: 2, backoff: fixed, initial: 1s}, execute: {tool: test.second_time, input: {value: from-template}}}
 `;
     const thread = await leasedThread(source);
-    await store.saveStep({ orgId: thread.orgId, threadId: thread.id, stepPath: "0", stepId: "call", name: "call", primitive: "execute", tool: "test.second_time", status: "failed", error: "earlier" }, OWNER);
+    await store.saveStep(
+      {
+        orgId: thread.orgId,
+        threadId: thread.id,
+        stepPath: "0",
+        stepId: "call",
+        name: "call",
+        primitive: "execute",
+        tool: "test.second_time",
+        status: "failed",
+        error: "earlier",
+      },
+      OWNER,
+    );
     await store.update(thread.id, OWNER, { resumeOverride: { value: `override-${thread.id}` } });
     await expect(runOnce(thread, source)).rejects.toBeInstanceOf(Suspension);
     // The worker clears the override when it releases the thread: it was used.
@@ -276,9 +333,17 @@ steps:
 `;
     const thread = await leasedThread(source);
     const start = clock.ms;
-    await expect(runOnce(thread, source)).rejects.toMatchObject({ name: "Suspension", reason: "wait", runAfter: start + 2_000 });
+    await expect(runOnce(thread, source)).rejects.toMatchObject({
+      name: "Suspension",
+      reason: "wait",
+      runAfter: start + 2_000,
+    });
     clock.ms = start + 2_000;
-    await expect(runOnce(thread, source)).rejects.toMatchObject({ name: "Suspension", reason: "retry", runAfter: start + 3_600_000 });
+    await expect(runOnce(thread, source)).rejects.toMatchObject({
+      name: "Suspension",
+      reason: "retry",
+      runAfter: start + 3_600_000,
+    });
     expect(await store.step(thread.orgId, thread.id, "0.1.0")).toMatchObject({ status: "completed" });
     expect(calls).toHaveLength(1);
   });
@@ -303,12 +368,21 @@ output: "\${steps.route.output}"
     modelAnswers = ['{"branch": "urgent", "reasoning": "the site is down"}'];
     const thread = await leasedThread(source, { subject: "site down" });
     const { output } = await runToEnd(thread, source);
-    expect(output).toEqual({ strategy: "llm", chosen_branch: "urgent", reasoning: "the site is down", result: { echo: "paged" } });
+    expect(output).toEqual({
+      strategy: "llm",
+      chosen_branch: "urgent",
+      reasoning: "the site is down",
+      result: { echo: "paged" },
+    });
 
     const request = llm.requests.at(-1)!;
     expect(request.url).toBe("/v1/chat/completions");
     expect(request.headers["idempotency-key"]).toBe(`${thread.id}:0`);
-    const body = JSON.parse(request.body) as { model: string; messages: { content: string }[]; response_format: unknown };
+    const body = JSON.parse(request.body) as {
+      model: string;
+      messages: { content: string }[];
+      response_format: unknown;
+    };
     expect(body.model).toBe("small-model");
     expect(body.response_format).toEqual({ type: "json_object" });
     const prompt = body.messages[0]!.content;
@@ -318,7 +392,9 @@ output: "\${steps.route.output}"
     expect(prompt).toMatch(/Answer with JSON only/);
 
     const decisions = (await eventsOf(thread)).filter((event) => event.kind === "decision");
-    expect(decisions.map((event) => [event.stepPath, event.payload])).toEqual([["0", { strategy: "llm", chosenBranch: "urgent", reasoning: "the site is down" }]]);
+    expect(decisions.map((event) => [event.stepPath, event.payload])).toEqual([
+      ["0", { strategy: "llm", chosenBranch: "urgent", reasoning: "the site is down" }],
+    ]);
     expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ tool: "llm.complete", status: "completed" });
     expect(calls.map((call) => call.stepPath)).toEqual(["0.0.0"]);
   });
@@ -341,13 +417,22 @@ output: "\${steps.route.output}"
     modelAnswers = ['{"branch": "third", "reasoning": "none fits"}'];
     const thread = await leasedThread(source(true));
     const { output } = await runToEnd(thread, source(true));
-    expect(output).toEqual({ strategy: "llm", chosen_branch: "second", reasoning: 'the model chose "third", which is not one of first, second: default branch', result: null });
+    expect(output).toEqual({
+      strategy: "llm",
+      chosen_branch: "second",
+      reasoning: 'the model chose "third", which is not one of first, second: default branch',
+      result: null,
+    });
   });
 
   it("fails the step when there is no default branch", async () => {
     modelAnswers = ['{"reasoning": "no idea"}'];
     const thread = await leasedThread(source(false));
-    await expect(runToEnd(thread, source(false))).rejects.toMatchObject({ name: "StepFailure", message: 'the model chose "", which is not one of first, second', stepPath: "0" });
+    await expect(runToEnd(thread, source(false))).rejects.toMatchObject({
+      name: "StepFailure",
+      message: 'the model chose "", which is not one of first, second',
+      stepPath: "0",
+    });
   });
 });
 
@@ -395,12 +480,25 @@ steps:
   - {id: call, execute: {tool: test.echo, input: {value: "\${env.API_TOKEN}"}}}
 `;
     const thread = await leasedThread(source, {}, { API_TOKEN: "tok-secret-123" });
-    const refused = Object.assign(new Error("unsupported Unicode escape sequence"), { severity: "ERROR", code: "22P05", detail: "\\u0000 cannot be converted to text.", where: "JSON data, line 1: {\"value\": \"tok-secret-123" });
+    const refused = Object.assign(new Error("unsupported Unicode escape sequence"), {
+      severity: "ERROR",
+      code: "22P05",
+      detail: "\\u0000 cannot be converted to text.",
+      where: 'JSON data, line 1: {"value": "tok-secret-123',
+    });
     const finishStep = async () => {
-      throw new DrizzleQueryError("update thread_steps set output = $1 where thread_id = $2", [JSON.stringify({ echo: "tok-secret-123" }), thread.id], refused);
+      throw new DrizzleQueryError(
+        "update thread_steps set output = $1 where thread_id = $2",
+        [JSON.stringify({ echo: "tok-secret-123" }), thread.id],
+        refused,
+      );
     };
     logs.length = 0;
-    await expect(runOnce(thread, source, undefined, { finishStep })).rejects.toMatchObject({ name: "StepFailure", message: "internal error", stepPath: "0" });
+    await expect(runOnce(thread, source, undefined, { finishStep })).rejects.toMatchObject({
+      name: "StepFailure",
+      message: "internal error",
+      stepPath: "0",
+    });
     expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ status: "failed", error: "internal error" });
     expect((await eventsOf(thread)).at(-1)).toMatchObject({ kind: "stepFailed", payload: { error: "internal error" } });
     expect(logs).toEqual([

@@ -1,7 +1,14 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { BindingScope, type StepBinding } from "../dsl/expressions.js";
 import type { CompiledTemplate } from "../dsl/templates.js";
-import { effectivePolicy, LLM_TOOL, retryDelayMs, type JsonValue, type ScriptDocument, type Step } from "../dsl/script-document.js";
+import {
+  effectivePolicy,
+  LLM_TOOL,
+  retryDelayMs,
+  type JsonValue,
+  type ScriptDocument,
+  type Step,
+} from "../dsl/script-document.js";
 import { ToolError } from "../tools/tool-error.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ArtifactStore } from "../threads/artifact-store.js";
@@ -42,11 +49,20 @@ export interface InterpreterDeps {
  * after a crash, a wait or a resume continues exactly after its last completed step. Step paths
  * follow docs/script-dsl.md and depend only on the document, so they are stable across runs.
  */
-export async function runThread(thread: ThreadRow, document: ScriptDocument, deps: InterpreterDeps): Promise<JsonValue> {
+export async function runThread(
+  thread: ThreadRow,
+  document: ScriptDocument,
+  deps: InterpreterDeps,
+): Promise<JsonValue> {
   const recorded = new Map((await deps.store.steps(thread.orgId, thread.id)).map((row) => [row.stepPath, row]));
   const budget = new ThreadBudget(deps.limits);
   const runner = new Runner(thread, document, deps, recorded, budget);
-  const scope = StepScope.root({ inputs: thread.input as JsonValue, env: thread.env, thread: { id: thread.id, metadata: thread.metadata }, limits: budget.limits.expressions });
+  const scope = StepScope.root({
+    inputs: thread.input as JsonValue,
+    env: thread.env,
+    thread: { id: thread.id, metadata: thread.metadata },
+    limits: budget.limits.expressions,
+  });
   const last = await runner.runList(document.steps, "", scope);
   if (!document.output) return last;
   await shareEventLoop();
@@ -98,9 +114,24 @@ class Runner {
     if (row?.status === "failed" && step.continueOnError) return { output: null, status: "failed", error: row.error };
 
     const started = row?.startedAt || this.deps.now();
-    const tool = step.primitive === "execute" ? step.execute.tool : step.primitive === "decide" && step.decide.strategy === "llm" ? LLM_TOOL : "";
-    const identity = { orgId: this.thread.orgId, threadId: this.thread.id, stepPath: path, stepId: step.id, name: step.name, primitive: step.primitive, tool, parentPath };
-    const save = (patch: Partial<StepRow>) => this.deps.saveStep({ ...identity, status: "running", startedAt: started, ...patch });
+    const tool =
+      step.primitive === "execute"
+        ? step.execute.tool
+        : step.primitive === "decide" && step.decide.strategy === "llm"
+          ? LLM_TOOL
+          : "";
+    const identity = {
+      orgId: this.thread.orgId,
+      threadId: this.thread.id,
+      stepPath: path,
+      stepId: step.id,
+      name: step.name,
+      primitive: step.primitive,
+      tool,
+      parentPath,
+    };
+    const save = (patch: Partial<StepRow>) =>
+      this.deps.saveStep({ ...identity, status: "running", startedAt: started, ...patch });
     try {
       // Threads share the event loop with every request: one piece of their work per turn.
       await shareEventLoop();
@@ -116,16 +147,43 @@ class Runner {
       const output = await this.execute(step, path, scope, row, save, input as JsonObject | null);
       this.budget.hold(path, step.name, output);
       const finished = this.deps.now();
-      const event = { ...threadEvent.stepCompleted({ stepPath: path, name: step.name }, finished - started), at: finished };
-      if (!(await this.deps.finishStep({ orgId: this.thread.orgId, threadId: this.thread.id, stepPath: path, status: "completed", output, error: "", finishedAt: finished }, event))) {
+      const event = {
+        ...threadEvent.stepCompleted({ stepPath: path, name: step.name }, finished - started),
+        at: finished,
+      };
+      if (
+        !(await this.deps.finishStep(
+          {
+            orgId: this.thread.orgId,
+            threadId: this.thread.id,
+            stepPath: path,
+            status: "completed",
+            output,
+            error: "",
+            finishedAt: finished,
+          },
+          event,
+        ))
+      ) {
         throw new LeaseLost("lease lost");
       }
       if (step.primitive === "set") Object.assign(scope.vars, output as JsonObject);
       return { output, status: "completed", error: null };
     } catch (error) {
-      if (error instanceof Suspension || error instanceof Cancellation || error instanceof LeaseLost || this.deps.signal.aborted) throw error;
+      if (
+        error instanceof Suspension ||
+        error instanceof Cancellation ||
+        error instanceof LeaseLost ||
+        this.deps.signal.aborted
+      )
+        throw error;
       const failure = describeFailure(error);
-      if (failure.internal) this.deps.log("step failed with an internal error", { threadId: this.thread.id, stepPath: path, ...failure.internal });
+      if (failure.internal)
+        this.deps.log("step failed with an internal error", {
+          threadId: this.thread.id,
+          stepPath: path,
+          ...failure.internal,
+        });
       await save({ status: "failed", error: failure.text, finishedAt: this.deps.now() });
       await this.deps.emit(threadEvent.stepFailed({ stepPath: path, name: step.name }, failure.text));
       if (step.continueOnError) return { output: null, status: "failed", error: failure.text };
@@ -167,7 +225,9 @@ class Runner {
       case "yield": {
         const value = step.yield.value.evaluate(bindings);
         const sequence = await this.deps.store.nextYieldSequence(this.thread.orgId, this.thread.id);
-        await this.deps.emit(threadEvent.yielded({ stepPath: path, name: step.name }, value, sequence, this.deps.now()));
+        await this.deps.emit(
+          threadEvent.yielded({ stepPath: path, name: step.name }, value, sequence, this.deps.now()),
+        );
         return value;
       }
       case "wait":
@@ -201,25 +261,40 @@ class Runner {
    * makes that attempt once it is due; a claim before then (a crash between the save and the
    * release) only suspends again. Attempts are thus neither skipped nor started afresh.
    */
-  private async callTool(step: Step, path: string, tool: string, input: JsonObject, row: StepRow | undefined, save: (patch: Partial<StepRow>) => Promise<void>): Promise<JsonValue> {
+  private async callTool(
+    step: Step,
+    path: string,
+    tool: string,
+    input: JsonObject,
+    row: StepRow | undefined,
+    save: (patch: Partial<StepRow>) => Promise<void>,
+  ): Promise<JsonValue> {
     const policy = effectivePolicy(this.document, step);
     const retryDue = row?.status === "waiting" && row.wakeAt > 0 ? row : undefined;
     if (retryDue && this.deps.now() < retryDue.wakeAt) throw new Suspension("retry", retryDue.wakeAt, path);
     const attempt = retryDue?.attempt ?? 1;
     try {
       return await this.deps.tools.invoke(this.thread.orgId, tool, input, {
-        signal: policy.timeout ? AbortSignal.any([this.deps.signal, AbortSignal.timeout(policy.timeout)]) : this.deps.signal,
+        signal: policy.timeout
+          ? AbortSignal.any([this.deps.signal, AbortSignal.timeout(policy.timeout)])
+          : this.deps.signal,
         idempotencyKey: `${this.thread.id}:${path}`,
         threadId: this.thread.id,
         stepPath: path,
         env: this.thread.env,
         memory: this.budget.reads(path, step.name),
         writeArtifact: async (name, contentType, bytes) => {
-          await this.deps.artifacts.write({ threadId: this.thread.id, orgId: this.thread.orgId, stepPath: path }, name, contentType, bytes);
+          await this.deps.artifacts.write(
+            { threadId: this.thread.id, orgId: this.thread.orgId, stepPath: path },
+            name,
+            contentType,
+            bytes,
+          );
         },
       });
     } catch (error) {
-      const permanent = error instanceof ToolError && (error.reason === "invalid_input" || error.reason === "not_found");
+      const permanent =
+        error instanceof ToolError && (error.reason === "invalid_input" || error.reason === "not_found");
       if (permanent || !policy.retry || attempt >= policy.retry.maxAttempts || this.deps.signal.aborted) throw error;
       const wakeAt = this.deps.now() + retryDelayMs(policy.retry, attempt);
       await save({ status: "waiting", attempt: attempt + 1, wakeAt, error: describeFailure(error).text });
@@ -227,19 +302,32 @@ class Runner {
     }
   }
 
-  private async wait(step: Extract<Step, { primitive: "wait" }>, path: string, row: StepRow | undefined, bindings: ReturnType<StepScope["bindings"]>, save: (patch: Partial<StepRow>) => Promise<void>): Promise<JsonValue> {
+  private async wait(
+    step: Extract<Step, { primitive: "wait" }>,
+    path: string,
+    row: StepRow | undefined,
+    bindings: ReturnType<StepScope["bindings"]>,
+    save: (patch: Partial<StepRow>) => Promise<void>,
+  ): Promise<JsonValue> {
     const now = this.deps.now();
     let wakeAt = row?.status === "waiting" ? row.wakeAt : 0;
     if (wakeAt === 0) {
       const spec = step.wait;
-      wakeAt = "forMs" in spec ? now + spec.forMs : "untilMs" in spec ? spec.untilMs : untilOf(spec.until.evaluate(bindings));
+      wakeAt =
+        "forMs" in spec ? now + spec.forMs : "untilMs" in spec ? spec.untilMs : untilOf(spec.until.evaluate(bindings));
       await save({ status: "waiting", wakeAt });
     }
     if (now < wakeAt) throw new Suspension("wait", wakeAt, path);
     return { waitedMs: now - (row?.startedAt || now) };
   }
 
-  private async approval(step: Extract<Step, { primitive: "approval" }>, path: string, row: StepRow | undefined, bindings: ReturnType<StepScope["bindings"]>, save: (patch: Partial<StepRow>) => Promise<void>): Promise<JsonValue> {
+  private async approval(
+    step: Extract<Step, { primitive: "approval" }>,
+    path: string,
+    row: StepRow | undefined,
+    bindings: ReturnType<StepScope["bindings"]>,
+    save: (patch: Partial<StepRow>) => Promise<void>,
+  ): Promise<JsonValue> {
     if (row?.status !== "paused") {
       const prompt = step.approval.prompt ? step.approval.prompt.evaluate(bindings) : null;
       const wakeAt = step.approval.timeoutMs ? this.deps.now() + step.approval.timeoutMs : 0;
@@ -262,26 +350,53 @@ class Runner {
     return { approved: true, timed_out: false, comment };
   }
 
-  private async decide(step: Extract<Step, { primitive: "decide" }>, path: string, scope: StepScope, row: StepRow | undefined, save: (patch: Partial<StepRow>) => Promise<void>): Promise<JsonValue> {
+  private async decide(
+    step: Extract<Step, { primitive: "decide" }>,
+    path: string,
+    scope: StepScope,
+    row: StepRow | undefined,
+    save: (patch: Partial<StepRow>) => Promise<void>,
+  ): Promise<JsonValue> {
     let decision = (row?.input as { decision?: Decision } | null)?.decision;
     if (!decision) {
       decision =
         step.decide.strategy === "rule"
           ? ruleDecision(step, new BindingScope(scope.bindings()))
-          : llmDecision(step, path, await this.callTool(step, path, LLM_TOOL, llmDecisionRequest(step, scope.bindings()), row, save));
+          : llmDecision(
+              step,
+              path,
+              await this.callTool(step, path, LLM_TOOL, llmDecisionRequest(step, scope.bindings()), row, save),
+            );
       await save({ input: { decision } as never });
-      await this.deps.emit(threadEvent.decision(path, { strategy: decision.strategy, chosenBranch: decision.chosen_branch, reasoning: decision.reasoning }));
+      await this.deps.emit(
+        threadEvent.decision(path, {
+          strategy: decision.strategy,
+          chosenBranch: decision.chosen_branch,
+          reasoning: decision.reasoning,
+        }),
+      );
     }
     const index = step.decide.branches.findIndex((b) => b.name === decision.chosen_branch);
     const branch = scope.child();
-    const result = index === -1 ? null : await this.runList(step.decide.branches[index]!.steps, `${path}.${index}`, branch);
+    const result =
+      index === -1 ? null : await this.runList(step.decide.branches[index]!.steps, `${path}.${index}`, branch);
     scope.adopt(branch);
-    return { strategy: decision.strategy, chosen_branch: decision.chosen_branch, reasoning: decision.reasoning, result };
+    return {
+      strategy: decision.strategy,
+      chosen_branch: decision.chosen_branch,
+      reasoning: decision.reasoning,
+      result,
+    };
   }
 
-  private async iterate(step: Extract<Step, { primitive: "iterate" }>, path: string, scope: StepScope): Promise<JsonValue> {
+  private async iterate(
+    step: Extract<Step, { primitive: "iterate" }>,
+    path: string,
+    scope: StepScope,
+  ): Promise<JsonValue> {
     const items = step.iterate.over.evaluate(scope.bindings());
-    if (!Array.isArray(items)) throw new StepFailure(`iterate: ${step.iterate.over.source} is not a list`, path, step.name);
+    if (!Array.isArray(items))
+      throw new StepFailure(`iterate: ${step.iterate.over.source} is not a list`, path, step.name);
     const results: JsonValue[] = new Array(items.length).fill(null);
     let next = 0;
     const stops: unknown[] = [];
@@ -302,7 +417,11 @@ class Runner {
         const k = next++;
         if (next >= items.length) drained.abort();
         try {
-          results[k] = await this.runList(step.iterate.steps, `${path}.${k}`, scope.child({ [step.iterate.as]: items[k]!, index: k }));
+          results[k] = await this.runList(
+            step.iterate.steps,
+            `${path}.${k}`,
+            scope.child({ [step.iterate.as]: items[k]!, index: k }),
+          );
         } catch (error) {
           stops.push(error);
           drained.abort();
@@ -311,18 +430,31 @@ class Runner {
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(step.iterate.maxConcurrency, items.length) }, (_, index) => lane(index === 0)));
+    await Promise.all(
+      Array.from({ length: Math.min(step.iterate.maxConcurrency, items.length) }, (_, index) => lane(index === 0)),
+    );
     if (stops.length > 0) throw containerStop(stops);
     return results;
   }
 
-  private async parallel(step: Extract<Step, { primitive: "parallel" }>, path: string, scope: StepScope): Promise<JsonValue> {
+  private async parallel(
+    step: Extract<Step, { primitive: "parallel" }>,
+    path: string,
+    scope: StepScope,
+  ): Promise<JsonValue> {
     const branches = step.parallel.branches.map(() => scope.child());
-    const outcomes = await Promise.allSettled(step.parallel.branches.map((branch, b) => this.runList(branch.steps, `${path}.${b}`, branches[b]!)));
+    const outcomes = await Promise.allSettled(
+      step.parallel.branches.map((branch, b) => this.runList(branch.steps, `${path}.${b}`, branches[b]!)),
+    );
     const stops = outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as unknown] : []));
     if (stops.length > 0) throw containerStop(stops);
     for (const branch of branches) scope.adopt(branch);
-    return Object.fromEntries(step.parallel.branches.map((branch, b) => [branch.name, (outcomes[b] as PromiseFulfilledResult<JsonValue>).value]));
+    return Object.fromEntries(
+      step.parallel.branches.map((branch, b) => [
+        branch.name,
+        (outcomes[b] as PromiseFulfilledResult<JsonValue>).value,
+      ]),
+    );
   }
 
   /**
@@ -332,7 +464,8 @@ class Runner {
    */
   private rebind(step: Step, path: string, row: StepRow, scope: StepScope): void {
     if (step.primitive === "set") Object.assign(scope.vars, row.output as JsonObject);
-    const chosen = step.primitive === "decide" ? (row.input as { decision?: Decision } | null)?.decision?.chosen_branch : undefined;
+    const chosen =
+      step.primitive === "decide" ? (row.input as { decision?: Decision } | null)?.decision?.chosen_branch : undefined;
     const lists =
       step.primitive === "parallel"
         ? step.parallel.branches.map((branch, b) => [branch.steps, b] as const)
@@ -345,7 +478,11 @@ class Runner {
         const recorded = this.recorded.get(childPath);
         if (recorded?.status === "completed") this.rebind(child, childPath, recorded, scope);
         if (recorded?.status === "completed" || recorded?.status === "skipped" || recorded?.status === "failed") {
-          scope.steps[child.id] = { output: recorded.status === "completed" ? (recorded.output as JsonValue) : null, status: recorded.status, error: recorded.status === "failed" ? recorded.error : null };
+          scope.steps[child.id] = {
+            output: recorded.status === "completed" ? (recorded.output as JsonValue) : null,
+            status: recorded.status,
+            error: recorded.status === "failed" ? recorded.error : null,
+          };
         }
       }
     }
@@ -371,7 +508,7 @@ function isObject(value: JsonValue | undefined): value is JsonObject {
 
 function untilOf(value: JsonValue): number {
   const at = typeof value === "number" ? value : typeof value === "string" ? Date.parse(value) : Number.NaN;
-  if (!Number.isFinite(at)) throw new Error(`wait until: ${JSON.stringify(value)} is neither epoch milliseconds nor an RFC 3339 time`);
+  if (!Number.isFinite(at))
+    throw new Error(`wait until: ${JSON.stringify(value)} is neither epoch milliseconds nor an RFC 3339 time`);
   return at;
 }
-

@@ -14,7 +14,10 @@ steps: [{id: noop, set: {values: {a: 1}}}]
 describe("output warnings", () => {
   it("lists each mismatch with the outputs schema, and nothing for a matching output", () => {
     expect(outputWarnings(document, { items: [1, 2], label: "ok" })).toEqual([]);
-    expect(outputWarnings(document, { items: [1, "two"], label: 3 })).toEqual(["output/items/1: must be integer", "output/label: must be string"]);
+    expect(outputWarnings(document, { items: [1, "two"], label: 3 })).toEqual([
+      "output/items/1: must be integer",
+      "output/label: must be string",
+    ]);
     expect(outputWarnings(document, "text")).toEqual(["output: must be object"]);
   });
 

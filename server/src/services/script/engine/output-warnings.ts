@@ -15,7 +15,9 @@ export function outputWarnings(document: ScriptDocument, output: JsonValue): str
   try {
     lines = compileContract(document).validateOutput(output);
   } catch (error) {
-    return [`output: could not be checked against the outputs schema: ${error instanceof Error ? error.message : String(error)}`];
+    return [
+      `output: could not be checked against the outputs schema: ${error instanceof Error ? error.message : String(error)}`,
+    ];
   }
   if (lines.length <= MAX_OUTPUT_WARNINGS) return lines;
   const kept = lines.slice(0, MAX_OUTPUT_WARNINGS - 1);

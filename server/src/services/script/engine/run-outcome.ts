@@ -57,5 +57,8 @@ export function containerStop(errors: readonly unknown[]): unknown {
   const failure = errors.find((error) => !(error instanceof Suspension));
   if (failure !== undefined) return failure;
   const suspensions = errors as readonly Suspension[];
-  return suspensions.find((s) => s.reason === "approval") ?? suspensions.reduce((first, s) => (s.runAfter < first.runAfter ? s : first));
+  return (
+    suspensions.find((s) => s.reason === "approval") ??
+    suspensions.reduce((first, s) => (s.runAfter < first.runAfter ? s : first))
+  );
 }

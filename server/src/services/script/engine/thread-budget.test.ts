@@ -3,7 +3,8 @@ import { DEFAULT_EXPRESSION_LIMITS } from "../dsl/cost-meter.js";
 import { jsonSize } from "./json-size.js";
 import { ThreadBudget, ThreadMemoryExceeded } from "./thread-budget.js";
 
-const budget = (memoryBytes: number, concurrentIterations = 4) => new ThreadBudget({ memoryBytes, concurrentIterations, expressions: DEFAULT_EXPRESSION_LIMITS });
+const budget = (memoryBytes: number, concurrentIterations = 4) =>
+  new ThreadBudget({ memoryBytes, concurrentIterations, expressions: DEFAULT_EXPRESSION_LIMITS });
 const text = (length: number) => "x".repeat(length - 2); // its JSON is `length` bytes
 
 function exceeded(action: () => unknown): string {
@@ -35,7 +36,9 @@ describe("the memory limit", () => {
     expect(memory.bytes).toBe(0);
     retry.reserve(300);
     retry.reserve(300);
-    expect(exceeded(() => retry.reserve(500))).toContain(`step "fetch" (0) exceeded the thread's memory limit of 1000 bytes: reading 500 bytes more on top of 600 bytes`);
+    expect(exceeded(() => retry.reserve(500))).toContain(
+      `step "fetch" (0) exceeded the thread's memory limit of 1000 bytes: reading 500 bytes more on top of 600 bytes`,
+    );
     memory.hold("0", "fetch", text(100));
     expect(memory.bytes).toBe(100);
   });
@@ -73,12 +76,22 @@ describe("the memory limit", () => {
   });
 
   it("measures JSON about as long as its text, without writing it, and stops once past the bound", () => {
-    const value = { id: "T-1042", items: [{ n: 12, ok: true, note: null }, { n: 3.5, ok: false, note: "déjà vu" }], text: text(10_000) };
+    const value = {
+      id: "T-1042",
+      items: [
+        { n: 12, ok: true, note: null },
+        { n: 3.5, ok: false, note: "déjà vu" },
+      ],
+      text: text(10_000),
+    };
     const written = JSON.stringify(value).length;
     expect(jsonSize(value, Infinity)).toBeGreaterThanOrEqual(written);
     expect(jsonSize(value, Infinity)).toBeLessThan(written * 1.05);
     // A million strings of 7 bytes each: the walk stops at the list itself, past the bound.
-    const partial = jsonSize(Array.from({ length: 1_000_000 }, () => "xxxx"), 100);
+    const partial = jsonSize(
+      Array.from({ length: 1_000_000 }, () => "xxxx"),
+      100,
+    );
     expect(partial).toBeGreaterThan(100);
     expect(partial).toBeLessThan(2_000_000);
   });
@@ -88,7 +101,11 @@ describe("concurrent iterations", () => {
   it("lets each loop run one iteration, and others only while the thread has a free slot", async () => {
     const slots = budget(1_000, 2);
     const signal = new AbortController().signal;
-    const releases = [await slots.iteration(true, signal), await slots.iteration(false, signal), await slots.iteration(false, signal)];
+    const releases = [
+      await slots.iteration(true, signal),
+      await slots.iteration(false, signal),
+      await slots.iteration(false, signal),
+    ];
     let third = false;
     const waiting = slots.iteration(false, signal).then((release) => ((third = true), release));
     await new Promise((resolve) => setImmediate(resolve));

@@ -79,7 +79,8 @@ export class ThreadBudget {
     this.take(this.reading, path);
     return {
       reserve: (bytes) => {
-        if (this.used + bytes > this.limits.memoryBytes) throw this.exceeded(path, name, `reading ${formatBytes(bytes)} more`);
+        if (this.used + bytes > this.limits.memoryBytes)
+          throw this.exceeded(path, name, `reading ${formatBytes(bytes)} more`);
         this.add(this.reading, path, bytes);
       },
     };
@@ -90,7 +91,10 @@ export class ThreadBudget {
    * an output replayed from an earlier run); `close` releases the list's outputs, keeping its
    * result (the output at `resultPath`) counted for the container step at `containerPath`.
    */
-  list(containerPath: string): { settle(path: string, output: JsonValue): void; close(resultPath: string | undefined): void } {
+  list(containerPath: string): {
+    settle(path: string, output: JsonValue): void;
+    close(resultPath: string | undefined): void;
+  } {
     const paths: string[] = [];
     return {
       settle: (path, output) => {

@@ -38,7 +38,9 @@ const testTool = (name: string, invoke: Tool["invoke"]): Tool => ({
   invoke,
 });
 /** Returns a text of `bytes` characters. */
-const blob = testTool("test.blob", async (input: JsonObject): Promise<JsonValue> => ({ text: "b".repeat(Number(input.bytes ?? 0)) }));
+const blob = testTool("test.blob", async (input: JsonObject): Promise<JsonValue> => ({
+  text: "b".repeat(Number(input.bytes ?? 0)),
+}));
 /** Counts the calls running at once; each lasts a few turns of the event loop and a short timer. */
 const track = testTool("test.track", async (): Promise<JsonValue> => {
   running.calls++;
@@ -57,7 +59,17 @@ beforeAll(async () => {
   const artifacts = createArtifactStore(database.db, createFilesystemBlobStore(blobRoot));
   const tools = createToolRegistry([{ listTools: async () => [blob, track] }]);
   const limits = { memoryBytes: 1024 * 1024, concurrentIterations: 3, expressions: DEFAULT_EXPRESSION_LIMITS };
-  worker = createThreadWorker({ box: createSecretBox(randomBytes(SECRET_KEY_BYTES)), store, scripts, signals, tools, artifacts, pollMs: 50, leaseMs: 5_000, limits });
+  worker = createThreadWorker({
+    box: createSecretBox(randomBytes(SECRET_KEY_BYTES)),
+    store,
+    scripts,
+    signals,
+    tools,
+    artifacts,
+    pollMs: 50,
+    leaseMs: 5_000,
+    limits,
+  });
   worker.start();
 });
 afterAll(async () => {
@@ -91,7 +103,9 @@ steps:
         - {id: fetch, execute: {tool: test.blob, input: {bytes: 200000}}}
 `);
     expect(thread.status).toBe("failed");
-    expect(thread.error).toMatch(/^step "fetch" \(0\.[4-7]\.0\) exceeded the thread's memory limit of 1 MiB: its output of 195\.3 KiB on top of [0-9.]+ KiB already held or being read by the thread$/);
+    expect(thread.error).toMatch(
+      /^step "fetch" \(0\.[4-7]\.0\) exceeded the thread's memory limit of 1 MiB: its output of 195\.3 KiB on top of [0-9.]+ KiB already held or being read by the thread$/,
+    );
   });
 
   it("counts only what a loop keeps: iterations that read much and keep little run through", async () => {

@@ -45,7 +45,17 @@ beforeAll(async () => {
   scripts = createScriptStore(database.db);
   signals = await createThreadSignals(database.handle);
   const tools = createToolRegistry([{ listTools: async () => [down] }]);
-  worker = createThreadWorker({ box: createSecretBox(randomBytes(SECRET_KEY_BYTES)), store, scripts, signals, tools, artifacts: { write: async () => undefined as never }, concurrency: 1, pollMs: 600_000, leaseMs: 5_000 });
+  worker = createThreadWorker({
+    box: createSecretBox(randomBytes(SECRET_KEY_BYTES)),
+    store,
+    scripts,
+    signals,
+    tools,
+    artifacts: { write: async () => undefined as never },
+    concurrency: 1,
+    pollMs: 600_000,
+    leaseMs: 5_000,
+  });
   worker.start();
 });
 afterAll(async () => {
@@ -75,7 +85,11 @@ it("leaves the only slot to other threads while a call backs off, and continues 
 steps:
   - {id: call, retry: {maxAttempts: 2, backoff: fixed, initial: 1h}, execute: {tool: test.down}}
 `);
-  const released = await until(backingOff, (row) => row.runAfter > 0 && row.leaseOwner === "", "was released for its backoff");
+  const released = await until(
+    backingOff,
+    (row) => row.runAfter > 0 && row.leaseOwner === "",
+    "was released for its backoff",
+  );
   expect(released.status).toBe("running");
   expect(released.runAfter - Date.now()).toBeGreaterThan(3_500_000);
   expect(await store.step(backingOff.orgId, backingOff.id, "0")).toMatchObject({ status: "waiting", attempt: 2 });
@@ -85,7 +99,10 @@ steps:
 
   // The hour passes: the second attempt, the last, is made; the count did not start again.
   await store.updateIfStatus(backingOff.orgId, backingOff.id, ["running"], { runAfter: 1 });
-  await database.db.update(threadSteps).set({ wakeAt: 1 }).where(and(eq(threadSteps.threadId, backingOff.id), eq(threadSteps.stepPath, "0")));
+  await database.db
+    .update(threadSteps)
+    .set({ wakeAt: 1 })
+    .where(and(eq(threadSteps.threadId, backingOff.id), eq(threadSteps.stepPath, "0")));
   await signals.runnable();
   const failed = await until(backingOff, (row) => TERMINAL.has(row.status), "ended");
   expect([failed.status, failed.error]).toEqual(["failed", "the service is down"]);
@@ -93,7 +110,9 @@ steps:
 });
 
 it("claims a released thread again at its wake-up time, without waiting for the poll", async () => {
-  const thread = await startThread("dsl: script/1\nsteps:\n  - {id: nap, wait: {for: 300ms}}\n  - {id: after, set: {values: {x: 1}}}\n");
+  const thread = await startThread(
+    "dsl: script/1\nsteps:\n  - {id: nap, wait: {for: 300ms}}\n  - {id: after, set: {values: {x: 1}}}\n",
+  );
   await until(thread, (row) => row.runAfter > 0, "was released for its wait");
   expect((await until(thread, (row) => TERMINAL.has(row.status), "ended")).status).toBe("completed");
 });

@@ -52,7 +52,8 @@ const probe: Tool = {
   async invoke(input: JsonObject, context: ToolContext): Promise<JsonValue> {
     calls.push({ stepPath: context.stepPath, key: context.idempotencyKey, input });
     const gate = input.hold;
-    if (typeof gate === "string" && !opened.has(gate)) await new Promise<void>((resolve) => gates.set(gate, [...(gates.get(gate) ?? []), resolve]));
+    if (typeof gate === "string" && !opened.has(gate))
+      await new Promise<void>((resolve) => gates.set(gate, [...(gates.get(gate) ?? []), resolve]));
     if (input.fail === true) throw new Error("probe failed on purpose");
     return { echo: input.value ?? null };
   },
@@ -67,7 +68,17 @@ beforeAll(async () => {
   blobRoot = await mkdtemp(join(tmpdir(), "worker-blobs-"));
   blobs = createFilesystemBlobStore(blobRoot);
   artifacts = createArtifactStore(database.db, blobs);
-  worker = createThreadWorker({ box: createSecretBox(randomBytes(SECRET_KEY_BYTES)), store, scripts, signals, tools, artifacts, pollMs: 50, leaseMs: 2_000, log: (message, fields) => logs.push({ message, fields }) });
+  worker = createThreadWorker({
+    box: createSecretBox(randomBytes(SECRET_KEY_BYTES)),
+    store,
+    scripts,
+    signals,
+    tools,
+    artifacts,
+    pollMs: 50,
+    leaseMs: 2_000,
+    log: (message, fields) => logs.push({ message, fields }),
+  });
   worker.start();
 });
 afterAll(async () => {
@@ -83,7 +94,11 @@ async function startThread(source: string, input: JsonObject = {}): Promise<Thre
   return thread;
 }
 
-async function until(thread: ThreadRow, predicate: (row: ThreadRow) => boolean, timeoutMs = 15_000): Promise<ThreadRow> {
+async function until(
+  thread: ThreadRow,
+  predicate: (row: ThreadRow) => boolean,
+  timeoutMs = 15_000,
+): Promise<ThreadRow> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const row = (await store.get(thread.orgId, thread.id))!;
@@ -99,7 +114,8 @@ async function open(gate: string): Promise<void> {
   for (const resolve of gates.get(gate)!) resolve();
 }
 const ended = (thread: ThreadRow) => until(thread, (row) => TERMINAL.has(row.status));
-const kinds = async (thread: ThreadRow) => (await store.eventsAfter(thread.orgId, thread.id, 0)).map((e) => (e.stepPath ? `${e.kind}@${e.stepPath}` : e.kind));
+const kinds = async (thread: ThreadRow) =>
+  (await store.eventsAfter(thread.orgId, thread.id, 0)).map((e) => (e.stepPath ? `${e.kind}@${e.stepPath}` : e.kind));
 
 describe(`the thread worker (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"})`, () => {
   it("runs decide, iterate, yield and set to completion with every event in order", async () => {
@@ -129,14 +145,27 @@ output: {greeting: "\${steps.greet.output.text}", doubled: "\${steps.each.output
     );
     const done = await ended(thread);
     expect([done.status, done.error]).toEqual(["completed", ""]);
-    expect(done.output).toEqual({ greeting: "hello world", doubled: [{ result: 2 }, { result: 4 }, { result: 6 }], route: "many" });
+    expect(done.output).toEqual({
+      greeting: "hello world",
+      doubled: [{ result: 2 }, { result: 4 }, { result: 6 }],
+      route: "many",
+    });
     const events = await kinds(thread);
     expect(events[0]).toBe("started");
     expect(events.at(-1)).toBe("completed");
     expect(events).toContain("decision@1");
     expect(events).toContain("yielded@3");
     expect(events.filter((e) => e.startsWith("stepCompleted@2."))).toHaveLength(3);
-    expect((await store.steps(thread.orgId, thread.id)).map((s) => s.stepPath).sort()).toEqual(["0", "1", "1.0.0", "2", "2.0.0", "2.1.0", "2.2.0", "3"]);
+    expect((await store.steps(thread.orgId, thread.id)).map((s) => s.stepPath).sort()).toEqual([
+      "0",
+      "1",
+      "1.0.0",
+      "2",
+      "2.0.0",
+      "2.1.0",
+      "2.2.0",
+      "3",
+    ]);
     expect((await store.eventsAfter(thread.orgId, thread.id, 0)).at(-1)?.payload).toMatchObject({ stepsExecuted: 8 });
   });
 
@@ -153,7 +182,10 @@ output: {total: "\${steps.sum.output.total}"}
     expect(done.output).toEqual({ total: "12" });
     expect(done.warnings).toEqual(["output/id: is required", "output/total: must be number"]);
     expect((await kinds(thread)).at(-1)).toBe("completed");
-    expect(logs.find((line) => line.fields.threadId === thread.id)).toEqual({ message: "thread completed with output warnings", fields: { threadId: thread.id, warnings: done.warnings } });
+    expect(logs.find((line) => line.fields.threadId === thread.id)).toEqual({
+      message: "thread completed with output warnings",
+      fields: { threadId: thread.id, warnings: done.warnings },
+    });
 
     const matching = await startThread(`dsl: script/1
 outputs: ${outputs}
@@ -192,7 +224,13 @@ steps:
 `);
     const failed = await ended(thread);
     expect([failed.status, failed.failedStepPath, failed.error]).toEqual(["failed", "1", "probe failed on purpose"]);
-    await store.updateIfStatus(thread.orgId, thread.id, ["failed"], { status: "pending", error: "", finishedAt: 0, resumeOverride: { value: "fixed" }, resumeCount: 1 });
+    await store.updateIfStatus(thread.orgId, thread.id, ["failed"], {
+      status: "pending",
+      error: "",
+      finishedAt: 0,
+      resumeOverride: { value: "fixed" },
+      resumeCount: 1,
+    });
     await signals.runnable();
     const done = await until(thread, (row) => row.status === "completed");
     expect(done.output).toEqual({ echo: "fixed" });
@@ -237,7 +275,10 @@ steps:
     );
     const done = await ended(thread);
     expect([done.status, done.error, done.failedStepPath]).toEqual(["failed", "bad\uFFFDbyte", "0"]);
-    expect((await store.eventsAfter(thread.orgId, thread.id, 0)).at(-1)).toMatchObject({ kind: "failed", payload: { error: "bad\uFFFDbyte" } });
+    expect((await store.eventsAfter(thread.orgId, thread.id, 0)).at(-1)).toMatchObject({
+      kind: "failed",
+      payload: { error: "bad\uFFFDbyte" },
+    });
   });
 
   it("waits, then continues", async () => {
@@ -258,7 +299,10 @@ steps:
   - {id: shipped, set: {values: {ok: "\${steps.ask.output.approved}"}}}
 `);
     await until(thread, (row) => row.status === "paused");
-    await store.updateIfStatus(thread.orgId, thread.id, ["paused"], { status: "pending", resumeOverride: { approved: true, comment: "go" } });
+    await store.updateIfStatus(thread.orgId, thread.id, ["paused"], {
+      status: "pending",
+      resumeOverride: { approved: true, comment: "go" },
+    });
     await signals.runnable();
     const done = await until(thread, (row) => row.status === "completed");
     expect(done.output).toEqual({ ok: true });
@@ -271,13 +315,20 @@ steps:
   - {id: never, execute: {tool: test.probe, input: {value: never}}}
 `);
     await until(thread, (row) => row.currentStepPath === "0");
-    await store.updateIfStatus(thread.orgId, thread.id, ["running"], { cancelRequested: true, cancelReason: "stop now", status: "cancelling" });
+    await store.updateIfStatus(thread.orgId, thread.id, ["running"], {
+      cancelRequested: true,
+      cancelReason: "stop now",
+      status: "cancelling",
+    });
     await signals.cancelRequested(thread.id);
     const done = await ended(thread);
     expect(done.status).toBe("cancelled");
     expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ status: "cancelled" });
     expect(calls.filter((c) => c.key === `${thread.id}:1`)).toHaveLength(0);
-    expect((await store.eventsAfter(thread.orgId, thread.id, 0)).at(-1)).toMatchObject({ kind: "cancelled", payload: { reason: "stop now", cancelledStepPath: "0" } });
+    expect((await store.eventsAfter(thread.orgId, thread.id, 0)).at(-1)).toMatchObject({
+      kind: "cancelled",
+      payload: { reason: "stop now", cancelledStepPath: "0" },
+    });
   });
 
   it("stops at the next step when cancelled", async () => {
@@ -287,11 +338,18 @@ steps:
   - {id: never, execute: {tool: test.probe, input: {value: never}}}
 `);
     await until(thread, (row) => row.currentStepPath === "0");
-    await store.updateIfStatus(thread.orgId, thread.id, ["running"], { cancelRequested: true, cancelReason: "changed my mind", status: "cancelling" });
+    await store.updateIfStatus(thread.orgId, thread.id, ["running"], {
+      cancelRequested: true,
+      cancelReason: "changed my mind",
+      status: "cancelling",
+    });
     await open("cancel-gate");
     const done = await ended(thread);
     expect(done.status).toBe("cancelled");
     expect(calls.filter((c) => c.key === `${thread.id}:1`)).toHaveLength(0);
-    expect((await store.eventsAfter(thread.orgId, thread.id, 0)).at(-1)).toMatchObject({ kind: "cancelled", payload: { reason: "changed my mind", cancelledStepPath: "1" } });
+    expect((await store.eventsAfter(thread.orgId, thread.id, 0)).at(-1)).toMatchObject({
+      kind: "cancelled",
+      payload: { reason: "changed my mind", cancelledStepPath: "1" },
+    });
   });
 });

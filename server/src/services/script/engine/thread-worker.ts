@@ -88,31 +88,56 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
 
   /** Wakes the thread's watchers; off the step's critical path, since a missed wake-up only delays them until their poll. */
   function notify(threadId: string): void {
-    signals.eventsWritten(threadId).catch((error: unknown) => log("notifying watchers failed", { threadId, error: String(error) }));
+    signals
+      .eventsWritten(threadId)
+      .catch((error: unknown) => log("notifying watchers failed", { threadId, error: String(error) }));
   }
 
   /** After a run ended: wakes the watchers, and the deliverers when the end queued a callback. */
   function ended(thread: ThreadRow): void {
     notify(thread.id);
-    if (thread.callbackUrl !== "") signals.callbacksDue().catch((error: unknown) => log("waking callback delivery failed", { threadId: thread.id, error: String(error) }));
+    if (thread.callbackUrl !== "")
+      signals
+        .callbacksDue()
+        .catch((error: unknown) =>
+          log("waking callback delivery failed", { threadId: thread.id, error: String(error) }),
+        );
   }
 
   async function run(thread: ThreadRow, abort: AbortController): Promise<void> {
     // A cancel stops the running steps at once rather than after they finish.
     const stopForCancel = () => {
       store.cancelRequested(thread.orgId, thread.id).then(
-        ({ requested, reason, currentStepPath }) => requested && !abort.signal.aborted && abort.abort(new Cancellation(reason, currentStepPath)),
+        ({ requested, reason, currentStepPath }) =>
+          requested && !abort.signal.aborted && abort.abort(new Cancellation(reason, currentStepPath)),
         () => {},
       );
     };
     const unsubscribeCancel = signals.onCancelRequested(thread.id, stopForCancel);
-    const renewal = setInterval(() => {
-      store.renew(thread.id, owner, leaseMs, now()).then(
-        (lease) => (lease === "lost" ? abort.abort(new LeaseLost("lease lost")) : lease === "cancel" && stopForCancel()),
-        () => {},
-      );
-    }, Math.max(100, Math.floor(leaseMs / 3)));
-    const deadline = thread.deadlineAt > 0 ? setTimeout(() => abort.abort(new StepFailure(`thread timed out after ${thread.timeoutMs} ms`, thread.currentStepPath, thread.currentStepName)), Math.max(0, thread.deadlineAt - now())) : undefined;
+    const renewal = setInterval(
+      () => {
+        store.renew(thread.id, owner, leaseMs, now()).then(
+          (lease) =>
+            lease === "lost" ? abort.abort(new LeaseLost("lease lost")) : lease === "cancel" && stopForCancel(),
+          () => {},
+        );
+      },
+      Math.max(100, Math.floor(leaseMs / 3)),
+    );
+    const deadline =
+      thread.deadlineAt > 0
+        ? setTimeout(
+            () =>
+              abort.abort(
+                new StepFailure(
+                  `thread timed out after ${thread.timeoutMs} ms`,
+                  thread.currentStepPath,
+                  thread.currentStepName,
+                ),
+              ),
+            Math.max(0, thread.deadlineAt - now()),
+          )
+        : undefined;
     const started = now();
     try {
       if (thread.eventSequence === 0) await emit(thread, threadEvent.started(thread.scriptName, thread.totalSteps));
@@ -166,13 +191,33 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     }
   }
 
-  async function finish(thread: ThreadRow, document: ScriptDocument, output: JsonValue, started: number): Promise<void> {
+  async function finish(
+    thread: ThreadRow,
+    document: ScriptDocument,
+    output: JsonValue,
+    started: number,
+  ): Promise<void> {
     const finished = now();
     const steps = await store.completedStepCount(thread.orgId, thread.id);
     // An output that does not match `outputs` completes the thread all the same, with warnings.
     const warnings = outputWarnings(document, output);
     const event = { ...threadEvent.completed(finished - (thread.startedAt || started), steps), at: finished };
-    if (!(await store.endRun(thread.id, owner, { status: "completed", output: output as never, warnings, finishedAt: finished, error: "", resumeOverride: null }, event))) return;
+    if (
+      !(await store.endRun(
+        thread.id,
+        owner,
+        {
+          status: "completed",
+          output: output as never,
+          warnings,
+          finishedAt: finished,
+          error: "",
+          resumeOverride: null,
+        },
+        event,
+      ))
+    )
+      return;
     if (warnings.length > 0) log("thread completed with output warnings", { threadId: thread.id, warnings });
     ended(thread);
   }
@@ -185,7 +230,11 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
       return;
     }
     if (error instanceof Suspension) {
-      await store.release(thread.id, owner, { status: error.reason === "approval" ? "paused" : "running", runAfter: error.runAfter, resumeOverride: null });
+      await store.release(thread.id, owner, {
+        status: error.reason === "approval" ? "paused" : "running",
+        runAfter: error.runAfter,
+        resumeOverride: null,
+      });
       if (error.runAfter > 0) wakeAt(error.runAfter);
       return;
     }
@@ -205,7 +254,15 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     log("thread failed", { threadId: thread.id, stepPath, ...fields });
     const at = now();
     const event = { ...threadEvent.failed(message, { stepPath, name: stepName }), at };
-    if (await store.endRun(thread.id, owner, { status: "failed", error: message, failedStepPath: stepPath, finishedAt: at, resumeOverride: null }, event)) ended(thread);
+    if (
+      await store.endRun(
+        thread.id,
+        owner,
+        { status: "failed", error: message, failedStepPath: stepPath, finishedAt: at, resumeOverride: null },
+        event,
+      )
+    )
+      ended(thread);
   }
 
   /**
@@ -214,10 +271,13 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
    * longer than a timer can hold, which wake the loop early and find nothing due.)
    */
   function wakeAt(at: number): void {
-    const timer = setTimeout(() => {
-      wakeTimers.delete(timer);
-      if (!stopped) loop?.wake();
-    }, Math.min(Math.max(0, at - now()) + 1, MAX_TIMER_MS));
+    const timer = setTimeout(
+      () => {
+        wakeTimers.delete(timer);
+        if (!stopped) loop?.wake();
+      },
+      Math.min(Math.max(0, at - now()) + 1, MAX_TIMER_MS),
+    );
     timer.unref();
     wakeTimers.add(timer);
   }
@@ -238,7 +298,11 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     start() {
       if (!stopped) return;
       stopped = false;
-      loop = startPollLoop(claimPass, { pollMs, onError: (error) => log("claiming threads failed", { error: error instanceof Error ? error.message : String(error) }) });
+      loop = startPollLoop(claimPass, {
+        pollMs,
+        onError: (error) =>
+          log("claiming threads failed", { error: error instanceof Error ? error.message : String(error) }),
+      });
       unsubscribe = signals.onRunnable(() => loop?.wake());
     },
     async stop() {

@@ -52,7 +52,10 @@ describe("the shipped catalog", () => {
   });
 
   it("lists the embedding templates by category and by the `type` label", () => {
-    expect(catalog.listTemplates({ category: "embedding" }).templates.map((template) => template.id)).toEqual(["text_embedding_index", "text_embedding_search"]);
+    expect(catalog.listTemplates({ category: "embedding" }).templates.map((template) => template.id)).toEqual([
+      "text_embedding_index",
+      "text_embedding_search",
+    ]);
     expect(catalog.listTemplates({ labels: [{ key: "type", value: "text" }] }).totalCount).toBe(2);
   });
 });
@@ -69,7 +72,9 @@ describe.each(SHIPPED_IDS)("%s", (id) => {
     expect(document.name).toBe(id);
     expect(info.description).toBe(document.description);
     expect(info.toolsRequired).toEqual(toolsRequired(document));
-    expect({ inputs: info.contract?.inputs, outputs: info.contract?.outputs }).toEqual(compileContract(document).toProto());
+    expect({ inputs: info.contract?.inputs, outputs: info.contract?.outputs }).toEqual(
+      compileContract(document).toProto(),
+    );
     expect(info.name).not.toBe("");
     expect(info.tags.length).toBeGreaterThan(0);
     expect(catalog.getTemplate(id).dslContent).toBe(dslContent);
@@ -88,9 +93,15 @@ describe.each(SHIPPED_IDS)("%s", (id) => {
       // A whole-input expression ("${…}") is only known at run time.
       if (!isJsonObject(input)) continue;
       const names = new Set(tool.inputs.map((param) => param.name));
-      expect({ step: step.id, unknown: Object.keys(input).filter((name) => !names.has(name)) }).toEqual({ step: step.id, unknown: [] });
+      expect({ step: step.id, unknown: Object.keys(input).filter((name) => !names.has(name)) }).toEqual({
+        step: step.id,
+        unknown: [],
+      });
       const required = tool.inputs.filter((param) => param.required).map((param) => param.name);
-      expect({ step: step.id, missing: required.filter((name) => !Object.hasOwn(input, name)) }).toEqual({ step: step.id, missing: [] });
+      expect({ step: step.id, missing: required.filter((name) => !Object.hasOwn(input, name)) }).toEqual({
+        step: step.id,
+        missing: [],
+      });
     }
   });
 
@@ -102,7 +113,9 @@ describe.each(SHIPPED_IDS)("%s", (id) => {
 
   it("refuses an input with an unknown field", () => {
     const { document, exampleInput } = entry(id);
-    expect(() => compileContract(document).validateInput({ ...exampleInput, not_an_input: 1 })).toThrow(/input_json\/not_an_input: is not allowed/);
+    expect(() => compileContract(document).validateInput({ ...exampleInput, not_an_input: 1 })).toThrow(
+      /input_json\/not_an_input: is not allowed/,
+    );
   });
 });
 
@@ -128,16 +141,31 @@ describe("the text embedding templates (data platform, template resolution)", ()
 
   it("declare no distance metric, sparse mode or embedding type (cosine, none, float)", () => {
     for (const id of ["text_embedding_index", "text_embedding_search"]) {
-      for (const name of ["distance_metric", "sparse_mode", "embedding_type"]) expect(pinned(entry(id).info.contract?.inputs, name)).toBeUndefined();
+      for (const name of ["distance_metric", "sparse_mode", "embedding_type"])
+        expect(pinned(entry(id).info.contract?.inputs, name)).toBeUndefined();
     }
   });
 
   it("fill the pinned values in by default and refuse another model or size", () => {
     const contract = compileContract(entry("text_embedding_index").document);
-    const input = contract.validateInput({ endpoint: "https://api.example.com/v1", text: "hello", source_key: "a.txt" });
-    expect(input).toMatchObject({ embed_model: "nomic-embed-text-v1.5", dimensions: 768, enable_bm25: false, chunk_size: 1500, chunk_overlap: 200 });
-    expect(() => contract.validateInput({ ...input, dimensions: 1024 })).toThrow(/input_json\/dimensions: must be equal to constant/);
-    expect(() => contract.validateInput({ ...input, embed_model: "text-embedding-3-small" })).toThrow(/input_json\/embed_model/);
+    const input = contract.validateInput({
+      endpoint: "https://api.example.com/v1",
+      text: "hello",
+      source_key: "a.txt",
+    });
+    expect(input).toMatchObject({
+      embed_model: "nomic-embed-text-v1.5",
+      dimensions: 768,
+      enable_bm25: false,
+      chunk_size: 1500,
+      chunk_overlap: 200,
+    });
+    expect(() => contract.validateInput({ ...input, dimensions: 1024 })).toThrow(
+      /input_json\/dimensions: must be equal to constant/,
+    );
+    expect(() => contract.validateInput({ ...input, embed_model: "text-embedding-3-small" })).toThrow(
+      /input_json\/embed_model/,
+    );
   });
 
   it("produce vectors with the metadata the collections store", () => {

@@ -39,7 +39,14 @@ function documentOf(fixture: Fixture): string {
 }
 
 function metaOf(fixture: Fixture): string {
-  const { id, name = `Fixture ${fixture.id}`, category = "testing", tags = ["fixture"], labels = {}, exampleInput = {} } = fixture;
+  const {
+    id,
+    name = `Fixture ${fixture.id}`,
+    category = "testing",
+    tags = ["fixture"],
+    labels = {},
+    exampleInput = {},
+  } = fixture;
   return JSON.stringify({ id, name, category, tags, labels, exampleInput }, null, 2);
 }
 
@@ -77,10 +84,38 @@ function failure(run: () => unknown): ConnectError {
 const ids = (page: { templates: readonly { id: string }[] }) => page.templates.map((template) => template.id);
 
 const FIXTURES: Fixture[] = [
-  { id: "pdf_to_markdown", name: "PDF to Markdown", description: "Converts scanned PDF files to Markdown.", category: "extraction", tags: ["pdf", "ocr"], labels: { type: "text", output: "markdown" } },
-  { id: "code_index", name: "Code index", description: "Embeds source files for code search.", category: "embedding", tags: ["embedding", "code"], labels: { type: "code" } },
-  { id: "text_search", name: "Text search", description: "Embeds queries.", category: "embedding", tags: ["web", "search"], labels: { type: "text", stage: "search" } },
-  { id: "invoice_reader", name: "Invoice reader", description: "Reads totals from invoices (PDF or image).", category: "extraction", tags: ["finance"], labels: { output: "json" } },
+  {
+    id: "pdf_to_markdown",
+    name: "PDF to Markdown",
+    description: "Converts scanned PDF files to Markdown.",
+    category: "extraction",
+    tags: ["pdf", "ocr"],
+    labels: { type: "text", output: "markdown" },
+  },
+  {
+    id: "code_index",
+    name: "Code index",
+    description: "Embeds source files for code search.",
+    category: "embedding",
+    tags: ["embedding", "code"],
+    labels: { type: "code" },
+  },
+  {
+    id: "text_search",
+    name: "Text search",
+    description: "Embeds queries.",
+    category: "embedding",
+    tags: ["web", "search"],
+    labels: { type: "text", stage: "search" },
+  },
+  {
+    id: "invoice_reader",
+    name: "Invoice reader",
+    description: "Reads totals from invoices (PDF or image).",
+    category: "extraction",
+    tags: ["finance"],
+    labels: { output: "json" },
+  },
 ];
 
 let catalog: TemplateCatalog;
@@ -101,7 +136,11 @@ describe("loading", () => {
       { key: "output", value: "markdown" },
       { key: "type", value: "text" },
     ]);
-    expect(info.contract?.inputs).toEqual({ type: "object", additionalProperties: false, properties: { pause: { type: "string", default: "1s" } } });
+    expect(info.contract?.inputs).toEqual({
+      type: "object",
+      additionalProperties: false,
+      properties: { pause: { type: "string", default: "1s" } },
+    });
     expect(info.contract?.outputs).toEqual({ type: "object" });
     expect(dslContent).toBe(documentOf(FIXTURES[0] as Fixture));
   });
@@ -114,14 +153,19 @@ describe("loading", () => {
   it("reports a document that does not parse with its file, line and problem", async () => {
     const broken = documentOf({ id: "broken" }).replace("execute:", "exectue:");
     const error = await loadFailure(await folderWith([{ id: "broken", dsl: broken }]));
-    expect(error.problems).toEqual(['broken.yaml: 7:5 /steps/0/exectue: unknown key "exectue" (did you mean "execute"?)']);
+    expect(error.problems).toEqual([
+      'broken.yaml: 7:5 /steps/0/exectue: unknown key "exectue" (did you mean "execute"?)',
+    ]);
     expect(error.message).toContain("broken.yaml: 7:5");
   });
 
   it("lists the problems of every file at once", async () => {
     const folder = await folderWith([
       { id: "no_steps", dsl: "dsl: script/1\nname: no_steps\ndescription: x\n" },
-      { id: "bad_meta", meta: '{"id": "bad_meta", "name": "Bad", "category": "Testing", "tags": [], "labels": {"Type": "x"}, "exampleInput": {}, "description": "duplicate"}' },
+      {
+        id: "bad_meta",
+        meta: '{"id": "bad_meta", "name": "Bad", "category": "Testing", "tags": [], "labels": {"Type": "x"}, "exampleInput": {}, "description": "duplicate"}',
+      },
       { id: "other_id", meta: metaOf({ id: "something_else" }) },
       { id: "not_json", meta: "{id: not_json}" },
     ]);
@@ -150,9 +194,17 @@ describe("loading", () => {
     const folder = await folderWith(
       [
         { id: "renamed", dsl: documentOf({ id: "renamed" }).replace("name: renamed", "name: other") },
-        { id: "silent", dsl: documentOf({ id: "silent" }).replace('description: "The silent fixture."', 'description: "  "') },
+        {
+          id: "silent",
+          dsl: documentOf({ id: "silent" }).replace('description: "The silent fixture."', 'description: "  "'),
+        },
       ],
-      { "lonely.yaml": documentOf({ id: "lonely" }), "orphan.meta.json": metaOf({ id: "orphan" }), "notes.txt": "x", "Bad-Name.yaml": "x" },
+      {
+        "lonely.yaml": documentOf({ id: "lonely" }),
+        "orphan.meta.json": metaOf({ id: "orphan" }),
+        "notes.txt": "x",
+        "Bad-Name.yaml": "x",
+      },
     );
     const error = await loadFailure(folder);
     expect([...error.problems].sort()).toEqual(
@@ -176,7 +228,11 @@ describe("loading", () => {
   it("accepts an empty folder", async () => {
     const folder = await folderWith([]);
     await mkdir(join(folder, ".git"));
-    expect((await loadTemplateCatalog(folder)).listTemplates({})).toEqual({ templates: [], nextPageToken: "", totalCount: 0 });
+    expect((await loadTemplateCatalog(folder)).listTemplates({})).toEqual({
+      templates: [],
+      nextPageToken: "",
+      totalCount: 0,
+    });
   });
 });
 
@@ -195,8 +251,20 @@ describe("ListTemplates filters", () => {
   });
 
   it("labels match when any one key/value pair matches, key and value both", () => {
-    expect(ids(catalog.listTemplates({ labels: [{ key: "type", value: "code" }, { key: "stage", value: "search" }] }))).toEqual(["code_index", "text_search"]);
-    expect(ids(catalog.listTemplates({ labels: [{ key: "type", value: "text" }] }))).toEqual(["pdf_to_markdown", "text_search"]);
+    expect(
+      ids(
+        catalog.listTemplates({
+          labels: [
+            { key: "type", value: "code" },
+            { key: "stage", value: "search" },
+          ],
+        }),
+      ),
+    ).toEqual(["code_index", "text_search"]);
+    expect(ids(catalog.listTemplates({ labels: [{ key: "type", value: "text" }] }))).toEqual([
+      "pdf_to_markdown",
+      "text_search",
+    ]);
     expect(ids(catalog.listTemplates({ labels: [{ key: "type", value: "search" }] }))).toEqual([]);
     expect(ids(catalog.listTemplates({ labels: [{ key: "output", value: "JSON" }] }))).toEqual([]);
   });
@@ -219,7 +287,9 @@ describe("ListTemplates filters", () => {
     const page = catalog.listTemplates({ category: "embedding", labels: [{ key: "type", value: "text" }] });
     expect(ids(page)).toEqual(["text_search"]);
     expect(page.totalCount).toBe(1);
-    expect(ids(catalog.listTemplates({ tags: ["pdf", "finance"], search: "invoice", category: "extraction" }))).toEqual(["invoice_reader"]);
+    expect(ids(catalog.listTemplates({ tags: ["pdf", "finance"], search: "invoice", category: "extraction" }))).toEqual(
+      ["invoice_reader"],
+    );
     expect(catalog.listTemplates({ tags: ["pdf"], category: "embedding" }).totalCount).toBe(0);
   });
 
@@ -234,7 +304,10 @@ describe("ListTemplates filters", () => {
 describe("ListTemplates pages", () => {
   let large: TemplateCatalog;
   beforeAll(async () => {
-    const many = Array.from({ length: 205 }, (_, index): Fixture => ({ id: `t${String(index).padStart(3, "0")}`, tags: [index % 2 === 0 ? "even" : "odd"] }));
+    const many = Array.from({ length: 205 }, (_, index): Fixture => ({
+      id: `t${String(index).padStart(3, "0")}`,
+      tags: [index % 2 === 0 ? "even" : "odd"],
+    }));
     large = await loadTemplateCatalog(await folderWith(many));
   });
 
@@ -281,7 +354,10 @@ describe("ListTemplates pages", () => {
     expect([size.code, size.rawMessage]).toEqual([Code.InvalidArgument, "page_size: must be 0 or more, not -1"]);
     for (const pageToken of ["%%%", Buffer.from("Not An Id").toString("base64url")]) {
       const token = failure(() => large.listTemplates({ pageToken }));
-      expect([token.code, token.rawMessage]).toEqual([Code.InvalidArgument, "page_token: is not a token from a previous ListTemplates response"]);
+      expect([token.code, token.rawMessage]).toEqual([
+        Code.InvalidArgument,
+        "page_token: is not a token from a previous ListTemplates response",
+      ]);
     }
   });
 });

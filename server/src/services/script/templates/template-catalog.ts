@@ -3,7 +3,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { clone, create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { LabelEntrySchema, ScriptContractSchema, TemplateInfoSchema } from "../../../../../gen/platform/script/v1/catalog_pb.js";
+import {
+  LabelEntrySchema,
+  ScriptContractSchema,
+  TemplateInfoSchema,
+} from "../../../../../gen/platform/script/v1/catalog_pb.js";
 import type { TemplateInfo } from "../../../../../gen/platform/script/v1/catalog_pb.js";
 import type { JsonObject, JsonValue } from "../dsl/cel-json.js";
 import { compileContract } from "../dsl/contract.js";
@@ -75,7 +79,9 @@ export class TemplateCatalogError extends Error {
     readonly dir: string,
     readonly problems: readonly string[],
   ) {
-    super(`the templates in ${dir} are not valid (${problems.length} ${problems.length === 1 ? "problem" : "problems"}):${problems.map((problem) => `\n  ${problem}`).join("")}`);
+    super(
+      `the templates in ${dir} are not valid (${problems.length} ${problems.length === 1 ? "problem" : "problems"}):${problems.map((problem) => `\n  ${problem}`).join("")}`,
+    );
   }
 }
 
@@ -93,7 +99,13 @@ const META_SCHEMA: JsonObject = {
     id: { type: "string", pattern: TEMPLATE_ID.source },
     name: { type: "string", minLength: 1, maxLength: 100 },
     category: { type: "string", pattern: "^[a-z][a-z0-9_-]{0,39}$" },
-    tags: { type: "array", minItems: 1, maxItems: 20, uniqueItems: true, items: { type: "string", pattern: "^[a-z0-9][a-z0-9-]{0,39}$" } },
+    tags: {
+      type: "array",
+      minItems: 1,
+      maxItems: 20,
+      uniqueItems: true,
+      items: { type: "string", pattern: "^[a-z0-9][a-z0-9-]{0,39}$" },
+    },
     labels: {
       type: "object",
       maxProperties: 20,
@@ -119,16 +131,25 @@ export async function loadTemplateCatalog(dir: string = SHIPPED_TEMPLATES_DIR): 
   try {
     names = (await readdir(dir)).filter((name) => !name.startsWith(".")).sort();
   } catch (error) {
-    throw new TemplateCatalogError(dir, [`cannot read the folder: ${error instanceof Error ? error.message : String(error)}`]);
+    throw new TemplateCatalogError(dir, [
+      `cannot read the folder: ${error instanceof Error ? error.message : String(error)}`,
+    ]);
   }
   const problems: string[] = [];
   const ids = new Set<string>();
   for (const name of names) {
-    const id = name.endsWith(META_SUFFIX) ? name.slice(0, -META_SUFFIX.length) : name.endsWith(DSL_SUFFIX) ? name.slice(0, -DSL_SUFFIX.length) : undefined;
+    const id = name.endsWith(META_SUFFIX)
+      ? name.slice(0, -META_SUFFIX.length)
+      : name.endsWith(DSL_SUFFIX)
+        ? name.slice(0, -DSL_SUFFIX.length)
+        : undefined;
     if (id === undefined) {
-      if (name !== "README.md") problems.push(`${name}: unexpected file (a template is <id>${DSL_SUFFIX} with <id>${META_SUFFIX})`);
+      if (name !== "README.md")
+        problems.push(`${name}: unexpected file (a template is <id>${DSL_SUFFIX} with <id>${META_SUFFIX})`);
     } else if (!TEMPLATE_ID.test(id)) {
-      problems.push(`${name}: the template id ${JSON.stringify(id)} must be snake_case: a lowercase letter, then lowercase letters, digits or "_" (at most 64)`);
+      problems.push(
+        `${name}: the template id ${JSON.stringify(id)} must be snake_case: a lowercase letter, then lowercase letters, digits or "_" (at most 64)`,
+      );
     } else {
       ids.add(id);
     }
@@ -142,10 +163,17 @@ export async function loadTemplateCatalog(dir: string = SHIPPED_TEMPLATES_DIR): 
   return createCatalog(entries);
 }
 
-async function readTemplate(dir: string, id: string, report: (problem: string) => void): Promise<TemplateEntry | undefined> {
+async function readTemplate(
+  dir: string,
+  id: string,
+  report: (problem: string) => void,
+): Promise<TemplateEntry | undefined> {
   const dslFile = id + DSL_SUFFIX;
   const metaFile = id + META_SUFFIX;
-  const [dslContent, metaText] = await Promise.all([readText(dir, dslFile, metaFile, report), readText(dir, metaFile, dslFile, report)]);
+  const [dslContent, metaText] = await Promise.all([
+    readText(dir, dslFile, metaFile, report),
+    readText(dir, metaFile, dslFile, report),
+  ]);
   if (dslContent === undefined || metaText === undefined) return undefined;
 
   let document: ScriptDocument | undefined;
@@ -155,8 +183,10 @@ async function readTemplate(dir: string, id: string, report: (problem: string) =
     if (!(error instanceof ScriptValidationError)) throw error;
     for (const problem of error.problems) report(`${dslFile}: ${formatProblem(problem)}`);
   }
-  if (document !== undefined && document.name !== undefined && document.name !== id) report(`${dslFile}: name ${JSON.stringify(document.name)} must be the template id ${JSON.stringify(id)}`);
-  if (document !== undefined && document.description.trim() === "") report(`${dslFile}: description is required: it is the template's description`);
+  if (document !== undefined && document.name !== undefined && document.name !== id)
+    report(`${dslFile}: name ${JSON.stringify(document.name)} must be the template id ${JSON.stringify(id)}`);
+  if (document !== undefined && document.description.trim() === "")
+    report(`${dslFile}: description is required: it is the template's description`);
 
   const meta = readMeta(metaFile, metaText, id, report);
   if (document === undefined || meta === undefined) return undefined;
@@ -164,7 +194,9 @@ async function readTemplate(dir: string, id: string, report: (problem: string) =
   try {
     contract.validateInput(meta.exampleInput, "exampleInput");
   } catch (error) {
-    report(`${metaFile}: the example input does not fit the contract of ${dslFile}: ${error instanceof ConnectError ? error.rawMessage : String(error)}`);
+    report(
+      `${metaFile}: the example input does not fit the contract of ${dslFile}: ${error instanceof ConnectError ? error.rawMessage : String(error)}`,
+    );
     return undefined;
   }
   const info = create(TemplateInfoSchema, {
@@ -183,12 +215,21 @@ async function readTemplate(dir: string, id: string, report: (problem: string) =
 }
 
 /** A template's file, or undefined with the problem reported (its pair names the other half). */
-async function readText(dir: string, file: string, pair: string, report: (problem: string) => void): Promise<string | undefined> {
+async function readText(
+  dir: string,
+  file: string,
+  pair: string,
+  report: (problem: string) => void,
+): Promise<string | undefined> {
   try {
     return await readFile(join(dir, file), "utf8");
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
-    report(missing ? `${pair}: ${file} is missing (every template has both files)` : `${file}: cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    report(
+      missing
+        ? `${pair}: ${file} is missing (every template has both files)`
+        : `${file}: cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+    );
     return undefined;
   }
 }
@@ -204,10 +245,12 @@ function readMeta(file: string, text: string, id: string, report: (problem: stri
     return undefined;
   }
   const validate = metaSchema.validate;
-  if (validate === undefined) throw new Error(`template-catalog: the metadata schema does not compile: ${JSON.stringify(metaSchema.problems)}`);
+  if (validate === undefined)
+    throw new Error(`template-catalog: the metadata schema does not compile: ${JSON.stringify(metaSchema.problems)}`);
   if (!validate(value)) {
     // describeErrors gives "/tags/0: must match ..." lines, and ": ..." for the whole object.
-    for (const line of describeErrors(validate.errors ?? [], "")) report(line.startsWith(":") ? `${file}${line}` : `${file}: ${line}`);
+    for (const line of describeErrors(validate.errors ?? [], ""))
+      report(line.startsWith(":") ? `${file}${line}` : `${file}: ${line}`);
     return undefined;
   }
   const meta = value as unknown as TemplateMeta;
@@ -222,7 +265,12 @@ function createCatalog(unsorted: readonly TemplateEntry[]): TemplateCatalog {
   const entries = [...unsorted].sort((a, b) => compareIds(a.info.id, b.info.id));
   const byId = new Map(entries.map((entry) => [entry.info.id, entry]));
   // What `search` reads, lower-cased once.
-  const searchText = new Map(entries.map((entry) => [entry.info.id, [entry.info.name, entry.info.description, ...entry.info.tags].map((text) => text.toLowerCase())]));
+  const searchText = new Map(
+    entries.map((entry) => [
+      entry.info.id,
+      [entry.info.name, entry.info.description, ...entry.info.tags].map((text) => text.toLowerCase()),
+    ]),
+  );
 
   return {
     entries,
@@ -251,7 +299,10 @@ function createCatalog(unsorted: readonly TemplateEntry[]): TemplateCatalog {
 }
 
 /** The filters of a query, AND-ed; within tags and within labels, any one match passes. */
-function filterOf(query: TemplateQuery, searchTextOf: (id: string) => readonly string[]): (entry: TemplateEntry) => boolean {
+function filterOf(
+  query: TemplateQuery,
+  searchTextOf: (id: string) => readonly string[],
+): (entry: TemplateEntry) => boolean {
   const tags = (query.tags ?? []).map((tag, index) => {
     if (tag.trim() === "") throw new ConnectError(`tags[${index}]: must not be empty`, Code.InvalidArgument);
     return tag.toLowerCase();
@@ -264,13 +315,15 @@ function filterOf(query: TemplateQuery, searchTextOf: (id: string) => readonly s
   const search = (query.search ?? "").trim().toLowerCase();
   return ({ info }) =>
     (tags.length === 0 || info.tags.some((tag) => tags.includes(tag.toLowerCase()))) &&
-    (labels.length === 0 || info.labels.some((own) => labels.some((wanted) => wanted.key === own.key && wanted.value === own.value))) &&
+    (labels.length === 0 ||
+      info.labels.some((own) => labels.some((wanted) => wanted.key === own.key && wanted.value === own.value))) &&
     (category === "" || info.category.toLowerCase() === category) &&
     (search === "" || searchTextOf(info.id).some((text) => text.includes(search)));
 }
 
 function pageSizeOf(pageSize: number): number {
-  if (!Number.isInteger(pageSize) || pageSize < 0) throw new ConnectError(`page_size: must be 0 or more, not ${pageSize}`, Code.InvalidArgument);
+  if (!Number.isInteger(pageSize) || pageSize < 0)
+    throw new ConnectError(`page_size: must be 0 or more, not ${pageSize}`, Code.InvalidArgument);
   return pageSize === 0 ? DEFAULT_PAGE_SIZE : Math.min(pageSize, MAX_PAGE_SIZE);
 }
 
@@ -285,7 +338,8 @@ function encodePageToken(lastId: string): string {
 
 function decodePageToken(token: string): string {
   const id = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, "base64url").toString("utf8") : "";
-  if (!TEMPLATE_ID.test(id)) throw new ConnectError("page_token: is not a token from a previous ListTemplates response", Code.InvalidArgument);
+  if (!TEMPLATE_ID.test(id))
+    throw new ConnectError("page_token: is not a token from a previous ListTemplates response", Code.InvalidArgument);
   return id;
 }
 

@@ -26,10 +26,17 @@ function anonymous(method: DescMethodUnary): HandlerContext {
   });
 }
 
-type Handler<I extends DescMessage, O extends DescMessage> = (request: MessageShape<I>, context: HandlerContext) => Promise<MessageInitShape<O>> | MessageInitShape<O>;
+type Handler<I extends DescMessage, O extends DescMessage> = (
+  request: MessageShape<I>,
+  context: HandlerContext,
+) => Promise<MessageInitShape<O>> | MessageInitShape<O>;
 
 /** One call as the router makes it: a full request message in, the answer read back as a message. */
-async function call<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, handler: Handler<I, O>, init: MessageInitShape<I>): Promise<MessageShape<O>> {
+async function call<I extends DescMessage, O extends DescMessage>(
+  method: DescMethodUnary<I, O>,
+  handler: Handler<I, O>,
+  init: MessageInitShape<I>,
+): Promise<MessageShape<O>> {
   return create(method.output, await handler(create(method.input, init), anonymous(method)));
 }
 
@@ -48,14 +55,23 @@ describe("ListTemplates", () => {
   it("pages with page_size and page_token, reporting the total on each page", async () => {
     const first = await call(methods.listTemplates, service.listTemplates, { pageSize: 2 });
     const all = await call(methods.listTemplates, service.listTemplates, {});
-    expect(first.templates.map((template) => template.id)).toEqual(all.templates.slice(0, 2).map((template) => template.id));
+    expect(first.templates.map((template) => template.id)).toEqual(
+      all.templates.slice(0, 2).map((template) => template.id),
+    );
     expect(first.totalCount).toBe(all.templates.length);
-    const second = await call(methods.listTemplates, service.listTemplates, { pageSize: 2, pageToken: first.nextPageToken });
-    expect(second.templates.map((template) => template.id)).toEqual(all.templates.slice(2, 4).map((template) => template.id));
+    const second = await call(methods.listTemplates, service.listTemplates, {
+      pageSize: 2,
+      pageToken: first.nextPageToken,
+    });
+    expect(second.templates.map((template) => template.id)).toEqual(
+      all.templates.slice(2, 4).map((template) => template.id),
+    );
   });
 
   it("matches tags against any of those given", async () => {
-    const response = await call(methods.listTemplates, service.listTemplates, { tags: ["webhook", "ocr-does-not-exist"] });
+    const response = await call(methods.listTemplates, service.listTemplates, {
+      tags: ["webhook", "ocr-does-not-exist"],
+    });
     expect(response.templates.map((template) => template.id)).toEqual(["classify_and_route", "webhook_fanout"]);
   });
 

@@ -7,7 +7,9 @@ import type { TemplateCatalog } from "./template-catalog.js";
  * without a token, so there is no principal and they never ask for one. Templates belong to no
  * organization; the catalog is the same for every caller.
  */
-export function createTemplateMethods(catalog: TemplateCatalog): Pick<ScriptServiceImplementation, "listTemplates" | "getTemplate"> {
+export function createTemplateMethods(
+  catalog: TemplateCatalog,
+): Pick<ScriptServiceImplementation, "listTemplates" | "getTemplate"> {
   return {
     listTemplates(request) {
       return catalog.listTemplates({

@@ -34,7 +34,15 @@ async function databaseClockMs(): Promise<number> {
 
 async function newThread() {
   const orgId = await database.createOrganization();
-  const thread = await createThreadStore(database.db).insert({ orgId, scriptName: "s", scriptVersion: 1, input: {}, env: {}, metadata: {}, totalSteps: 1 });
+  const thread = await createThreadStore(database.db).insert({
+    orgId,
+    scriptName: "s",
+    scriptVersion: 1,
+    input: {},
+    env: {},
+    metadata: {},
+    totalSteps: 1,
+  });
   return { orgId, threadId: thread.id };
 }
 
@@ -43,10 +51,23 @@ const bytes = (value: string) => new TextEncoder().encode(value);
 describe(`the artifact store (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"})`, () => {
   it("puts the bytes under the thread's prefix and records type, size, hash and step", async () => {
     const { orgId, threadId } = await newThread();
-    const row = await artifacts.write({ orgId, threadId, stepPath: "2.0.1" }, "out/report.csv", "text/csv", bytes("a,b\n1,2\n"));
+    const row = await artifacts.write(
+      { orgId, threadId, stepPath: "2.0.1" },
+      "out/report.csv",
+      "text/csv",
+      bytes("a,b\n1,2\n"),
+    );
     const blob = await blobs.open(`threads/${threadId}/artifacts/out/report.csv`);
     expect(await text(blob!.read())).toBe("a,b\n1,2\n");
-    expect(row).toMatchObject({ threadId, orgId, path: "out/report.csv", contentType: "text/csv", sizeBytes: 8, sha256: blob!.sha256, stepPath: "2.0.1" });
+    expect(row).toMatchObject({
+      threadId,
+      orgId,
+      path: "out/report.csv",
+      contentType: "text/csv",
+      sizeBytes: 8,
+      sha256: blob!.sha256,
+      stepPath: "2.0.1",
+    });
     expect(row.createdAt).toBeGreaterThan(0);
     expect(row.updatedAt).toBe(row.createdAt);
   });
@@ -56,10 +77,21 @@ describe(`the artifact store (${process.env.TEST_DATABASE_URL ? "postgres" : "em
     const first = await artifacts.write({ orgId, threadId, stepPath: "0" }, "same.txt", "text/plain", bytes("first"));
     // Rows take their times from the database clock: the second write comes once it has moved on.
     await vi.waitFor(async () => expect(await databaseClockMs()).toBeGreaterThan(first.updatedAt));
-    const second = await artifacts.write({ orgId, threadId, stepPath: "3" }, "same.txt", "application/json", bytes('{"n":2}'));
+    const second = await artifacts.write(
+      { orgId, threadId, stepPath: "3" },
+      "same.txt",
+      "application/json",
+      bytes('{"n":2}'),
+    );
     const rows = await artifacts.list(orgId, threadId);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ contentType: "application/json", sizeBytes: 7, stepPath: "3", sha256: second.sha256, createdAt: first.createdAt });
+    expect(rows[0]).toMatchObject({
+      contentType: "application/json",
+      sizeBytes: 7,
+      stepPath: "3",
+      sha256: second.sha256,
+      createdAt: first.createdAt,
+    });
     expect(rows[0]!.updatedAt).toBeGreaterThan(first.updatedAt);
     expect(await text((await blobs.open(artifactKey(threadId, "same.txt")))!.read())).toBe('{"n":2}');
   });
@@ -71,16 +103,28 @@ describe(`the artifact store (${process.env.TEST_DATABASE_URL ? "postgres" : "em
       await artifacts.write({ orgId, threadId, stepPath: "0" }, path, "text/plain", bytes(path));
     }
     await artifacts.write({ ...other, stepPath: "0" }, "theirs.txt", "text/plain", bytes("x"));
-    expect((await artifacts.list(orgId, threadId)).map((r) => r.path)).toEqual(["B.txt", "a.txt", "a/b/c.txt", "a/z.txt", "b.txt", "é.txt"]);
+    expect((await artifacts.list(orgId, threadId)).map((r) => r.path)).toEqual([
+      "B.txt",
+      "a.txt",
+      "a/b/c.txt",
+      "a/z.txt",
+      "b.txt",
+      "é.txt",
+    ]);
     expect(await artifacts.list(other.orgId, threadId)).toEqual([]);
     expect(await artifacts.list(orgId, other.threadId)).toEqual([]);
   });
 
   it("refuses what the object store cannot hold as the step's input at fault, recording nothing", async () => {
     const { orgId, threadId } = await newThread();
-    const failure = await artifacts.write({ orgId, threadId, stepPath: "0" }, "x.txt", "not a type", bytes("x")).catch((error: unknown) => error);
+    const failure = await artifacts
+      .write({ orgId, threadId, stepPath: "0" }, "x.txt", "not a type", bytes("x"))
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ToolError);
-    expect(failure).toMatchObject({ reason: "invalid_input", message: expect.stringMatching(/^artifact.write: content type "not a type"/) });
+    expect(failure).toMatchObject({
+      reason: "invalid_input",
+      message: expect.stringMatching(/^artifact.write: content type "not a type"/),
+    });
     expect(await artifacts.list(orgId, threadId)).toEqual([]);
   });
 });

@@ -48,11 +48,19 @@ export function createArtifactStore(db: Database, blobs: BlobStore): ArtifactSto
         if (error instanceof BlobKeyError) throw invalidInput(`artifact.write: ${error.message}`);
         throw error;
       }
-      const values = { contentType: info.contentType, sizeBytes: info.size, sha256: info.sha256, stepPath: owner.stepPath };
+      const values = {
+        contentType: info.contentType,
+        sizeBytes: info.size,
+        sha256: info.sha256,
+        stepPath: owner.stepPath,
+      };
       const [row] = await db
         .insert(threadArtifacts)
         .values({ threadId: owner.threadId, orgId: owner.orgId, path, ...values })
-        .onConflictDoUpdate({ target: [threadArtifacts.threadId, threadArtifacts.path], set: { ...values, updatedAt: nowMs } })
+        .onConflictDoUpdate({
+          target: [threadArtifacts.threadId, threadArtifacts.path],
+          set: { ...values, updatedAt: nowMs },
+        })
         .returning();
       return row!;
     },

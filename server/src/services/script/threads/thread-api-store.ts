@@ -16,7 +16,11 @@ export function createThreadApiStore(db: Database) {
      * (FOR UPDATE SKIP LOCKED) passes it by meanwhile, and a claim in progress is seen whole.
      */
     async lockThread(orgId: string, id: string): Promise<ThreadHeader | undefined> {
-      const [row] = await db.select(threadHeaderColumns).from(threads).where(and(eq(threads.orgId, orgId), eq(threads.id, id))).for("update");
+      const [row] = await db
+        .select(threadHeaderColumns)
+        .from(threads)
+        .where(and(eq(threads.orgId, orgId), eq(threads.id, id)))
+        .for("update");
       return row;
     },
 
@@ -25,7 +29,13 @@ export function createThreadApiStore(db: Database) {
       await db
         .update(threadSteps)
         .set({ status: "cancelled", finishedAt: at })
-        .where(and(eq(threadSteps.orgId, orgId), eq(threadSteps.threadId, threadId), inArray(threadSteps.status, ["running", "waiting", "paused"])));
+        .where(
+          and(
+            eq(threadSteps.orgId, orgId),
+            eq(threadSteps.threadId, threadId),
+            inArray(threadSteps.status, ["running", "waiting", "paused"]),
+          ),
+        );
     },
 
     /** Every recorded step, without its input and output (which can be megabytes), in path order. */
@@ -50,15 +60,28 @@ export function createThreadApiStore(db: Database) {
       const rows = await db
         .select()
         .from(threadSteps)
-        .where(and(eq(threadSteps.orgId, orgId), eq(threadSteps.threadId, threadId), or(eq(threadSteps.stepPath, path), like(threadSteps.stepPath, `${path}.%`))));
+        .where(
+          and(
+            eq(threadSteps.orgId, orgId),
+            eq(threadSteps.threadId, threadId),
+            or(eq(threadSteps.stepPath, path), like(threadSteps.stepPath, `${path}.%`)),
+          ),
+        );
       return rows.sort((a, b) => comparePaths(a.stepPath, b.stepPath));
     },
 
     /** How many values the thread yielded, and the `limit` most recent, oldest first. */
     async yields(orgId: string, threadId: string, limit: number): Promise<{ total: number; recent: EventRow[] }> {
-      const where = and(eq(threadEvents.orgId, orgId), eq(threadEvents.threadId, threadId), eq(threadEvents.kind, "yielded"));
+      const where = and(
+        eq(threadEvents.orgId, orgId),
+        eq(threadEvents.threadId, threadId),
+        eq(threadEvents.kind, "yielded"),
+      );
       const [counted] = await db.select({ total: count() }).from(threadEvents).where(where);
-      const recent = limit === 0 ? [] : await db.select().from(threadEvents).where(where).orderBy(desc(threadEvents.sequence)).limit(limit);
+      const recent =
+        limit === 0
+          ? []
+          : await db.select().from(threadEvents).where(where).orderBy(desc(threadEvents.sequence)).limit(limit);
       return { total: counted?.total ?? 0, recent: recent.reverse() };
     },
   };

@@ -33,7 +33,8 @@ afterAll(async () => {
   await kit.close();
 });
 
-const listArtifacts = (threadId: string, org = orgId) => call(ScriptService.method.listArtifacts, kit.methods.listArtifacts, { threadId }, contextFor(org));
+const listArtifacts = (threadId: string, org = orgId) =>
+  call(ScriptService.method.listArtifacts, kit.methods.listArtifacts, { threadId }, contextFor(org));
 const bytes = (value: string) => new TextEncoder().encode(value);
 
 describe(`ListArtifacts (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"})`, () => {
@@ -46,13 +47,17 @@ describe(`ListArtifacts (${process.env.TEST_DATABASE_URL ? "postgres" : "embedde
     await kit.artifacts.write(owner, "reports/ünï code.txt", "text/plain; charset=utf-8", bytes("ü"));
 
     const { artifacts } = await listArtifacts(thread.id);
-    expect(artifacts.map(({ name, path, contentType, sizeBytes }) => ({ name, path, contentType, sizeBytes }))).toEqual([
-      { name: "data.bin", path: "data.bin", contentType: "application/octet-stream", sizeBytes: 4n },
-      { name: "summary.md", path: "reports/summary.md", contentType: "text/markdown", sizeBytes: 9n },
-      { name: "ünï code.txt", path: "reports/ünï code.txt", contentType: "text/plain; charset=utf-8", sizeBytes: 2n },
-    ]);
+    expect(artifacts.map(({ name, path, contentType, sizeBytes }) => ({ name, path, contentType, sizeBytes }))).toEqual(
+      [
+        { name: "data.bin", path: "data.bin", contentType: "application/octet-stream", sizeBytes: 4n },
+        { name: "summary.md", path: "reports/summary.md", contentType: "text/markdown", sizeBytes: 9n },
+        { name: "ünï code.txt", path: "reports/ünï code.txt", contentType: "text/plain; charset=utf-8", sizeBytes: 2n },
+      ],
+    );
     const link = new URL(artifacts[1]!.downloadUrl);
-    expect(`${link.origin}${link.pathname}`).toBe(`${kit.downloadBase.url}/v1/blobs/threads/${thread.id}/artifacts/reports/summary.md`);
+    expect(`${link.origin}${link.pathname}`).toBe(
+      `${kit.downloadBase.url}/v1/blobs/threads/${thread.id}/artifacts/reports/summary.md`,
+    );
     expect(link.searchParams.get("expires")).toBe(String(START_MS + DOWNLOAD_LINK_TTL_MS));
 
     const summary = await request(artifacts[1]!.downloadUrl);
@@ -63,7 +68,9 @@ describe(`ListArtifacts (${process.env.TEST_DATABASE_URL ? "postgres" : "embedde
     const binary = await request(artifacts[0]!.downloadUrl);
     expect(Buffer.from(await binary.body.arrayBuffer())).toEqual(Buffer.from([0, 1, 2, 255]));
     const unicode = await request(artifacts[2]!.downloadUrl);
-    expect(unicode.headers["content-disposition"]).toBe(`attachment; filename="_n_ code.txt"; filename*=UTF-8''%C3%BCn%C3%AF%20code.txt`);
+    expect(unicode.headers["content-disposition"]).toBe(
+      `attachment; filename="_n_ code.txt"; filename*=UTF-8''%C3%BCn%C3%AF%20code.txt`,
+    );
     expect(await unicode.body.text()).toBe("ü");
   });
 

@@ -24,7 +24,10 @@ export function createArtifactMethods(context: ThreadMethodsContext): ArtifactMe
             path: row.path,
             contentType: row.contentType,
             sizeBytes: BigInt(row.sizeBytes),
-            downloadUrl: context.downloadLinks.sign(artifactKey(thread.id, row.path), { contentType: row.contentType, fileName: name }),
+            downloadUrl: context.downloadLinks.sign(artifactKey(thread.id, row.path), {
+              contentType: row.contentType,
+              fileName: name,
+            }),
           };
         }),
       };

@@ -8,7 +8,16 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
  */
 
 /** The ThreadEvent variants, in the camelCase the rows use. */
-export const THREAD_EVENT_KINDS = ["started", "stepStarted", "stepCompleted", "stepFailed", "completed", "failed", "cancelled", "yielded"] as const;
+export const THREAD_EVENT_KINDS = [
+  "started",
+  "stepStarted",
+  "stepCompleted",
+  "stepFailed",
+  "completed",
+  "failed",
+  "cancelled",
+  "yielded",
+] as const;
 /** Events recorded for WatchStep only. */
 export const STEP_ONLY_EVENT_KINDS = ["decision"] as const;
 
@@ -29,7 +38,11 @@ export interface StepRef {
 
 export const threadEvent = {
   /** ThreadStarted: the thread began; `totalSteps` is the top-level count. */
-  started: (scriptName: string, totalSteps: number): ThreadEventRecord => ({ kind: "started", stepPath: "", payload: { scriptName, totalSteps } }),
+  started: (scriptName: string, totalSteps: number): ThreadEventRecord => ({
+    kind: "started",
+    stepPath: "",
+    payload: { scriptName, totalSteps },
+  }),
 
   /** StepStarted: `tool` is set for steps that call one (execute), empty otherwise. */
   stepStarted: (step: StepRef & { readonly primitive: string; readonly tool: string }): ThreadEventRecord => ({
@@ -75,11 +88,20 @@ export const threadEvent = {
   yielded: (step: StepRef, value: JsonValue, sequence: number, timestampMs: number): ThreadEventRecord => ({
     kind: "yielded",
     stepPath: step.stepPath,
-    payload: { stepPath: step.stepPath, name: step.name, valueData: Buffer.from(JSON.stringify(value)).toString("base64"), sequence, timestampMs: String(timestampMs) },
+    payload: {
+      stepPath: step.stepPath,
+      name: step.name,
+      valueData: Buffer.from(JSON.stringify(value)).toString("base64"),
+      sequence,
+      timestampMs: String(timestampMs),
+    },
   }),
 
   /** StepDecision (WatchStep only): how a decide step chose its branch. */
-  decision: (stepPath: string, decision: { readonly strategy: "rule" | "llm"; readonly chosenBranch: string; readonly reasoning: string }): ThreadEventRecord => ({
+  decision: (
+    stepPath: string,
+    decision: { readonly strategy: "rule" | "llm"; readonly chosenBranch: string; readonly reasoning: string },
+  ): ThreadEventRecord => ({
     kind: "decision",
     stepPath,
     payload: { strategy: decision.strategy, chosenBranch: decision.chosenBranch, reasoning: decision.reasoning },

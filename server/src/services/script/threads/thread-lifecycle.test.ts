@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ScriptService } from "../../../../../gen/platform/script/v1/script_service_pb.js";
 import { ThreadStatus } from "../../../../../gen/platform/script/v1/thread_pb.js";
 import { failure } from "../../../../test/connect-failure.js";
-import { call, contextFor, EngineDouble, insertThread, openThreadTestKit, START_MS, type ThreadTestKit } from "./thread-test-kit.js";
+import {
+  call,
+  contextFor,
+  EngineDouble,
+  insertThread,
+  openThreadTestKit,
+  START_MS,
+  type ThreadTestKit,
+} from "./thread-test-kit.js";
 import type { ThreadRow } from "./thread-store.js";
 
 let kit: ThreadTestKit;
@@ -16,9 +24,15 @@ beforeAll(async () => {
 });
 afterAll(() => kit.close());
 
-const cancel = (thread: ThreadRow, reason = "", org = orgId) => call(ScriptService.method.cancelThread, kit.methods.cancelThread, { threadId: thread.id, reason }, contextFor(org));
+const cancel = (thread: ThreadRow, reason = "", org = orgId) =>
+  call(ScriptService.method.cancelThread, kit.methods.cancelThread, { threadId: thread.id, reason }, contextFor(org));
 const resume = (thread: ThreadRow, stepInputOverrideJson = "") =>
-  call(ScriptService.method.resumeThread, kit.methods.resumeThread, { threadId: thread.id, stepInputOverrideJson }, contextFor(orgId));
+  call(
+    ScriptService.method.resumeThread,
+    kit.methods.resumeThread,
+    { threadId: thread.id, stepInputOverrideJson },
+    contextFor(orgId),
+  );
 
 /** The kinds of the events a thread has, in order. */
 async function kinds(thread: ThreadRow): Promise<string[]> {
@@ -55,7 +69,12 @@ describe("CancelThread", () => {
     expect((await cancel(thread, "not needed")).status).toBe(ThreadStatus.CANCELLED);
     stop();
     expect(woken).toBe(1);
-    expect(await kit.store.get(orgId, thread.id)).toMatchObject({ status: "cancelled", cancelRequested: true, cancelReason: "not needed", finishedAt: START_MS + 5_000 });
+    expect(await kit.store.get(orgId, thread.id)).toMatchObject({
+      status: "cancelled",
+      cancelRequested: true,
+      cancelReason: "not needed",
+      finishedAt: START_MS + 5_000,
+    });
     const [event] = await kit.store.eventsAfter(thread.orgId, thread.id, 0);
     expect(event).toMatchObject({ kind: "cancelled", sequence: 1, payload: { reason: "not needed" } });
   });
@@ -74,7 +93,12 @@ describe("CancelThread", () => {
     await engine.start();
     await engine.stepStarted("0", { name: "slow" });
     expect((await cancel(engine.thread, "too slow")).status).toBe(ThreadStatus.CANCELLING);
-    expect(await kit.store.get(orgId, engine.thread.id)).toMatchObject({ status: "cancelling", cancelRequested: true, cancelReason: "too slow", runAfter: 0 });
+    expect(await kit.store.get(orgId, engine.thread.id)).toMatchObject({
+      status: "cancelling",
+      cancelRequested: true,
+      cancelReason: "too slow",
+      runAfter: 0,
+    });
     expect(await kinds(engine.thread)).toEqual(["started", "stepStarted"]);
     expect((await cancel(engine.thread)).status).toBe(ThreadStatus.CANCELLING);
     // The worker ends the run.
@@ -84,7 +108,10 @@ describe("CancelThread", () => {
 
   it("leaves a PAUSED thread that a worker holds (its approval timed out) to the worker", async () => {
     const thread = await pausedThread();
-    await kit.store.updateIfStatus(orgId, thread.id, ["paused"], { leaseOwner: "someone", leaseExpiresAt: kit.clock.ms + 30_000 });
+    await kit.store.updateIfStatus(orgId, thread.id, ["paused"], {
+      leaseOwner: "someone",
+      leaseExpiresAt: kit.clock.ms + 30_000,
+    });
     expect((await cancel(thread)).status).toBe(ThreadStatus.CANCELLING);
     expect((await kit.store.step(thread.orgId, thread.id, "1"))?.status).toBe("paused");
   });
@@ -94,7 +121,10 @@ describe("CancelThread", () => {
     await completed.start();
     await completed.complete({ done: true });
     const error = await failure(cancel(completed.thread));
-    expect([error.code, error.rawMessage]).toEqual([Code.FailedPrecondition, `thread ${completed.thread.id} is THREAD_STATUS_COMPLETED: a finished thread cannot be cancelled`]);
+    expect([error.code, error.rawMessage]).toEqual([
+      Code.FailedPrecondition,
+      `thread ${completed.thread.id} is THREAD_STATUS_COMPLETED: a finished thread cannot be cancelled`,
+    ]);
     expect((await failure(cancel(await failedThread()))).code).toBe(Code.FailedPrecondition);
   });
 
@@ -114,16 +144,30 @@ describe("ResumeThread", () => {
     expect((await resume(thread, '{"n": 2}')).status).toBe(ThreadStatus.PENDING);
     stop();
     expect(woken).toBe(1);
-    expect(await kit.store.get(orgId, thread.id)).toMatchObject({ status: "pending", error: "", finishedAt: 0, failedStepPath: "0", resumeOverride: { n: 2 }, resumeCount: 1 });
+    expect(await kit.store.get(orgId, thread.id)).toMatchObject({
+      status: "pending",
+      error: "",
+      finishedAt: 0,
+      failedStepPath: "0",
+      resumeOverride: { n: 2 },
+      resumeCount: 1,
+    });
     // A second call finds the thread PENDING.
     const again = await failure(resume(thread));
-    expect([again.code, again.rawMessage]).toEqual([Code.FailedPrecondition, `thread ${thread.id} is THREAD_STATUS_PENDING: only a PAUSED or FAILED thread can be resumed`]);
+    expect([again.code, again.rawMessage]).toEqual([
+      Code.FailedPrecondition,
+      `thread ${thread.id} is THREAD_STATUS_PENDING: only a PAUSED or FAILED thread can be resumed`,
+    ]);
   });
 
   it("resumes a PAUSED thread without an override", async () => {
     const thread = await pausedThread();
     expect((await resume(thread)).status).toBe(ThreadStatus.PENDING);
-    expect(await kit.store.get(orgId, thread.id)).toMatchObject({ status: "pending", resumeOverride: null, resumeCount: 1 });
+    expect(await kit.store.get(orgId, thread.id)).toMatchObject({
+      status: "pending",
+      resumeOverride: null,
+      resumeCount: 1,
+    });
   });
 
   it("gives a thread past its deadline a new one of the same length", async () => {
@@ -137,7 +181,9 @@ describe("ResumeThread", () => {
   it("refuses threads that are not PAUSED or FAILED, naming the status", async () => {
     const running = new EngineDouble(kit, await insertThread(kit, orgId));
     await running.start();
-    expect((await failure(resume(running.thread))).rawMessage).toMatch(/is THREAD_STATUS_RUNNING: only a PAUSED or FAILED/);
+    expect((await failure(resume(running.thread))).rawMessage).toMatch(
+      /is THREAD_STATUS_RUNNING: only a PAUSED or FAILED/,
+    );
     const cancelled = await insertThread(kit, orgId);
     await cancel(cancelled);
     expect((await failure(resume(cancelled))).code).toBe(Code.FailedPrecondition);
@@ -146,14 +192,20 @@ describe("ResumeThread", () => {
   it("refuses an override that is not JSON, or is null", async () => {
     const thread = await failedThread();
     const error = await failure(resume(thread, "{oops"));
-    expect([error.code, error.rawMessage.startsWith("step_input_override_json: is not valid JSON")]).toEqual([Code.InvalidArgument, true]);
+    expect([error.code, error.rawMessage.startsWith("step_input_override_json: is not valid JSON")]).toEqual([
+      Code.InvalidArgument,
+      true,
+    ]);
     expect((await failure(resume(thread, "null"))).rawMessage).toMatch(/^step_input_override_json: null/);
     expect((await kit.store.get(orgId, thread.id))?.status).toBe("failed");
   });
 
   it("answers ABORTED while a worker holds the paused thread", async () => {
     const thread = await pausedThread();
-    await kit.store.updateIfStatus(orgId, thread.id, ["paused"], { leaseOwner: "someone", leaseExpiresAt: kit.clock.ms + 30_000 });
+    await kit.store.updateIfStatus(orgId, thread.id, ["paused"], {
+      leaseOwner: "someone",
+      leaseExpiresAt: kit.clock.ms + 30_000,
+    });
     expect((await failure(resume(thread))).code).toBe(Code.Aborted);
   });
 });

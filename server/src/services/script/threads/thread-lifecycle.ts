@@ -35,7 +35,11 @@ export function createLifecycleMethods(context: ThreadMethodsContext): Lifecycle
   const { db, signals, now } = context;
 
   /** Runs `change` on the locked thread, then sends the wake-ups it asks for. */
-  async function transition(orgId: string, threadId: string, change: (row: ThreadHeader, tx: Database, at: number) => Promise<Transition>): Promise<ThreadStatus> {
+  async function transition(
+    orgId: string,
+    threadId: string,
+    change: (row: ThreadHeader, tx: Database, at: number) => Promise<Transition>,
+  ): Promise<ThreadStatus> {
     await context.requireThread(orgId, threadId);
     const done = await db.transaction(async (tx) => {
       const row = await createThreadApiStore(tx as unknown as Database).lockThread(orgId, threadId);
@@ -52,29 +56,47 @@ export function createLifecycleMethods(context: ThreadMethodsContext): Lifecycle
   return {
     async cancelThread(request, handlerContext) {
       const { orgId } = principalOf(handlerContext);
-      if ([...request.reason].length > MAX_CANCEL_REASON_LENGTH) throw invalid(`reason is longer than ${MAX_CANCEL_REASON_LENGTH} characters`);
+      if ([...request.reason].length > MAX_CANCEL_REASON_LENGTH)
+        throw invalid(`reason is longer than ${MAX_CANCEL_REASON_LENGTH} characters`);
       const status = await transition(orgId, request.threadId, async (row, tx, at) => {
         const store = createThreadStore(tx);
         const leased = row.leaseOwner !== "" && row.leaseExpiresAt > at;
         if ((row.status === "pending" || row.status === "paused") && !leased) {
           // No worker has it: the API finishes the cancel itself (thread, unfinished steps, event).
-          await store.updateIfStatus(orgId, row.id, [row.status], { status: "cancelled", cancelRequested: true, cancelReason: request.reason, finishedAt: at });
+          await store.updateIfStatus(orgId, row.id, [row.status], {
+            status: "cancelled",
+            cancelRequested: true,
+            cancelReason: request.reason,
+            finishedAt: at,
+          });
           await createThreadApiStore(tx).cancelUnfinishedSteps(orgId, row.id, at);
           const cancelledStepPath = row.status === "paused" ? row.currentStepPath : "";
           await store.appendEvent(orgId, row.id, threadEvent.cancelled(request.reason, cancelledStepPath));
-          return { status: ThreadStatus.CANCELLED, eventsWritten: true, callbackQueued: await enqueueThreadCallback(tx, row.id) };
+          return {
+            status: ThreadStatus.CANCELLED,
+            eventsWritten: true,
+            callbackQueued: await enqueueThreadCallback(tx, row.id),
+          };
         }
         if (row.status === "running" || row.status === "pending" || row.status === "paused") {
           // A worker runs it (or will: a lease ran out, a wait is pending). The signal aborts its
           // running steps (its lease renewal notices too, should the signal be lost); it then
           // writes CANCELLED with the `cancelled` event. run_after 0 lets a thread asleep in a
           // wait step be claimed for that at once.
-          await store.updateIfStatus(orgId, row.id, [row.status], { status: "cancelling", cancelRequested: true, cancelReason: request.reason, runAfter: 0 });
+          await store.updateIfStatus(orgId, row.id, [row.status], {
+            status: "cancelling",
+            cancelRequested: true,
+            cancelReason: request.reason,
+            runAfter: 0,
+          });
           return { status: ThreadStatus.CANCELLING, runnable: true, cancelRequested: true };
         }
         // Repeat calls answer the status again (Temporal's RequestCancelWorkflowExecution).
         if (row.status === "cancelling" || row.status === "cancelled") return { status: threadStatusOf(row.status) };
-        throw new ConnectError(`thread ${row.id} is ${statusName(row.status)}: a finished thread cannot be cancelled`, Code.FailedPrecondition);
+        throw new ConnectError(
+          `thread ${row.id} is ${statusName(row.status)}: a finished thread cannot be cancelled`,
+          Code.FailedPrecondition,
+        );
       });
       return { status };
     },
@@ -84,14 +106,21 @@ export function createLifecycleMethods(context: ThreadMethodsContext): Lifecycle
       const override = parseOverride(request.stepInputOverrideJson);
       const status = await transition(orgId, request.threadId, async (row, tx, at) => {
         if (row.status !== "failed" && row.status !== "paused") {
-          throw new ConnectError(`thread ${row.id} is ${statusName(row.status)}: only a PAUSED or FAILED thread can be resumed`, Code.FailedPrecondition);
+          throw new ConnectError(
+            `thread ${row.id} is ${statusName(row.status)}: only a PAUSED or FAILED thread can be resumed`,
+            Code.FailedPrecondition,
+          );
         }
         if (row.leaseOwner !== "" && row.leaseExpiresAt > at) {
-          throw new ConnectError(`thread ${row.id} is being run right now (its approval timed out); read its status and try again`, Code.Aborted);
+          throw new ConnectError(
+            `thread ${row.id} is being run right now (its approval timed out); read its status and try again`,
+            Code.Aborted,
+          );
         }
         // A deadline that has passed (the thread failed on it, or is past it) starts again with
         // the same length from the resume, as the contract says; one still ahead is kept.
-        const deadlineAt = row.timeoutMs > 0 && row.deadlineAt > 0 && row.deadlineAt <= at ? at + row.timeoutMs : row.deadlineAt;
+        const deadlineAt =
+          row.timeoutMs > 0 && row.deadlineAt > 0 && row.deadlineAt <= at ? at + row.timeoutMs : row.deadlineAt;
         const updated = await createThreadStore(tx).updateIfStatus(orgId, row.id, [row.status], {
           status: "pending",
           error: "",
@@ -121,7 +150,10 @@ function parseOverride(text: string): unknown {
     const reason = error instanceof Error ? error.message : String(error);
     throw invalid(`step_input_override_json: is not valid JSON (${reason})`);
   }
-  if (value === null) throw invalid("step_input_override_json: null cannot replace a step input; leave the field empty to keep the recorded input");
+  if (value === null)
+    throw invalid(
+      "step_input_override_json: null cannot replace a step input; leave the field empty to keep the recorded input",
+    );
   return value;
 }
 

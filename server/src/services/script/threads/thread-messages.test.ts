@@ -74,14 +74,44 @@ describe("comparePaths", () => {
 
 describe("row messages", () => {
   it("builds a Thread with the organization name and bigint times", () => {
-    const row = { id: THREAD_ID, scriptName: "demo", scriptVersion: 3, status: "running", currentStepPath: "1", currentStepName: "b", totalSteps: 4, metadata: { team: "a" }, error: "", createdAt: 10, startedAt: 20, finishedAt: 0, warnings: ["output/x: must be string"] } as unknown as ThreadRow;
+    const row = {
+      id: THREAD_ID,
+      scriptName: "demo",
+      scriptVersion: 3,
+      status: "running",
+      currentStepPath: "1",
+      currentStepName: "b",
+      totalSteps: 4,
+      metadata: { team: "a" },
+      error: "",
+      createdAt: 10,
+      startedAt: 20,
+      finishedAt: 0,
+      warnings: ["output/x: must be string"],
+    } as unknown as ThreadRow;
     const thread = toThreadMessage(row, "acme");
-    expect(thread).toMatchObject({ threadId: THREAD_ID, scriptVersion: 3, status: ThreadStatus.RUNNING, totalSteps: 4, metadata: { team: "a" }, createdAtMs: 10n, startedAtMs: 20n, finishedAtMs: 0n, organizationName: "acme", warnings: ["output/x: must be string"] });
+    expect(thread).toMatchObject({
+      threadId: THREAD_ID,
+      scriptVersion: 3,
+      status: ThreadStatus.RUNNING,
+      totalSteps: 4,
+      metadata: { team: "a" },
+      createdAtMs: 10n,
+      startedAtMs: 20n,
+      finishedAtMs: 0n,
+      organizationName: "acme",
+      warnings: ["output/x: must be string"],
+    });
   });
 
   it("reports a step's run time so far while it runs", () => {
     expect(toStepSummary(stepRow({ status: "running", finishedAt: 0 }), 1_900).durationMs).toBe(900n);
-    expect(toStepSummary(stepRow(), 9_999)).toMatchObject({ stepPath: "1.0.2", parentPath: "1", status: StepStatus.COMPLETED, durationMs: 250n });
+    expect(toStepSummary(stepRow(), 9_999)).toMatchObject({
+      stepPath: "1.0.2",
+      parentPath: "1",
+      status: StepStatus.COMPLETED,
+      durationMs: 250n,
+    });
     expect(runTime(0, 0, 5)).toBe(0);
   });
 
@@ -91,7 +121,13 @@ describe("row messages", () => {
     const whole = jsonBytes(big);
     expect(detail.outputData).toEqual(whole.subarray(0, 6_000));
     expect(detail.inputData.length).toBe(6_000);
-    expect(detail).toMatchObject({ outputTotalBytes: BigInt(whole.length), outputTruncated: true, inputTotalBytes: BigInt(whole.length), inputTruncated: true, tool: "http.request" });
+    expect(detail).toMatchObject({
+      outputTotalBytes: BigInt(whole.length),
+      outputTruncated: true,
+      inputTotalBytes: BigInt(whole.length),
+      inputTruncated: true,
+      tool: "http.request",
+    });
     expect(detail.sampleInput).toEqual(whole.subarray(0, SAMPLE_BYTES));
     expect(detail.sampleOutput.length).toBe(SAMPLE_BYTES);
     expect(detail.diagnostics).toBeUndefined();
@@ -102,7 +138,12 @@ describe("row messages", () => {
   });
 
   it("snapshots a recorded step, or a PENDING one from the plan", () => {
-    expect(toStepSnapshot(undefined, { name: "Later", primitive: "decide" })).toMatchObject({ status: StepStatus.PENDING, name: "Later", primitive: "decide", startedAtMs: 0n });
+    expect(toStepSnapshot(undefined, { name: "Later", primitive: "decide" })).toMatchObject({
+      status: StepStatus.PENDING,
+      name: "Later",
+      primitive: "decide",
+      startedAtMs: 0n,
+    });
     const snapshot = toStepSnapshot(stepRow({ status: "waiting" }), { name: "", primitive: "" });
     expect(snapshot).toMatchObject({ status: StepStatus.RUNNING, name: "Fetch", startedAtMs: 1_000n });
     expect(new TextDecoder().decode(snapshot.sampleOutput)).toBe('{"status":200}');
@@ -111,17 +152,36 @@ describe("row messages", () => {
 
 describe("event rows", () => {
   it("reads each ThreadEvent variant from its proto3 JSON payload", () => {
-    const started = toThreadEvent(eventRow("stepStarted", { stepPath: "0", name: "a", primitive: "execute", tool: "t" }, "0"));
-    expect(started).toMatchObject({ threadId: THREAD_ID, timestampMs: 5_000n, event: { case: "stepStarted", value: { stepPath: "0", name: "a", tool: "t" } } });
+    const started = toThreadEvent(
+      eventRow("stepStarted", { stepPath: "0", name: "a", primitive: "execute", tool: "t" }, "0"),
+    );
+    expect(started).toMatchObject({
+      threadId: THREAD_ID,
+      timestampMs: 5_000n,
+      event: { case: "stepStarted", value: { stepPath: "0", name: "a", tool: "t" } },
+    });
     const completed = toThreadEvent(eventRow("completed", { durationMs: "1500", stepsExecuted: 3 }));
     expect(completed?.event).toMatchObject({ case: "completed", value: { durationMs: 1500n, stepsExecuted: 3 } });
-    const yielded = toThreadEvent(eventRow("yielded", { stepPath: "1", name: "y", valueData: Buffer.from("[1,2]").toString("base64"), sequence: 4, timestampMs: "77" }));
+    const yielded = toThreadEvent(
+      eventRow("yielded", {
+        stepPath: "1",
+        name: "y",
+        valueData: Buffer.from("[1,2]").toString("base64"),
+        sequence: 4,
+        timestampMs: "77",
+      }),
+    );
     expect(yielded?.event.case).toBe("yielded");
-    expect(new TextDecoder().decode(yielded?.event.case === "yielded" ? yielded.event.value.valueData : new Uint8Array())).toBe("[1,2]");
+    expect(
+      new TextDecoder().decode(yielded?.event.case === "yielded" ? yielded.event.value.valueData : new Uint8Array()),
+    ).toBe("[1,2]");
   });
 
   it("accepts the snake_case kind spelling and skips step-only kinds", () => {
-    expect(toThreadEvent(eventRow("step_failed", { stepPath: "0", name: "a", error: "boom" }))?.event).toMatchObject({ case: "stepFailed", value: { error: "boom" } });
+    expect(toThreadEvent(eventRow("step_failed", { stepPath: "0", name: "a", error: "boom" }))?.event).toMatchObject({
+      case: "stepFailed",
+      value: { error: "boom" },
+    });
     expect(toThreadEvent(eventRow("decision", { strategy: "rule", chosenBranch: "b" }))).toBeUndefined();
   });
 
@@ -130,18 +190,33 @@ describe("event rows", () => {
   });
 
   it("reads StepEvents: decision and stepFailed from the payload, done from the row", () => {
-    expect(toStepEvent(eventRow("decision", { strategy: "llm", chosenBranch: "refund", reasoning: "asked" }, "2"))).toMatchObject({
+    expect(
+      toStepEvent(eventRow("decision", { strategy: "llm", chosenBranch: "refund", reasoning: "asked" }, "2")),
+    ).toMatchObject({
       stepPath: "2",
       event: { case: "decision", value: { strategy: "llm", chosenBranch: "refund", reasoning: "asked" } },
     });
-    expect(toStepEvent(eventRow("stepFailed", { stepPath: "2", name: "n", error: "e" }, "2"))?.event.case).toBe("stepFailed");
+    expect(toStepEvent(eventRow("stepFailed", { stepPath: "2", name: "n", error: "e" }, "2"))?.event.case).toBe(
+      "stepFailed",
+    );
     expect(toStepEvent(eventRow("stepStarted", {}, "2"))).toBeUndefined();
     const done = toStepDone(eventRow("stepCompleted", { durationMs: "5" }, "1.0.2"), stepRow());
-    expect(done.event).toMatchObject({ case: "done", value: { durationMs: 250n, outputBytes: BigInt('{"status":200}'.length) } });
+    expect(done.event).toMatchObject({
+      case: "done",
+      value: { durationMs: 250n, outputBytes: BigInt('{"status":200}'.length) },
+    });
   });
 
   it("reads a yielded value", () => {
-    const value = toYieldedValue(eventRow("yielded", { stepPath: "3", name: "y", valueData: Buffer.from('"hi"').toString("base64"), sequence: 2, timestampMs: "9" }));
+    const value = toYieldedValue(
+      eventRow("yielded", {
+        stepPath: "3",
+        name: "y",
+        valueData: Buffer.from('"hi"').toString("base64"),
+        sequence: 2,
+        timestampMs: "9",
+      }),
+    );
     expect(value).toMatchObject({ stepPath: "3", sequence: 2n, timestampMs: 9n });
   });
 });

@@ -116,7 +116,10 @@ export function toThreadMessage(row: ThreadHeader, organizationName: string): Th
 }
 
 /** The columns of a step that a StepSummary needs. */
-export type StepSummaryRow = Pick<StepRow, "stepPath" | "name" | "primitive" | "status" | "startedAt" | "finishedAt" | "parentPath">;
+export type StepSummaryRow = Pick<
+  StepRow,
+  "stepPath" | "name" | "primitive" | "status" | "startedAt" | "finishedAt" | "parentPath"
+>;
 
 export function toStepSummary(row: StepSummaryRow, now: number): StepSummary {
   return create(StepSummarySchema, {
@@ -160,7 +163,8 @@ export function toStepDetail(row: StepRow, capBytes: number, now: number): StepD
 
 /** WatchStep's first message: the step as recorded, or PENDING with what the script says of it. */
 export function toStepSnapshot(row: StepRow | undefined, planned: { name: string; primitive: string }): StepSnapshot {
-  if (row === undefined) return create(StepSnapshotSchema, { status: StepStatus.PENDING, name: planned.name, primitive: planned.primitive });
+  if (row === undefined)
+    return create(StepSnapshotSchema, { status: StepStatus.PENDING, name: planned.name, primitive: planned.primitive });
   return create(StepSnapshotSchema, {
     status: stepStatusOf(row.status),
     name: row.name,
@@ -191,7 +195,11 @@ export function toThreadEvent(row: EventRow): ThreadEvent | undefined {
   const kind = eventKind(row);
   if (!THREAD_EVENT_KIND_SET.has(kind)) return undefined;
   return readEvent(row, () =>
-    fromJson(ThreadEventSchema, { threadId: row.threadId, timestampMs: String(row.createdAt), [kind]: row.payload as JsonValue }, { ignoreUnknownFields: true }),
+    fromJson(
+      ThreadEventSchema,
+      { threadId: row.threadId, timestampMs: String(row.createdAt), [kind]: row.payload as JsonValue },
+      { ignoreUnknownFields: true },
+    ),
   );
 }
 
@@ -202,7 +210,12 @@ export function toStepEvent(row: EventRow): StepEvent | undefined {
   return readEvent(row, () =>
     fromJson(
       StepEventSchema,
-      { threadId: row.threadId, stepPath: row.stepPath, timestampMs: String(row.createdAt), [kind]: row.payload as JsonValue },
+      {
+        threadId: row.threadId,
+        stepPath: row.stepPath,
+        timestampMs: String(row.createdAt),
+        [kind]: row.payload as JsonValue,
+      },
       { ignoreUnknownFields: true },
     ),
   );
@@ -218,7 +231,13 @@ export function toStepDone(event: EventRow, step: StepRow | undefined): StepEven
     event: {
       case: "done",
       value: {
-        durationMs: BigInt(step ? runTime(step.startedAt, step.finishedAt, event.createdAt) : Number.isSafeInteger(fallback) ? fallback : 0),
+        durationMs: BigInt(
+          step
+            ? runTime(step.startedAt, step.finishedAt, event.createdAt)
+            : Number.isSafeInteger(fallback)
+              ? fallback
+              : 0,
+        ),
         outputBytes: BigInt(step ? jsonBytes(step.output).length : 0),
       },
     },
@@ -235,6 +254,9 @@ function readEvent<T>(row: EventRow, read: () => T): T {
     return read();
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    throw new ConnectError(`event ${row.sequence} (${row.kind}) of thread ${row.threadId} is not readable: ${reason}`, Code.Internal);
+    throw new ConnectError(
+      `event ${row.sequence} (${row.kind}) of thread ${row.threadId} is not readable: ${reason}`,
+      Code.Internal,
+    );
   }
 }

@@ -1,12 +1,24 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ScriptService, type CreateThreadRequest, type ListThreadsRequestSchema } from "../../../../../gen/platform/script/v1/script_service_pb.js";
+import {
+  ScriptService,
+  type CreateThreadRequest,
+  type ListThreadsRequestSchema,
+} from "../../../../../gen/platform/script/v1/script_service_pb.js";
 import { ThreadStatus } from "../../../../../gen/platform/script/v1/thread_pb.js";
 import { failure } from "../../../../test/connect-failure.js";
 import { openThreadEnv } from "../env-sealing.js";
 import { createEnvStore } from "../env-store.js";
-import { call, contextFor, insertThread, openThreadTestKit, publishScript, START_MS, type ThreadTestKit } from "./thread-test-kit.js";
+import {
+  call,
+  contextFor,
+  insertThread,
+  openThreadTestKit,
+  publishScript,
+  START_MS,
+  type ThreadTestKit,
+} from "./thread-test-kit.js";
 
 const SOURCE = `dsl: script/1
 inputs:
@@ -53,16 +65,26 @@ type CreateInit = Omit<Partial<CreateThreadRequest>, "$typeName" | "$unknown">;
 const methods = ScriptService.method;
 
 function createThread(init: CreateInit, org = orgId) {
-  return call(methods.createThread, kit.methods.createThread, { scriptName: "triage", inputJson: '{"ticket_id":"T-1"}', ...init }, contextFor(org));
+  return call(
+    methods.createThread,
+    kit.methods.createThread,
+    { scriptName: "triage", inputJson: '{"ticket_id":"T-1"}', ...init },
+    contextFor(org),
+  );
 }
 
-const getThread = (threadId: string, org = orgId) => call(methods.getThread, kit.methods.getThread, { threadId }, contextFor(org));
+const getThread = (threadId: string, org = orgId) =>
+  call(methods.getThread, kit.methods.getThread, { threadId }, contextFor(org));
 
 describe("CreateThread", () => {
   it("creates a PENDING thread of the active version, its input checked and completed, and wakes the workers", async () => {
     kit.clock.ms = START_MS;
     const before = runnable;
-    const created = await createThread({ metadata: { team: "support" }, timeout: "5m", callbackUrl: "https://hooks.example.com/t" });
+    const created = await createThread({
+      metadata: { team: "support" },
+      timeout: "5m",
+      callbackUrl: "https://hooks.example.com/t",
+    });
     expect(created).toMatchObject({ status: ThreadStatus.PENDING, createdAtMs: BigInt(START_MS) });
     expect(runnable).toBe(before + 1);
     const row = await kit.store.get(orgId, created.threadId);
@@ -81,8 +103,19 @@ describe("CreateThread", () => {
   });
 
   it("has no deadline without a timeout (the server default here is none) and reads empty input as {}", async () => {
-    const created = await call(methods.createThread, kit.methods.createThread, { scriptName: "versions" }, contextFor(orgId));
-    expect(await kit.store.get(orgId, created.threadId)).toMatchObject({ scriptVersion: 2, totalSteps: 1, input: {}, timeoutMs: 0, deadlineAt: 0 });
+    const created = await call(
+      methods.createThread,
+      kit.methods.createThread,
+      { scriptName: "versions" },
+      contextFor(orgId),
+    );
+    expect(await kit.store.get(orgId, created.threadId)).toMatchObject({
+      scriptVersion: 2,
+      totalSteps: 1,
+      input: {},
+      timeoutMs: 0,
+      deadlineAt: 0,
+    });
   });
 
   it("pins an explicit version", async () => {
@@ -98,7 +131,12 @@ describe("CreateThread", () => {
     const row = (await kit.store.get(orgId, created.threadId))!;
     // Sealed in the row, bound to the thread; nothing in clear.
     expect(row.env).toEqual({});
-    expect(openThreadEnv(kit.box, { orgId, threadId: created.threadId }, row.sealedEnv)).toEqual({ EXTRA: "x", KEEP: "t", REGION: "eu", TOKEN: "script" });
+    expect(openThreadEnv(kit.box, { orgId, threadId: created.threadId }, row.sealedEnv)).toEqual({
+      EXTRA: "x",
+      KEEP: "t",
+      REGION: "eu",
+      TOKEN: "script",
+    });
   });
 
   it.each<[string, CreateInit, RegExp]>([
@@ -111,7 +149,11 @@ describe("CreateThread", () => {
     ["a zero timeout", { timeout: "0s" }, /^timeout: "0s" must be longer than 0/],
     ["too much metadata", { metadata: { ["k".repeat(41)]: "v" } }, /^metadata\[/],
     ["a callback URL that is not http", { callbackUrl: "ftp://example.com/x" }, /^callback_url: the scheme/],
-    ["a callback URL to a private address", { callbackUrl: "http://10.0.0.8/hook" }, /^callback_url: "10.0.0.8" is a private address/],
+    [
+      "a callback URL to a private address",
+      { callbackUrl: "http://10.0.0.8/hook" },
+      /^callback_url: "10.0.0.8" is a private address/,
+    ],
   ])("refuses %s with INVALID_ARGUMENT naming the field", async (_name, init, message) => {
     const error = await failure(createThread(init));
     expect(error.code).toBe(Code.InvalidArgument);
@@ -137,7 +179,15 @@ describe("GetThread", () => {
   it("returns the thread with its organization's name, and NOT_FOUND elsewhere", async () => {
     const created = await createThread({ metadata: { a: "1" } });
     const thread = await getThread(created.threadId);
-    expect(thread).toMatchObject({ threadId: created.threadId, scriptName: "triage", scriptVersion: 1, status: ThreadStatus.PENDING, totalSteps: 3, metadata: { a: "1" }, organizationName: `name-of-${orgId.slice(0, 8)}` });
+    expect(thread).toMatchObject({
+      threadId: created.threadId,
+      scriptName: "triage",
+      scriptVersion: 1,
+      status: ThreadStatus.PENDING,
+      totalSteps: 3,
+      metadata: { a: "1" },
+      organizationName: `name-of-${orgId.slice(0, 8)}`,
+    });
     expect((await failure(getThread(created.threadId, otherOrg))).code).toBe(Code.NotFound);
     expect((await failure(getThread("x"))).code).toBe(Code.InvalidArgument);
   });
@@ -151,12 +201,16 @@ describe("ListThreads", () => {
     // Seven threads; two share a creation time, so the id breaks the tie.
     for (const [index, at] of [100, 200, 300, 300, 400, 500, 600].entries()) {
       kit.clock.ms = START_MS + at;
-      const row = await insertThread(kit, listOrg, { scriptName: index % 2 === 0 ? "even" : "odd", status: index === 3 ? "failed" : "pending" });
+      const row = await insertThread(kit, listOrg, {
+        scriptName: index % 2 === 0 ? "even" : "odd",
+        status: index === 3 ? "failed" : "pending",
+      });
       ids.push(row.id);
     }
   });
 
-  const list = (init: MessageInitShape<typeof ListThreadsRequestSchema>, org = listOrg) => call(methods.listThreads, kit.methods.listThreads, init, contextFor(org));
+  const list = (init: MessageInitShape<typeof ListThreadsRequestSchema>, org = listOrg) =>
+    call(methods.listThreads, kit.methods.listThreads, init, contextFor(org));
 
   it("pages through every thread newest first, without repeats", async () => {
     const seen: string[] = [];
@@ -191,7 +245,9 @@ describe("ListThreads", () => {
 
   it("refuses a token under other filters, a foreign token and a negative page size", async () => {
     const page = await list({ pageSize: 1 });
-    expect((await failure(list({ pageToken: page.nextPageToken, statusFilter: ThreadStatus.PENDING }))).rawMessage).toMatch(/^page_token was issued for other filters/);
+    expect(
+      (await failure(list({ pageToken: page.nextPageToken, statusFilter: ThreadStatus.PENDING }))).rawMessage,
+    ).toMatch(/^page_token was issued for other filters/);
     expect((await failure(list({ pageToken: "bm90LWEtdG9rZW4" }))).code).toBe(Code.InvalidArgument);
     expect((await failure(list({ pageSize: -1 }))).rawMessage).toMatch(/^page_size/);
     expect((await failure(list({ statusFilter: 42 as ThreadStatus }))).rawMessage).toMatch(/^status_filter/);

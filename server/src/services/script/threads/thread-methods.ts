@@ -18,7 +18,14 @@ import { threadMethodsContext, type ThreadMethodsDeps } from "./thread-access.js
 import { createArtifactMethods } from "./thread-artifacts.js";
 import { createLifecycleMethods, wake } from "./thread-lifecycle.js";
 import { threadStatusText, toThreadMessage } from "./thread-messages.js";
-import { checkCallbackUrl, checkMetadata, decodeThreadCursor, encodeThreadCursor, invalid, threadTimeoutMs } from "./thread-requests.js";
+import {
+  checkCallbackUrl,
+  checkMetadata,
+  decodeThreadCursor,
+  encodeThreadCursor,
+  invalid,
+  threadTimeoutMs,
+} from "./thread-requests.js";
 import { createResultMethods } from "./thread-results.js";
 import { createWatchMethods } from "./thread-watch.js";
 
@@ -58,7 +65,8 @@ export function createThreadMethods(deps: ThreadMethodsDeps): ThreadMethods {
     async createThread(request, handlerContext) {
       const { orgId } = principalOf(handlerContext);
       checkScriptName("script_name", request.scriptName);
-      if (request.version < 0) throw invalid(`version must be 0 (the active version) or a version number, got ${request.version}`);
+      if (request.version < 0)
+        throw invalid(`version must be 0 (the active version) or a version number, got ${request.version}`);
       const timeoutMs = threadTimeoutMs(request.timeout, context.defaultTimeoutMs);
       checkMetadata(request.metadata);
       checkCallbackUrl(request.callbackUrl, context.allowPrivateCallbacks);
@@ -69,7 +77,9 @@ export function createThreadMethods(deps: ThreadMethodsDeps): ThreadMethods {
       if (!version) {
         const exists = request.version !== 0 && (await scripts.get(orgId, request.scriptName)) !== undefined;
         throw new ConnectError(
-          exists ? `script ${JSON.stringify(request.scriptName)} has no version ${request.version}` : `script ${JSON.stringify(request.scriptName)} not found`,
+          exists
+            ? `script ${JSON.stringify(request.scriptName)} has no version ${request.version}`
+            : `script ${JSON.stringify(request.scriptName)} not found`,
           Code.NotFound,
         );
       }
@@ -79,7 +89,10 @@ export function createThreadMethods(deps: ThreadMethodsDeps): ThreadMethods {
       } catch (error) {
         // Published sources were valid when published; a rule added since can refuse an old one.
         if (error instanceof ScriptValidationError) {
-          throw new ConnectError(`script ${version.scriptName} version ${version.version} no longer validates: ${error.message}`, Code.FailedPrecondition);
+          throw new ConnectError(
+            `script ${version.scriptName} version ${version.version} no longer validates: ${error.message}`,
+            Code.FailedPrecondition,
+          );
         }
         throw error;
       }
@@ -87,7 +100,9 @@ export function createThreadMethods(deps: ThreadMethodsDeps): ThreadMethods {
       const environment = request.loadEnv
         ? mergeEnvironment(
             Object.fromEntries((await env.listEnvVars(orgId)).map((entry) => [entry.key, entry.value])),
-            Object.fromEntries((await env.getScriptEnv(orgId, request.scriptName)).map((entry) => [entry.key, entry.value])),
+            Object.fromEntries(
+              (await env.getScriptEnv(orgId, request.scriptName)).map((entry) => [entry.key, entry.value]),
+            ),
           )
         : {};
 
@@ -122,8 +137,10 @@ export function createThreadMethods(deps: ThreadMethodsDeps): ThreadMethods {
     async listThreads(request, handlerContext) {
       const { orgId, orgName } = principalOf(handlerContext);
       const limit = pageSizeOf(request.pageSize, THREAD_PAGE_SIZE);
-      const status = request.statusFilter === ThreadStatus.UNSPECIFIED ? undefined : threadStatusText(request.statusFilter);
-      if (request.statusFilter !== ThreadStatus.UNSPECIFIED && status === undefined) throw invalid(`status_filter: ${request.statusFilter} is not a ThreadStatus`);
+      const status =
+        request.statusFilter === ThreadStatus.UNSPECIFIED ? undefined : threadStatusText(request.statusFilter);
+      if (request.statusFilter !== ThreadStatus.UNSPECIFIED && status === undefined)
+        throw invalid(`status_filter: ${request.statusFilter} is not a ThreadStatus`);
       const filters = `${request.statusFilter}:${request.scriptNameFilter}`;
       const after = decodeThreadCursor(request.pageToken, filters);
       const rows = await store.list(orgId, {
@@ -136,7 +153,8 @@ export function createThreadMethods(deps: ThreadMethodsDeps): ThreadMethods {
       const last = page.at(-1);
       return {
         threads: page.map((row) => toThreadMessage(row, orgName)),
-        nextPageToken: rows.length > limit && last ? encodeThreadCursor({ createdAt: last.createdAt, id: last.id }, filters) : "",
+        nextPageToken:
+          rows.length > limit && last ? encodeThreadCursor({ createdAt: last.createdAt, id: last.id }, filters) : "",
       };
     },
 

@@ -44,22 +44,44 @@ describe("request checks", () => {
   it("limits metadata", () => {
     checkMetadata({ team: "payments", owner: "", ["k".repeat(40)]: "v".repeat(500) });
     expect(refusal(() => checkMetadata({ "": "v" })).rawMessage).toBe("metadata: a key is empty");
-    expect(refusal(() => checkMetadata(Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, "v"])))).rawMessage).toMatch(/^metadata has 51 entries/);
+    expect(
+      refusal(() => checkMetadata(Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, "v"])))).rawMessage,
+    ).toMatch(/^metadata has 51 entries/);
     expect(refusal(() => checkMetadata({ ["k".repeat(41)]: "v" })).rawMessage).toMatch(/the key is longer than 40/);
-    expect(refusal(() => checkMetadata({ team: "v".repeat(501) })).rawMessage).toMatch(/^metadata\["team"\]: the value is longer than 500/);
+    expect(refusal(() => checkMetadata({ team: "v".repeat(501) })).rawMessage).toMatch(
+      /^metadata\["team"\]: the value is longer than 500/,
+    );
   });
 
   it("accepts http(s) callback URLs to public hosts only", () => {
     checkCallbackUrl("", false);
     checkCallbackUrl("https://hooks.example.com/thread?x=1", false);
     checkCallbackUrl("http://93.184.216.34:8080/hook", false);
-    expect(refusal(() => checkCallbackUrl("ftp://example.com/", false)).rawMessage).toMatch(/^callback_url: the scheme must be https or http/);
-    expect(refusal(() => checkCallbackUrl("/relative", false)).rawMessage).toMatch(/^callback_url: "\/relative" is not an absolute URL/);
-    for (const url of ["http://localhost:3000/", "http://127.0.0.1/", "http://10.1.2.3/", "http://[::1]/", "http://169.254.169.254/latest", "http://192.168.0.10/", "http://[fe80::1]/", "http://[::ffff:10.0.0.1]/", "http://0x7f.1/"]) {
-      expect(refusal(() => checkCallbackUrl(url, false)).rawMessage).toMatch(/^callback_url: ".*" is an? [a-z -]+, which this server does not call$/);
+    expect(refusal(() => checkCallbackUrl("ftp://example.com/", false)).rawMessage).toMatch(
+      /^callback_url: the scheme must be https or http/,
+    );
+    expect(refusal(() => checkCallbackUrl("/relative", false)).rawMessage).toMatch(
+      /^callback_url: "\/relative" is not an absolute URL/,
+    );
+    for (const url of [
+      "http://localhost:3000/",
+      "http://127.0.0.1/",
+      "http://10.1.2.3/",
+      "http://[::1]/",
+      "http://169.254.169.254/latest",
+      "http://192.168.0.10/",
+      "http://[fe80::1]/",
+      "http://[::ffff:10.0.0.1]/",
+      "http://0x7f.1/",
+    ]) {
+      expect(refusal(() => checkCallbackUrl(url, false)).rawMessage).toMatch(
+        /^callback_url: ".*" is an? [a-z -]+, which this server does not call$/,
+      );
       checkCallbackUrl(url, true);
     }
-    expect(refusal(() => checkCallbackUrl("http://169.254.169.254/latest", false)).rawMessage).toBe('callback_url: "169.254.169.254" is a link-local address, which this server does not call');
+    expect(refusal(() => checkCallbackUrl("http://169.254.169.254/latest", false)).rawMessage).toBe(
+      'callback_url: "169.254.169.254" is a link-local address, which this server does not call',
+    );
   });
 
   it("moves chunk sizes into their bounds", () => {
@@ -75,7 +97,9 @@ describe("request checks", () => {
     const token = encodeThreadCursor(cursor, "2:demo");
     expect(decodeThreadCursor(token, "2:demo")).toEqual(cursor);
     expect(decodeThreadCursor("", "2:demo")).toBeUndefined();
-    expect(refusal(() => decodeThreadCursor(token, "0:")).rawMessage).toMatch(/^page_token was issued for other filters/);
+    expect(refusal(() => decodeThreadCursor(token, "0:")).rawMessage).toMatch(
+      /^page_token was issued for other filters/,
+    );
     expect(refusal(() => decodeThreadCursor("garbage", "0:")).rawMessage).toMatch(/^page_token/);
   });
 });

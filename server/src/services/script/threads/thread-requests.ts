@@ -50,12 +50,15 @@ export const METADATA_LIMITS = { entries: 50, keyLength: 40, valueLength: 500 } 
 
 export function checkMetadata(metadata: Readonly<Record<string, string>>): void {
   const entries = Object.entries(metadata);
-  if (entries.length > METADATA_LIMITS.entries) throw invalid(`metadata has ${entries.length} entries, more than the limit of ${METADATA_LIMITS.entries}`);
+  if (entries.length > METADATA_LIMITS.entries)
+    throw invalid(`metadata has ${entries.length} entries, more than the limit of ${METADATA_LIMITS.entries}`);
   for (const [key, value] of entries) {
     const field = `metadata[${quote(key)}]`;
     if (key === "") throw invalid("metadata: a key is empty");
-    if ([...key].length > METADATA_LIMITS.keyLength) throw invalid(`${field}: the key is longer than ${METADATA_LIMITS.keyLength} characters`);
-    if ([...value].length > METADATA_LIMITS.valueLength) throw invalid(`${field}: the value is longer than ${METADATA_LIMITS.valueLength} characters`);
+    if ([...key].length > METADATA_LIMITS.keyLength)
+      throw invalid(`${field}: the key is longer than ${METADATA_LIMITS.keyLength} characters`);
+    if ([...value].length > METADATA_LIMITS.valueLength)
+      throw invalid(`${field}: the value is longer than ${METADATA_LIMITS.valueLength} characters`);
     // PostgreSQL cannot store U+0000 in jsonb text.
     if (key.includes("\0") || value.includes("\0")) throw invalid(`${field} contains a NUL character`);
   }
@@ -72,16 +75,19 @@ export const MAX_CALLBACK_URL_LENGTH = 2048;
  */
 export function checkCallbackUrl(text: string, allowPrivate: boolean): void {
   if (text === "") return;
-  if (text.length > MAX_CALLBACK_URL_LENGTH) throw invalid(`callback_url is longer than ${MAX_CALLBACK_URL_LENGTH} characters`);
+  if (text.length > MAX_CALLBACK_URL_LENGTH)
+    throw invalid(`callback_url is longer than ${MAX_CALLBACK_URL_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     throw invalid(`callback_url: ${quote(text)} is not an absolute URL`);
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw invalid(`callback_url: the scheme must be https or http, not ${quote(url.protocol.slice(0, -1))}`);
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw invalid(`callback_url: the scheme must be https or http, not ${quote(url.protocol.slice(0, -1))}`);
   const kind = allowPrivate ? undefined : privateHostKind(url.hostname);
-  if (kind !== undefined) throw invalid(`callback_url: ${quote(url.hostname)} is ${kind}, which this server does not call`);
+  if (kind !== undefined)
+    throw invalid(`callback_url: ${quote(url.hostname)} is ${kind}, which this server does not call`);
 }
 
 /** Chunk sizes of the result streams: default 2 MiB, moved into 64 KiB..16 MiB, negative refused. */
@@ -110,8 +116,10 @@ export function decodeThreadCursor(token: string, filters: string): ThreadCursor
   const text = decodePageToken(LIST, token);
   if (text === "") return undefined;
   const match = /^(\d{1,16}):([0-9a-f-]{36}):(.*)$/s.exec(text);
-  if (!match || !UUID.test(match[2] as string)) throw invalid(`page_token is not a token from a previous ${LIST} response`);
-  if (match[3] !== filters) throw invalid("page_token was issued for other filters: use it with the same status_filter and script_name_filter");
+  if (!match || !UUID.test(match[2] as string))
+    throw invalid(`page_token is not a token from a previous ${LIST} response`);
+  if (match[3] !== filters)
+    throw invalid("page_token was issued for other filters: use it with the same status_filter and script_name_filter");
   return { createdAt: Number(match[1]), id: match[2] as string };
 }
 

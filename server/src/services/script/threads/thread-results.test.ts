@@ -1,10 +1,23 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ScriptService, type GetThreadResultRequestSchema } from "../../../../../gen/platform/script/v1/script_service_pb.js";
+import {
+  ScriptService,
+  type GetThreadResultRequestSchema,
+} from "../../../../../gen/platform/script/v1/script_service_pb.js";
 import { StepStatus, ThreadStatus } from "../../../../../gen/platform/script/v1/thread_pb.js";
 import { failure } from "../../../../test/connect-failure.js";
-import { call, collect, contextFor, EngineDouble, insertThread, openThreadTestKit, START_MS, stream, type ThreadTestKit } from "./thread-test-kit.js";
+import {
+  call,
+  collect,
+  contextFor,
+  EngineDouble,
+  insertThread,
+  openThreadTestKit,
+  START_MS,
+  stream,
+  type ThreadTestKit,
+} from "./thread-test-kit.js";
 import type { ThreadRow } from "./thread-store.js";
 
 const MiB = 1024 * 1024;
@@ -40,9 +53,23 @@ const methods = ScriptService.method;
 const result = (thread: ThreadRow, init: MessageInitShape<typeof GetThreadResultRequestSchema> = {}, org = orgId) =>
   call(methods.getThreadResult, kit.methods.getThreadResult, { threadId: thread.id, ...init }, contextFor(org));
 const streamOutput = (thread: ThreadRow, maxChunkBytes = 0) =>
-  collect(stream(methods.streamThreadResult, kit.methods.streamThreadResult, { threadId: thread.id, maxChunkBytes }, contextFor(orgId)));
+  collect(
+    stream(
+      methods.streamThreadResult,
+      kit.methods.streamThreadResult,
+      { threadId: thread.id, maxChunkBytes },
+      contextFor(orgId),
+    ),
+  );
 const streamSteps = (thread: ThreadRow, stepPath = "", maxChunkBytes = 0) =>
-  collect(stream(methods.streamStepResult, kit.methods.streamStepResult, { threadId: thread.id, stepPath, maxChunkBytes }, contextFor(orgId)));
+  collect(
+    stream(
+      methods.streamStepResult,
+      kit.methods.streamStepResult,
+      { threadId: thread.id, stepPath, maxChunkBytes },
+      contextFor(orgId),
+    ),
+  );
 
 function concat(parts: Uint8Array[]): Uint8Array {
   const whole = new Uint8Array(parts.reduce((size, part) => size + part.length, 0));
@@ -57,7 +84,14 @@ function concat(parts: Uint8Array[]): Uint8Array {
 describe("GetThreadResult", () => {
   it("caps a 5 MB output at 4 MiB and reports its real size", async () => {
     const answer = await result(big);
-    expect(answer).toMatchObject({ threadId: big.id, status: ThreadStatus.COMPLETED, outputTotalBytes: BigInt(bigBytes.length), outputTruncated: true, durationMs: 1_000n, stepsExecuted: 6 });
+    expect(answer).toMatchObject({
+      threadId: big.id,
+      status: ThreadStatus.COMPLETED,
+      outputTotalBytes: BigInt(bigBytes.length),
+      outputTruncated: true,
+      durationMs: 1_000n,
+      stepsExecuted: 6,
+    });
     expect(answer.outputData.length).toBe(4 * MiB);
     expect(Buffer.from(answer.outputData).equals(Buffer.from(bigBytes.subarray(0, 4 * MiB)))).toBe(true);
   });
@@ -77,7 +111,15 @@ describe("GetThreadResult", () => {
     expect(outputOnly.steps).toEqual([]);
     expect(outputOnly.outputData.length).toBe(4 * MiB);
     const metadataOnly = await result(big, { metadataOnly: true, outputOnly: true, stepPath: "1" });
-    expect(metadataOnly).toMatchObject({ status: ThreadStatus.COMPLETED, outputTotalBytes: BigInt(bigBytes.length), outputTruncated: true, stepsExecuted: 6, steps: [], stepDetails: [], yieldedValues: [] });
+    expect(metadataOnly).toMatchObject({
+      status: ThreadStatus.COMPLETED,
+      outputTotalBytes: BigInt(bigBytes.length),
+      outputTruncated: true,
+      stepsExecuted: 6,
+      steps: [],
+      stepDetails: [],
+      yieldedValues: [],
+    });
     expect(metadataOnly.outputData.length).toBe(0);
   });
 
@@ -87,7 +129,14 @@ describe("GetThreadResult", () => {
     await engine.stepStarted("0", { name: "first" });
     kit.clock.ms += 250;
     const answer = await result(engine.thread);
-    expect(answer).toMatchObject({ status: ThreadStatus.RUNNING, outputTotalBytes: 0n, outputTruncated: false, stepsExecuted: 0, totalYielded: 0, yieldsTruncated: false });
+    expect(answer).toMatchObject({
+      status: ThreadStatus.RUNNING,
+      outputTotalBytes: 0n,
+      outputTruncated: false,
+      stepsExecuted: 0,
+      totalYielded: 0,
+      yieldsTruncated: false,
+    });
     expect(answer.steps).toMatchObject([{ stepPath: "0", status: StepStatus.RUNNING, durationMs: 250n }]);
   });
 
@@ -97,16 +146,26 @@ describe("GetThreadResult", () => {
     for (let index = 1; index <= 120; index++) await engine.yielded("0.0.0", { index });
     const answer = await result(engine.thread);
     expect(answer).toMatchObject({ totalYielded: 120, yieldsTruncated: true });
-    expect(answer.yieldedValues.map((value) => Number(value.sequence))).toEqual(Array.from({ length: 100 }, (_, i) => i + 21));
+    expect(answer.yieldedValues.map((value) => Number(value.sequence))).toEqual(
+      Array.from({ length: 100 }, (_, i) => i + 21),
+    );
     expect(JSON.parse(new TextDecoder().decode(answer.yieldedValues.at(-1)?.valueData))).toEqual({ index: 120 });
     // metadata_only returns the count but no values: by the contract's definition, they were left out.
-    expect(await result(engine.thread, { metadataOnly: true })).toMatchObject({ totalYielded: 120, yieldedValues: [], yieldsTruncated: true });
+    expect(await result(engine.thread, { metadataOnly: true })).toMatchObject({
+      totalYielded: 120,
+      yieldedValues: [],
+      yieldsTruncated: true,
+    });
 
     const few = new EngineDouble(kit, await insertThread(kit, orgId));
     await few.start();
     await few.yielded("0", "a");
     await few.yielded("0", "b");
-    expect(await result(few.thread)).toMatchObject({ totalYielded: 2, yieldsTruncated: false, yieldedValues: [{ sequence: 1n }, { sequence: 2n }] });
+    expect(await result(few.thread)).toMatchObject({
+      totalYielded: 2,
+      yieldsTruncated: false,
+      yieldedValues: [{ sequence: 1n }, { sequence: 2n }],
+    });
   });
 
   it("reports the output's warnings, in GetThread too, and none for a matching output", async () => {
@@ -116,7 +175,12 @@ describe("GetThreadResult", () => {
     await engine.complete({ total: "12" }, 0, warnings);
     expect(await result(engine.thread)).toMatchObject({ status: ThreadStatus.COMPLETED, warnings });
     expect(await result(engine.thread, { metadataOnly: true })).toMatchObject({ warnings });
-    const thread = await call(methods.getThread, kit.methods.getThread, { threadId: engine.thread.id }, contextFor(orgId));
+    const thread = await call(
+      methods.getThread,
+      kit.methods.getThread,
+      { threadId: engine.thread.id },
+      contextFor(orgId),
+    );
     expect(thread).toMatchObject({ status: ThreadStatus.COMPLETED, warnings });
     expect((await result(big)).warnings).toEqual([]);
   });
@@ -131,11 +195,18 @@ describe("StreamThreadResult", () => {
     const messages = await streamOutput(big, 64 * 1024);
     const [meta, ...chunks] = messages;
     const expectedChunks = Math.ceil(bigBytes.length / (64 * 1024));
-    expect(meta?.chunk).toMatchObject({ case: "meta", value: { status: ThreadStatus.COMPLETED, totalBytes: BigInt(bigBytes.length), totalChunks: expectedChunks } });
+    expect(meta?.chunk).toMatchObject({
+      case: "meta",
+      value: { status: ThreadStatus.COMPLETED, totalBytes: BigInt(bigBytes.length), totalChunks: expectedChunks },
+    });
     expect(chunks.length).toBe(expectedChunks);
     const data = chunks.map((message, index) => {
       if (message.chunk.case !== "output") throw new Error(`message ${index + 1} is not an output chunk`);
-      expect(message.chunk.value).toMatchObject({ chunkIndex: index, isFinal: index === expectedChunks - 1, totalBytes: BigInt(bigBytes.length) });
+      expect(message.chunk.value).toMatchObject({
+        chunkIndex: index,
+        isFinal: index === expectedChunks - 1,
+        totalBytes: BigInt(bigBytes.length),
+      });
       expect(message.chunk.value.data.length).toBeLessThanOrEqual(64 * 1024);
       return message.chunk.value.data;
     });
@@ -151,14 +222,22 @@ describe("StreamThreadResult", () => {
   it("sends only the status of an unfinished thread, and one empty chunk for an empty output", async () => {
     const running = new EngineDouble(kit, await insertThread(kit, orgId));
     await running.start();
-    expect((await streamOutput(running.thread)).map((message) => message.chunk)).toEqual([{ case: "meta", value: expect.objectContaining({ status: ThreadStatus.RUNNING, totalBytes: 0n, totalChunks: 0 }) }]);
+    expect((await streamOutput(running.thread)).map((message) => message.chunk)).toEqual([
+      {
+        case: "meta",
+        value: expect.objectContaining({ status: ThreadStatus.RUNNING, totalBytes: 0n, totalChunks: 0 }),
+      },
+    ]);
 
     const empty = new EngineDouble(kit, await insertThread(kit, orgId));
     await empty.start();
     await empty.complete(null);
     const messages = await streamOutput(empty.thread);
     expect(messages.map((message) => message.chunk.case)).toEqual(["meta", "output"]);
-    expect(messages[1]?.chunk).toMatchObject({ case: "output", value: { chunkIndex: 0, isFinal: true, totalBytes: 0n } });
+    expect(messages[1]?.chunk).toMatchObject({
+      case: "output",
+      value: { chunkIndex: 0, isFinal: true, totalBytes: 0n },
+    });
   });
 });
 
@@ -177,8 +256,23 @@ describe("StreamStepResult", () => {
 
   it("sends the summaries, then each step in path order with data chunks for what did not fit", async () => {
     const messages = await streamSteps(thread, "", 64 * 1024);
-    expect(messages[0]?.chunk).toMatchObject({ case: "meta", value: { totalSteps: 2, steps: [{ stepPath: "0", status: StepStatus.RUNNING }, { stepPath: "1", status: StepStatus.COMPLETED }] } });
-    const kinds = messages.slice(1).map((message) => (message.chunk.case === "data" ? `${message.chunk.value.field}#${message.chunk.value.chunkIndex}` : message.chunk.case));
+    expect(messages[0]?.chunk).toMatchObject({
+      case: "meta",
+      value: {
+        totalSteps: 2,
+        steps: [
+          { stepPath: "0", status: StepStatus.RUNNING },
+          { stepPath: "1", status: StepStatus.COMPLETED },
+        ],
+      },
+    });
+    const kinds = messages
+      .slice(1)
+      .map((message) =>
+        message.chunk.case === "data"
+          ? `${message.chunk.value.field}#${message.chunk.value.chunkIndex}`
+          : message.chunk.case,
+      );
     expect(kinds).toEqual(["step", "step", "input#0", "input#1", "output#0", "output#1", "output#2", "output#3"]);
 
     const large = messages[2]?.chunk;
@@ -187,8 +281,13 @@ describe("StreamStepResult", () => {
     expect(large.value.outputData.length).toBe(64 * 1024);
     expect(large.value.sampleOutput.length).toBe(4096);
 
-    for (const [field, value] of [["input", input], ["output", output]] as const) {
-      const pieces = messages.flatMap((message) => (message.chunk.case === "data" && message.chunk.value.field === field ? [message.chunk.value] : []));
+    for (const [field, value] of [
+      ["input", input],
+      ["output", output],
+    ] as const) {
+      const pieces = messages.flatMap((message) =>
+        message.chunk.case === "data" && message.chunk.value.field === field ? [message.chunk.value] : [],
+      );
       expect(pieces.at(-1)?.isFinal).toBe(true);
       expect(pieces.filter((piece) => piece.isFinal).length).toBe(1);
       expect(new TextDecoder().decode(concat(pieces.map((piece) => piece.data)))).toBe(JSON.stringify(value));
@@ -198,7 +297,10 @@ describe("StreamStepResult", () => {
   it("streams one step on request, and refuses an unknown one", async () => {
     const messages = await streamSteps(thread, "0");
     expect(messages.map((message) => message.chunk.case)).toEqual(["meta", "step"]);
-    expect(messages[1]?.chunk).toMatchObject({ case: "step", value: { stepPath: "0", name: "small", inputTruncated: false } });
+    expect(messages[1]?.chunk).toMatchObject({
+      case: "step",
+      value: { stepPath: "0", name: "small", inputTruncated: false },
+    });
     expect((await failure(streamSteps(thread, "4"))).code).toBe(Code.NotFound);
     expect((await failure(streamSteps(thread, "", -5))).code).toBe(Code.InvalidArgument);
   });

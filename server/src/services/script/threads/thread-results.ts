@@ -1,5 +1,10 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { StepResultChunkSchema, ThreadOutputChunkSchema, type StepResultChunk, type ThreadOutputChunk } from "../../../../../gen/platform/script/v1/result_stream_pb.js";
+import {
+  StepResultChunkSchema,
+  ThreadOutputChunkSchema,
+  type StepResultChunk,
+  type ThreadOutputChunk,
+} from "../../../../../gen/platform/script/v1/result_stream_pb.js";
 import type { ScriptServiceImplementation } from "../../../../../gen/platform/script/v1/script_service_server.js";
 import { principalOf } from "../../../auth/principal.js";
 import { stepNotFound, type ThreadMethodsContext } from "./thread-access.js";
@@ -28,10 +33,12 @@ export function createResultMethods(context: ThreadMethodsContext): ResultMethod
       const now = context.now();
       const full = !request.metadataOnly;
       // The final output exists once the thread is COMPLETED; before, output_data stays empty.
-      const output = thread.status === "completed" ? jsonBytes(await store.output(orgId, thread.id)) : new Uint8Array(0);
+      const output =
+        thread.status === "completed" ? jsonBytes(await store.output(orgId, thread.id)) : new Uint8Array(0);
       const summaries = await results.stepSummaries(orgId, thread.id);
       const details = request.stepPath === "" ? [] : await results.stepTree(orgId, thread.id, request.stepPath);
-      if (request.stepPath !== "" && details[0]?.stepPath !== request.stepPath) throw stepNotFound(thread.id, request.stepPath);
+      if (request.stepPath !== "" && details[0]?.stepPath !== request.stepPath)
+        throw stepNotFound(thread.id, request.stepPath);
       const yields = await results.yields(orgId, thread.id, full ? YIELDED_VALUES_CAP : 0);
       return {
         threadId: thread.id,
@@ -56,7 +63,8 @@ export function createResultMethods(context: ThreadMethodsContext): ResultMethod
       const chunkBytes = chunkBytesOf(request.maxChunkBytes);
       const thread = await context.requireThread(orgId, request.threadId);
       const status = threadStatusOf(thread.status);
-      const message = (chunk: MessageInitShape<typeof ThreadOutputChunkSchema>["chunk"]) => create(ThreadOutputChunkSchema, { threadId: thread.id, chunk });
+      const message = (chunk: MessageInitShape<typeof ThreadOutputChunkSchema>["chunk"]) =>
+        create(ThreadOutputChunkSchema, { threadId: thread.id, chunk });
       // Rather than block until the end (WatchThread is for waiting), an unfinished thread gets
       // its status alone.
       if (thread.status !== "completed") {
@@ -67,7 +75,10 @@ export function createResultMethods(context: ThreadMethodsContext): ResultMethod
       const chunks = pieces(output, chunkBytes);
       yield message({ case: "meta", value: { status, totalBytes: BigInt(output.length), totalChunks: chunks.length } });
       for (const [index, data] of chunks.entries()) {
-        yield message({ case: "output", value: { data, totalBytes: BigInt(output.length), chunkIndex: index, isFinal: index === chunks.length - 1 } });
+        yield message({
+          case: "output",
+          value: { data, totalBytes: BigInt(output.length), chunkIndex: index, isFinal: index === chunks.length - 1 },
+        });
       }
     },
 
@@ -80,22 +91,36 @@ export function createResultMethods(context: ThreadMethodsContext): ResultMethod
       const all = await results.stepSummaries(orgId, thread.id);
       const steps = request.stepPath === "" ? all : all.filter((step) => step.stepPath === request.stepPath);
       if (request.stepPath !== "" && steps.length === 0) throw stepNotFound(thread.id, request.stepPath);
-      const message = (chunk: MessageInitShape<typeof StepResultChunkSchema>["chunk"]) => create(StepResultChunkSchema, { threadId: thread.id, chunk });
+      const message = (chunk: MessageInitShape<typeof StepResultChunkSchema>["chunk"]) =>
+        create(StepResultChunkSchema, { threadId: thread.id, chunk });
 
-      yield message({ case: "meta", value: { totalSteps: steps.length, steps: steps.map((step) => toStepSummary(step, now)) } });
+      yield message({
+        case: "meta",
+        value: { totalSteps: steps.length, steps: steps.map((step) => toStepSummary(step, now)) },
+      });
       // One step's data in memory at a time: inputs and outputs can be megabytes each.
       for (const summary of steps) {
         const row = await store.step(orgId, thread.id, summary.stepPath);
         if (!row) continue;
         yield message({ case: "step", value: toStepDetail(row, chunkBytes, now) });
-        for (const [field, value] of [["input", row.input], ["output", row.output]] as const) {
+        for (const [field, value] of [
+          ["input", row.input],
+          ["output", row.output],
+        ] as const) {
           const bytes = jsonBytes(value);
           if (bytes.length <= chunkBytes) continue;
           const chunks = pieces(bytes, chunkBytes);
           for (const [index, data] of chunks.entries()) {
             yield message({
               case: "data",
-              value: { stepPath: row.stepPath, field, data, totalBytes: BigInt(bytes.length), chunkIndex: index, isFinal: index === chunks.length - 1 },
+              value: {
+                stepPath: row.stepPath,
+                field,
+                data,
+                totalBytes: BigInt(bytes.length),
+                chunkIndex: index,
+                isFinal: index === chunks.length - 1,
+              },
             });
           }
         }

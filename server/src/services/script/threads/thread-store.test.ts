@@ -17,7 +17,10 @@ afterAll(() => kit.close());
 
 it("reads a thread without its input and output, and its output alone within its organization", async () => {
   const output = { text: "y".repeat(100_000) };
-  const engine = new EngineDouble(kit, await insertThread(kit, orgId, { input: { text: "x".repeat(100_000) }, metadata: { team: "a" } }));
+  const engine = new EngineDouble(
+    kit,
+    await insertThread(kit, orgId, { input: { text: "x".repeat(100_000) }, metadata: { team: "a" } }),
+  );
   await engine.start();
   await engine.complete(output, 0);
   const { id } = engine.thread;
@@ -83,21 +86,63 @@ it("reads nothing of a thread through another organization, and writes no event 
 
 it("stores values holding NUL, and strings of digits, and reads them back as they were", async () => {
   const nul = { text: "x\u0000y", "k\u0000": ["\u0000"] };
-  const thread = await insertThread(kit, orgId, { input: nul, status: "running", leaseOwner: "nul-worker", leaseExpiresAt: Date.now() + 3_600_000 });
-  const step = { orgId, threadId: thread.id, stepPath: "0", stepId: "s", name: "s", primitive: "execute", tool: "t", parentPath: "", input: nul, startedAt: 1 };
-  expect(await kit.store.beginStep("nul-worker", step, { ...threadEvent.stepStarted({ ...step, tool: "t" }), at: 1 })).toBe("started");
-  const end = { orgId, threadId: thread.id, stepPath: "0", status: "completed" as const, output: "123", error: "", finishedAt: 2 };
+  const thread = await insertThread(kit, orgId, {
+    input: nul,
+    status: "running",
+    leaseOwner: "nul-worker",
+    leaseExpiresAt: Date.now() + 3_600_000,
+  });
+  const step = {
+    orgId,
+    threadId: thread.id,
+    stepPath: "0",
+    stepId: "s",
+    name: "s",
+    primitive: "execute",
+    tool: "t",
+    parentPath: "",
+    input: nul,
+    startedAt: 1,
+  };
+  expect(
+    await kit.store.beginStep("nul-worker", step, { ...threadEvent.stepStarted({ ...step, tool: "t" }), at: 1 }),
+  ).toBe("started");
+  const end = {
+    orgId,
+    threadId: thread.id,
+    stepPath: "0",
+    status: "completed" as const,
+    output: "123",
+    error: "",
+    finishedAt: 2,
+  };
   expect(await kit.store.finishStep("nul-worker", end, { ...threadEvent.stepCompleted(step, 1), at: 2 })).toBe(true);
   await kit.store.saveStep({ ...step, stepPath: "1", status: "completed", output: nul }, "nul-worker");
   await kit.store.appendEvent(orgId, thread.id, threadEvent.yielded(step, nul, 1, 3));
   await kit.store.appendEvent(orgId, thread.id, threadEvent.stepFailed(step, "bad \u0000 byte"));
   await kit.store.update(thread.id, "nul-worker", { resumeOverride: nul, warnings: ["output/k\u0000: is required"] });
-  expect(await kit.store.endRun(thread.id, "nul-worker", { status: "completed", output: nul }, { ...threadEvent.completed(3, 2), at: 3 })).toBe(true);
+  expect(
+    await kit.store.endRun(
+      thread.id,
+      "nul-worker",
+      { status: "completed", output: nul },
+      { ...threadEvent.completed(3, 2), at: 3 },
+    ),
+  ).toBe(true);
 
-  expect(await kit.store.get(orgId, thread.id)).toMatchObject({ input: nul, output: nul, resumeOverride: nul, warnings: ["output/k\u0000: is required"] });
+  expect(await kit.store.get(orgId, thread.id)).toMatchObject({
+    input: nul,
+    output: nul,
+    resumeOverride: nul,
+    warnings: ["output/k\u0000: is required"],
+  });
   expect(await kit.store.output(orgId, thread.id)).toEqual(nul);
   expect(await kit.store.step(orgId, thread.id, "0")).toMatchObject({ input: nul, output: "123" });
   expect(await kit.store.step(orgId, thread.id, "1")).toMatchObject({ output: nul });
   const events = await kit.store.eventsAfter(orgId, thread.id, 0);
-  expect(events.find((event) => event.kind === "stepFailed")?.payload).toEqual({ stepPath: "0", name: "s", error: "bad \u0000 byte" });
+  expect(events.find((event) => event.kind === "stepFailed")?.payload).toEqual({
+    stepPath: "0",
+    name: "s",
+    error: "bad \u0000 byte",
+  });
 });

@@ -12,7 +12,8 @@ export type NewThread = typeof threads.$inferInsert;
 export type StepRow = typeof threadSteps.$inferSelect;
 export type EventRow = typeof threadEvents.$inferSelect;
 
-const ofSteps = (orgId: string, threadId: string) => and(eq(threadSteps.orgId, orgId), eq(threadSteps.threadId, threadId));
+const ofSteps = (orgId: string, threadId: string) =>
+  and(eq(threadSteps.orgId, orgId), eq(threadSteps.threadId, threadId));
 
 const { input: _input, output: _output, ...headerColumns } = getTableColumns(threads);
 /** The columns of a ThreadHeader, for queries of the API side. */
@@ -46,18 +47,27 @@ export function createThreadStore(db: Database) {
     },
 
     async get(orgId: string, id: string): Promise<ThreadRow | undefined> {
-      const [row] = await db.select().from(threads).where(and(eq(threads.orgId, orgId), eq(threads.id, id)));
+      const [row] = await db
+        .select()
+        .from(threads)
+        .where(and(eq(threads.orgId, orgId), eq(threads.id, id)));
       return row;
     },
 
     async getHeader(orgId: string, id: string): Promise<ThreadHeader | undefined> {
-      const [row] = await db.select(headerColumns).from(threads).where(and(eq(threads.orgId, orgId), eq(threads.id, id)));
+      const [row] = await db
+        .select(headerColumns)
+        .from(threads)
+        .where(and(eq(threads.orgId, orgId), eq(threads.id, id)));
       return row;
     },
 
     /** The thread's final output; null until it completes (and for a thread that does not exist). */
     async output(orgId: string, id: string): Promise<unknown> {
-      const [row] = await db.select({ output: threads.output }).from(threads).where(and(eq(threads.orgId, orgId), eq(threads.id, id)));
+      const [row] = await db
+        .select({ output: threads.output })
+        .from(threads)
+        .where(and(eq(threads.orgId, orgId), eq(threads.id, id)));
       return row?.output ?? null;
     },
 
@@ -72,7 +82,12 @@ export function createThreadStore(db: Database) {
             eq(threads.orgId, orgId),
             page.status ? eq(threads.status, page.status) : undefined,
             page.scriptName ? eq(threads.scriptName, page.scriptName) : undefined,
-            after ? or(lt(threads.createdAt, after.createdAt), and(eq(threads.createdAt, after.createdAt), lt(threads.id, after.id))) : undefined,
+            after
+              ? or(
+                  lt(threads.createdAt, after.createdAt),
+                  and(eq(threads.createdAt, after.createdAt), lt(threads.id, after.id)),
+                )
+              : undefined,
           ),
         )
         .orderBy(desc(threads.createdAt), desc(threads.id))
@@ -115,7 +130,11 @@ export function createThreadStore(db: Database) {
      * "cancel" when a cancel was asked for meanwhile (the safety net behind the cancel signal).
      */
     async renew(id: string, owner: string, leaseMs: number, now: number): Promise<"held" | "cancel" | "lost"> {
-      const [row] = await db.update(threads).set({ leaseExpiresAt: now + leaseMs }).where(owned(id, owner)).returning({ cancel: threads.cancelRequested });
+      const [row] = await db
+        .update(threads)
+        .set({ leaseExpiresAt: now + leaseMs })
+        .where(owned(id, owner))
+        .returning({ cancel: threads.cancelRequested });
       return !row ? "lost" : row.cancel ? "cancel" : "held";
     },
 
@@ -131,16 +150,28 @@ export function createThreadStore(db: Database) {
     },
 
     /** Reads whether a cancel was asked for, and at which step the thread is. */
-    async cancelRequested(orgId: string, id: string): Promise<{ requested: boolean; reason: string; currentStepPath: string }> {
+    async cancelRequested(
+      orgId: string,
+      id: string,
+    ): Promise<{ requested: boolean; reason: string; currentStepPath: string }> {
       const [row] = await db
-        .select({ requested: threads.cancelRequested, reason: threads.cancelReason, currentStepPath: threads.currentStepPath })
+        .select({
+          requested: threads.cancelRequested,
+          reason: threads.cancelReason,
+          currentStepPath: threads.currentStepPath,
+        })
         .from(threads)
         .where(ofThread(orgId, id));
       return row ?? { requested: false, reason: "", currentStepPath: "" };
     },
 
     /** Changes a thread regardless of its lease (API operations: cancel, resume), if `status` still holds. */
-    async updateIfStatus(orgId: string, id: string, statuses: ThreadStatus[], patch: Partial<NewThread>): Promise<ThreadRow | undefined> {
+    async updateIfStatus(
+      orgId: string,
+      id: string,
+      statuses: ThreadStatus[],
+      patch: Partial<NewThread>,
+    ): Promise<ThreadRow | undefined> {
       const [row] = await db
         .update(threads)
         .set(patch)
@@ -150,17 +181,27 @@ export function createThreadStore(db: Database) {
     },
 
     async steps(orgId: string, threadId: string): Promise<StepRow[]> {
-      return db.select().from(threadSteps).where(ofSteps(orgId, threadId)).orderBy(asc(threadSteps.startedAt), asc(threadSteps.stepPath));
+      return db
+        .select()
+        .from(threadSteps)
+        .where(ofSteps(orgId, threadId))
+        .orderBy(asc(threadSteps.startedAt), asc(threadSteps.stepPath));
     },
 
     /** How many of the thread's steps completed (ThreadCompleted `steps_executed`), without reading their data. */
     async completedStepCount(orgId: string, threadId: string): Promise<number> {
-      const [row] = await db.select({ total: count() }).from(threadSteps).where(and(ofSteps(orgId, threadId), eq(threadSteps.status, "completed")));
+      const [row] = await db
+        .select({ total: count() })
+        .from(threadSteps)
+        .where(and(ofSteps(orgId, threadId), eq(threadSteps.status, "completed")));
       return row?.total ?? 0;
     },
 
     async step(orgId: string, threadId: string, stepPath: string): Promise<StepRow | undefined> {
-      const [row] = await db.select().from(threadSteps).where(and(ofSteps(orgId, threadId), eq(threadSteps.stepPath, stepPath)));
+      const [row] = await db
+        .select()
+        .from(threadSteps)
+        .where(and(ofSteps(orgId, threadId), eq(threadSteps.stepPath, stepPath)));
       return row;
     },
 
@@ -172,9 +213,16 @@ export function createThreadStore(db: Database) {
     async saveStep(step: typeof threadSteps.$inferInsert, owner: string): Promise<boolean> {
       const { threadId, stepPath: _stepPath, orgId: _orgId, ...changes } = step;
       return db.transaction(async (tx) => {
-        const [held] = await tx.select({ id: threads.id }).from(threads).where(and(owned(threadId, owner), eq(threads.orgId, step.orgId))).for("update");
+        const [held] = await tx
+          .select({ id: threads.id })
+          .from(threads)
+          .where(and(owned(threadId, owner), eq(threads.orgId, step.orgId)))
+          .for("update");
         if (!held) return false;
-        await tx.insert(threadSteps).values(step).onConflictDoUpdate({ target: [threadSteps.threadId, threadSteps.stepPath], set: changes });
+        await tx
+          .insert(threadSteps)
+          .values(step)
+          .onConflictDoUpdate({ target: [threadSteps.threadId, threadSteps.stepPath], set: changes });
         return true;
       });
     },
@@ -202,7 +250,10 @@ export function createThreadStore(db: Database) {
         )
         select count(*)::int as started from t`);
       if (resultRows<{ started: number }>(result)[0]?.started === 1) return "started";
-      const [row] = await db.select({ owner: threads.leaseOwner, cancel: threads.cancelRequested }).from(threads).where(ofThread(step.orgId, step.threadId));
+      const [row] = await db
+        .select({ owner: threads.leaseOwner, cancel: threads.cancelRequested })
+        .from(threads)
+        .where(ofThread(step.orgId, step.threadId));
       return row?.owner === owner && row.cancel ? "cancelled" : "lost";
     },
 
@@ -240,9 +291,15 @@ export function createThreadStore(db: Database) {
           .where(owned(id, owner))
           .returning({ orgId: threads.orgId, sequence: threads.eventSequence });
         if (!row) return false;
-        await tx
-          .insert(threadEvents)
-          .values({ threadId: id, orgId: row.orgId, sequence: row.sequence, kind: event.kind, stepPath: event.stepPath, payload: event.payload, createdAt: event.at });
+        await tx.insert(threadEvents).values({
+          threadId: id,
+          orgId: row.orgId,
+          sequence: row.sequence,
+          kind: event.kind,
+          stepPath: event.stepPath,
+          payload: event.payload,
+          createdAt: event.at,
+        });
         // A cancel can stop steps mid-way: they end cancelled with the thread, not left running.
         if (patch.status === "cancelled") {
           await tx
@@ -264,7 +321,10 @@ export function createThreadStore(db: Database) {
           .where(ofThread(orgId, threadId))
           .returning({ sequence: threads.eventSequence });
         if (!counter) throw new Error(`no thread ${threadId} in organization ${orgId}`);
-        const [row] = await tx.insert(threadEvents).values({ threadId, orgId, sequence: counter.sequence, ...event }).returning();
+        const [row] = await tx
+          .insert(threadEvents)
+          .values({ threadId, orgId, sequence: counter.sequence, ...event })
+          .returning();
         return row!;
       });
     },
@@ -284,7 +344,9 @@ export function createThreadStore(db: Database) {
       return db
         .select()
         .from(threadEvents)
-        .where(and(eq(threadEvents.orgId, orgId), eq(threadEvents.threadId, threadId), gt(threadEvents.sequence, sequence)))
+        .where(
+          and(eq(threadEvents.orgId, orgId), eq(threadEvents.threadId, threadId), gt(threadEvents.sequence, sequence)),
+        )
         .orderBy(asc(threadEvents.sequence));
     },
   };
@@ -329,4 +391,3 @@ export interface EventWrite extends ThreadEventRecord {
 function jsonParam(value: unknown) {
   return value === undefined || value === null ? sql`null` : sql`${toStoredJson(value)}::jsonb`;
 }
-

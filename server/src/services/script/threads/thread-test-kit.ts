@@ -2,7 +2,15 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { create, type DescMessage, type JsonValue, type DescMethodServerStreaming, type DescMethodUnary, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMessage,
+  type JsonValue,
+  type DescMethodServerStreaming,
+  type DescMethodUnary,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import { createContextValues, createHandlerContext, type HandlerContext, type MethodImpl } from "@connectrpc/connect";
 import { ScriptService } from "../../../../../gen/platform/script/v1/script_service_pb.js";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
@@ -49,7 +57,9 @@ export interface ThreadTestKit {
 
 export const START_MS = 1_700_000_000_000;
 
-export async function openThreadTestKit(options: { allowPrivateCallbacks?: boolean; defaultTimeoutMs?: number } = {}): Promise<ThreadTestKit> {
+export async function openThreadTestKit(
+  options: { allowPrivateCallbacks?: boolean; defaultTimeoutMs?: number } = {},
+): Promise<ThreadTestKit> {
   const database = await openTestDatabase();
   // In-process signals on either engine: the test is one process, as the embedded server is.
   const handle: DatabaseHandle = {
@@ -67,9 +77,23 @@ export async function openThreadTestKit(options: { allowPrivateCallbacks?: boole
   const blobs = createFilesystemBlobStore(blobRoot);
   const artifacts = createArtifactStore(database.db, blobs);
   const downloadBase = { url: "http://downloads.test" };
-  const downloadLinks = createBlobUrlSigner({ signingKey: new Uint8Array(randomBytes(32)), baseUrl: () => downloadBase.url, now: () => clock.ms });
+  const downloadLinks = createBlobUrlSigner({
+    signingKey: new Uint8Array(randomBytes(32)),
+    baseUrl: () => downloadBase.url,
+    now: () => clock.ms,
+  });
   const box = createSecretBox(new Uint8Array(randomBytes(SECRET_KEY_BYTES)));
-  const methods = createThreadMethods({ db: database.db, store, signals, artifacts, downloadLinks, box, now: () => clock.ms, watchPollMs: 50, ...options });
+  const methods = createThreadMethods({
+    db: database.db,
+    store,
+    signals,
+    artifacts,
+    downloadLinks,
+    box,
+    now: () => clock.ms,
+    watchPollMs: 50,
+    ...options,
+  });
   return {
     database,
     store,
@@ -92,7 +116,12 @@ export async function openThreadTestKit(options: { allowPrivateCallbacks?: boole
 /** A handler context as the auth interceptor leaves it, for `orgId`; `signal` stands for the client. */
 export function contextFor(orgId: string, signal?: AbortSignal): HandlerContext {
   const contextValues = createContextValues();
-  contextValues.set(principalKey, { orgId, orgName: `name-of-${orgId.slice(0, 8)}`, keyId: "key", roles: new Set(["admin"]) });
+  contextValues.set(principalKey, {
+    orgId,
+    orgName: `name-of-${orgId.slice(0, 8)}`,
+    keyId: "key",
+    roles: new Set(["admin"]),
+  });
   return createHandlerContext({
     service: ScriptService,
     method: ScriptService.method.getThread,
@@ -135,7 +164,12 @@ export async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
 }
 
 /** Publishes `source` as script `name` in `orgId`, as CreateScript does. */
-export async function publishScript(database: TestDatabase, orgId: string, name: string, source: string): Promise<void> {
+export async function publishScript(
+  database: TestDatabase,
+  orgId: string,
+  name: string,
+  source: string,
+): Promise<void> {
   const document = parseScript(source);
   await createScriptStore(database.db).publish(orgId, {
     name,
@@ -151,16 +185,43 @@ export async function publishScript(database: TestDatabase, orgId: string, name:
  * A new organization with `source` published as a script, and a pending thread of it inserted as
  * CreateThread leaves one: what the engine's tests hand a worker to claim.
  */
-export async function insertScriptThread(database: TestDatabase, store: ThreadStore, source: string, input: Record<string, unknown> = {}): Promise<ThreadRow> {
+export async function insertScriptThread(
+  database: TestDatabase,
+  store: ThreadStore,
+  source: string,
+  input: Record<string, unknown> = {},
+): Promise<ThreadRow> {
   const orgId = await database.createOrganization();
   const name = `s-${randomBytes(4).toString("hex")}`;
   await publishScript(database, orgId, name, source);
-  return store.insert({ orgId, scriptName: name, scriptVersion: 1, input, env: {}, metadata: {}, totalSteps: parseScript(source).steps.length });
+  return store.insert({
+    orgId,
+    scriptName: name,
+    scriptVersion: 1,
+    input,
+    env: {},
+    metadata: {},
+    totalSteps: parseScript(source).steps.length,
+  });
 }
 
 /** Inserts a thread row directly (what CreateThread leaves), with `patch` over the defaults. */
-export async function insertThread(kit: ThreadTestKit, orgId: string, patch: Partial<NewThread> = {}): Promise<ThreadRow> {
-  return kit.store.insert({ orgId, scriptName: "demo", scriptVersion: 1, input: {}, env: {}, metadata: {}, totalSteps: 2, createdAt: kit.clock.ms, ...patch });
+export async function insertThread(
+  kit: ThreadTestKit,
+  orgId: string,
+  patch: Partial<NewThread> = {},
+): Promise<ThreadRow> {
+  return kit.store.insert({
+    orgId,
+    scriptName: "demo",
+    scriptVersion: 1,
+    input: {},
+    env: {},
+    metadata: {},
+    totalSteps: 2,
+    createdAt: kit.clock.ms,
+    ...patch,
+  });
 }
 
 const OWNER = "test-worker";
@@ -189,17 +250,37 @@ export class EngineDouble {
     });
   }
 
-  async stepStarted(path: string, step: { name: string; primitive?: string; tool?: string; input?: unknown }): Promise<void> {
+  async stepStarted(
+    path: string,
+    step: { name: string; primitive?: string; tool?: string; input?: unknown },
+  ): Promise<void> {
     const parentPath = path.split(".").slice(0, -2).join(".");
-    await this.save(path, { name: step.name, primitive: step.primitive ?? "execute", tool: step.tool ?? "", parentPath, status: "running", input: step.input ?? null, startedAt: this.kit.clock.ms });
+    await this.save(path, {
+      name: step.name,
+      primitive: step.primitive ?? "execute",
+      tool: step.tool ?? "",
+      parentPath,
+      status: "running",
+      input: step.input ?? null,
+      startedAt: this.kit.clock.ms,
+    });
     await this.kit.store.update(this.thread.id, OWNER, { currentStepPath: path, currentStepName: step.name });
-    await this.emit(threadEvent.stepStarted({ stepPath: path, name: step.name, primitive: step.primitive ?? "execute", tool: step.tool ?? "" }));
+    await this.emit(
+      threadEvent.stepStarted({
+        stepPath: path,
+        name: step.name,
+        primitive: step.primitive ?? "execute",
+        tool: step.tool ?? "",
+      }),
+    );
   }
 
   async stepCompleted(path: string, output: unknown): Promise<void> {
     const row = await this.kit.store.step(this.thread.orgId, this.thread.id, path);
     await this.save(path, { status: "completed", output, finishedAt: this.kit.clock.ms });
-    await this.emit(threadEvent.stepCompleted({ stepPath: path, name: row?.name ?? "" }, this.kit.clock.ms - (row?.startedAt ?? 0)));
+    await this.emit(
+      threadEvent.stepCompleted({ stepPath: path, name: row?.name ?? "" }, this.kit.clock.ms - (row?.startedAt ?? 0)),
+    );
   }
 
   async stepFailed(path: string, error: string): Promise<void> {
@@ -209,12 +290,16 @@ export class EngineDouble {
   }
 
   async decision(path: string, chosenBranch: string): Promise<void> {
-    await this.emit(threadEvent.decision(path, { strategy: "rule", chosenBranch, reasoning: `matched ${chosenBranch}` }));
+    await this.emit(
+      threadEvent.decision(path, { strategy: "rule", chosenBranch, reasoning: `matched ${chosenBranch}` }),
+    );
   }
 
   async yielded(path: string, value: unknown): Promise<void> {
     const sequence = await this.kit.store.nextYieldSequence(this.thread.orgId, this.thread.id);
-    await this.emit(threadEvent.yielded({ stepPath: path, name: `yield ${path}` }, value as JsonValue, sequence, this.kit.clock.ms));
+    await this.emit(
+      threadEvent.yielded({ stepPath: path, name: `yield ${path}` }, value as JsonValue, sequence, this.kit.clock.ms),
+    );
   }
 
   async pause(path: string): Promise<void> {
@@ -224,12 +309,22 @@ export class EngineDouble {
 
   /** `warnings` stands for the output's mismatches with `outputs`, which the worker records. */
   async complete(output: unknown, stepsExecuted = 0, warnings: string[] = []): Promise<void> {
-    await this.kit.store.release(this.thread.id, OWNER, { status: "completed", output, warnings, finishedAt: this.kit.clock.ms });
+    await this.kit.store.release(this.thread.id, OWNER, {
+      status: "completed",
+      output,
+      warnings,
+      finishedAt: this.kit.clock.ms,
+    });
     await this.emit(threadEvent.completed(this.kit.clock.ms - this.thread.createdAt, stepsExecuted));
   }
 
   async fail(error: string, failedStepPath = ""): Promise<void> {
-    await this.kit.store.release(this.thread.id, OWNER, { status: "failed", error, failedStepPath, finishedAt: this.kit.clock.ms });
+    await this.kit.store.release(this.thread.id, OWNER, {
+      status: "failed",
+      error,
+      failedStepPath,
+      finishedAt: this.kit.clock.ms,
+    });
     await this.emit(threadEvent.failed(error, { stepPath: failedStepPath, name: "" }));
   }
 

@@ -4,7 +4,17 @@ import type { StepEvent, ThreadEvent } from "../../../../../gen/platform/script/
 import { ScriptService } from "../../../../../gen/platform/script/v1/script_service_pb.js";
 import { StepStatus } from "../../../../../gen/platform/script/v1/thread_pb.js";
 import { failure } from "../../../../test/connect-failure.js";
-import { call, collect, contextFor, EngineDouble, insertThread, openThreadTestKit, publishScript, stream as streamOf, type ThreadTestKit } from "./thread-test-kit.js";
+import {
+  call,
+  collect,
+  contextFor,
+  EngineDouble,
+  insertThread,
+  openThreadTestKit,
+  publishScript,
+  stream as streamOf,
+  type ThreadTestKit,
+} from "./thread-test-kit.js";
 import { threadEvent } from "./thread-events.js";
 import type { ThreadRow } from "./thread-store.js";
 
@@ -41,15 +51,24 @@ afterAll(() => kit.close());
 
 const methods = ScriptService.method;
 
-function watchThread(thread: ThreadRow, options: { org?: string; signal?: AbortSignal } = {}): AsyncIterator<ThreadEvent> {
-  return streamOf(methods.watchThread, kit.methods.watchThread, { threadId: thread.id }, contextFor(options.org ?? orgId, options.signal));
+function watchThread(
+  thread: ThreadRow,
+  options: { org?: string; signal?: AbortSignal } = {},
+): AsyncIterator<ThreadEvent> {
+  return streamOf(
+    methods.watchThread,
+    kit.methods.watchThread,
+    { threadId: thread.id },
+    contextFor(options.org ?? orgId, options.signal),
+  );
 }
 
 function watchStep(thread: ThreadRow, stepPath: string): AsyncIterable<StepEvent> {
   return streamOf(methods.watchStep, kit.methods.watchStep, { threadId: thread.id, stepPath }, contextFor(orgId));
 }
 
-const resume = (thread: ThreadRow) => call(methods.resumeThread, kit.methods.resumeThread, { threadId: thread.id }, contextFor(orgId));
+const resume = (thread: ThreadRow) =>
+  call(methods.resumeThread, kit.methods.resumeThread, { threadId: thread.id }, contextFor(orgId));
 
 /** The next `count` messages of a stream. */
 async function next<T>(stream: AsyncIterator<T>, count: number): Promise<T[]> {
@@ -138,8 +157,15 @@ describe("WatchThread", () => {
     const stream = watchThread(thread);
     const live = rest(stream);
     await replayed; // the stream has read the (empty) history and waits for events
-    await call(methods.cancelThread, kit.methods.cancelThread, { threadId: thread.id, reason: "bye" }, contextFor(orgId));
-    expect((await live).map((event) => event.event)).toEqual([expect.objectContaining({ case: "cancelled", value: expect.objectContaining({ reason: "bye" }) })]);
+    await call(
+      methods.cancelThread,
+      kit.methods.cancelThread,
+      { threadId: thread.id, reason: "bye" },
+      contextFor(orgId),
+    );
+    expect((await live).map((event) => event.event)).toEqual([
+      expect.objectContaining({ case: "cancelled", value: expect.objectContaining({ reason: "bye" }) }),
+    ]);
   });
 
   it("finds events written without a signal by polling", async () => {
@@ -183,7 +209,14 @@ describe("WatchStep", () => {
     await engine.start();
     const stream = watchStep(engine.thread, "1")[Symbol.asyncIterator]();
     const [snapshot] = await next(stream, 1);
-    expect(snapshot).toMatchObject({ threadId: engine.thread.id, stepPath: "1", event: { case: "snapshot", value: { status: StepStatus.PENDING, name: "route", primitive: "decide", startedAtMs: 0n } } });
+    expect(snapshot).toMatchObject({
+      threadId: engine.thread.id,
+      stepPath: "1",
+      event: {
+        case: "snapshot",
+        value: { status: StepStatus.PENDING, name: "route", primitive: "decide", startedAtMs: 0n },
+      },
+    });
 
     const live = rest(stream);
     await engine.stepStarted("0", { name: "prepare", primitive: "set" });
@@ -195,7 +228,10 @@ describe("WatchStep", () => {
     const events = await live;
     expect(casesOf(events)).toEqual(["decision", "done"]);
     expect(events[0]?.event).toMatchObject({ case: "decision", value: { strategy: "rule", chosenBranch: "big" } });
-    expect(events[1]?.event).toMatchObject({ case: "done", value: { durationMs: 40n, outputBytes: BigInt('{"chosen":"big"}'.length) } });
+    expect(events[1]?.event).toMatchObject({
+      case: "done",
+      value: { durationMs: 40n, outputBytes: BigInt('{"chosen":"big"}'.length) },
+    });
   });
 
   it("replays the running step's decision to a late subscriber and ends on `step_failed`", async () => {
@@ -205,12 +241,24 @@ describe("WatchStep", () => {
     await engine.decision("1", "other");
     const stream = watchStep(engine.thread, "1")[Symbol.asyncIterator]();
     const replayed = await next(stream, 2);
-    expect(replayed[0]?.event).toMatchObject({ case: "snapshot", value: { status: StepStatus.RUNNING, name: "route" } });
-    expect(new TextDecoder().decode(replayed[0]?.event.case === "snapshot" ? replayed[0].event.value.sampleInput : undefined)).toBe('{"q":1}');
+    expect(replayed[0]?.event).toMatchObject({
+      case: "snapshot",
+      value: { status: StepStatus.RUNNING, name: "route" },
+    });
+    expect(
+      new TextDecoder().decode(
+        replayed[0]?.event.case === "snapshot" ? replayed[0].event.value.sampleInput : undefined,
+      ),
+    ).toBe('{"q":1}');
     expect(replayed[1]?.event).toMatchObject({ case: "decision", value: { chosenBranch: "other" } });
     const live = rest(stream);
     await engine.stepFailed("1", "no branch");
-    expect((await live).map((event) => event.event)).toEqual([expect.objectContaining({ case: "stepFailed", value: expect.objectContaining({ error: "no branch", stepPath: "1" }) })]);
+    expect((await live).map((event) => event.event)).toEqual([
+      expect.objectContaining({
+        case: "stepFailed",
+        value: expect.objectContaining({ error: "no branch", stepPath: "1" }),
+      }),
+    ]);
   });
 
   it("sends only the snapshot for a finished step", async () => {
@@ -219,7 +267,9 @@ describe("WatchStep", () => {
     await engine.stepStarted("0", { name: "prepare", primitive: "set" });
     await engine.stepCompleted("0", { x: 1 });
     const events = await collect(watchStep(engine.thread, "0"));
-    expect(events.map((event) => event.event)).toEqual([expect.objectContaining({ case: "snapshot", value: expect.objectContaining({ status: StepStatus.COMPLETED }) })]);
+    expect(events.map((event) => event.event)).toEqual([
+      expect.objectContaining({ case: "snapshot", value: expect.objectContaining({ status: StepStatus.COMPLETED }) }),
+    ]);
   });
 
   it("does not replay a step's earlier run once it runs again after a resume", async () => {
@@ -261,8 +311,15 @@ describe("WatchStep", () => {
     expect((await failure(collect(watchStep(thread, "1.x")))).code).toBe(Code.InvalidArgument);
     // A child of the decide's first branch exists in the document.
     const stream = watchStep(thread, "1.0.0")[Symbol.asyncIterator]();
-    expect((await stream.next()).value?.event).toMatchObject({ case: "snapshot", value: { status: StepStatus.PENDING, name: "inner", primitive: "yield" } });
+    expect((await stream.next()).value?.event).toMatchObject({
+      case: "snapshot",
+      value: { status: StepStatus.PENDING, name: "inner", primitive: "yield" },
+    });
     await stream.return?.();
-    expect(ConnectError.from(await failure(collect(watchStep({ ...thread, id: "00000000-0000-4000-8000-000000000000" }, "0")))).code).toBe(Code.NotFound);
+    expect(
+      ConnectError.from(
+        await failure(collect(watchStep({ ...thread, id: "00000000-0000-4000-8000-000000000000" }, "0"))),
+      ).code,
+    ).toBe(Code.NotFound);
   });
 });

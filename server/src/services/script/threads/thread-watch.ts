@@ -7,7 +7,15 @@ import { stepAtPath } from "../dsl/step-paths.js";
 import { createScriptStore } from "../script-store.js";
 import { EventFeed } from "./event-feed.js";
 import { stepNotFound, type ThreadMethodsContext } from "./thread-access.js";
-import { eventKind, FINISHED_STEP, TERMINAL_EVENT_KINDS, toStepDone, toStepEvent, toStepSnapshot, toThreadEvent } from "./thread-messages.js";
+import {
+  eventKind,
+  FINISHED_STEP,
+  TERMINAL_EVENT_KINDS,
+  toStepDone,
+  toStepEvent,
+  toStepSnapshot,
+  toThreadEvent,
+} from "./thread-messages.js";
 import { checkStepPath } from "./thread-requests.js";
 import type { EventRow, ThreadHeader } from "./thread-store.js";
 
@@ -24,7 +32,10 @@ export function createWatchMethods(context: ThreadMethodsContext): WatchMethods 
   const scripts = createScriptStore(context.db);
 
   /** Name and primitive of a step the thread has not reached, from its pinned script version. */
-  async function plannedStep(thread: ThreadHeader, stepPath: string): Promise<{ name: string; primitive: string } | undefined> {
+  async function plannedStep(
+    thread: ThreadHeader,
+    stepPath: string,
+  ): Promise<{ name: string; primitive: string } | undefined> {
     const version = await scripts.getVersion(thread.orgId, thread.scriptName, thread.scriptVersion);
     const step = version ? stepAtPath(parseScript(version.source), stepPath) : undefined;
     return step ? { name: step.name, primitive: step.primitive } : undefined;

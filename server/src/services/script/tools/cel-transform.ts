@@ -25,10 +25,13 @@ export function evaluateTransform(expression: string, data: JsonValue): JsonValu
   try {
     program = plan(env, parse(expression));
   } catch (error) {
-    throw invalidInput(`json.transform: expression does not parse: ${error instanceof Error ? error.message : String(error)}`);
+    throw invalidInput(
+      `json.transform: expression does not parse: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const value = program({ data: toCel(data) });
-  if (isCelError(value)) throw new ToolError("failed", `json.transform: evaluating the expression failed: ${value.message}`);
+  if (isCelError(value))
+    throw new ToolError("failed", `json.transform: evaluating the expression failed: ${value.message}`);
   return fromCel(value, "result");
 }
 
@@ -48,7 +51,8 @@ function fromCel(value: CelValue, path: string): JsonValue {
   if (value === null || typeof value === "string" || typeof value === "boolean") return value;
   if (typeof value === "bigint") return safeNumber(value, path);
   if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new ToolError("failed", `json.transform: ${path} is ${value}, which JSON cannot hold`);
+    if (!Number.isFinite(value))
+      throw new ToolError("failed", `json.transform: ${path} is ${value}, which JSON cannot hold`);
     return value;
   }
   if (isCelUint(value)) return safeNumber(value.value, path);
@@ -58,7 +62,12 @@ function fromCel(value: CelValue, path: string): JsonValue {
     const object: JsonObject = {};
     for (const [key, item] of value) {
       const name = isCelUint(key) ? String(key.value) : String(key);
-      Object.defineProperty(object, name, { value: fromCel(item, `${path}[${JSON.stringify(name)}]`), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(object, name, {
+        value: fromCel(item, `${path}[${JSON.stringify(name)}]`),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return object;
   }
@@ -69,7 +78,10 @@ function fromCel(value: CelValue, path: string): JsonValue {
 
 function safeNumber(value: bigint, path: string): number {
   if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
-    throw new ToolError("failed", `json.transform: ${path} is ${value}, beyond the ±2^53 that a JSON number holds exactly`);
+    throw new ToolError(
+      "failed",
+      `json.transform: ${path} is ${value}, beyond the ±2^53 that a JSON number holds exactly`,
+    );
   }
   return Number(value);
 }

@@ -21,7 +21,9 @@ const never = new AbortController().signal;
 const RUNAWAY = { expression: "data.all(x, data.all(y, y >= 0))", data: Array.from({ length: 3000 }, (_, i) => i) };
 
 /** Counts the ticks of a 10 ms timer while `work` runs: the event loop's responsiveness. */
-async function ticksDuring<T>(work: Promise<T>): Promise<{ ticks: number; elapsedMs: number; settled: PromiseSettledResult<T> }> {
+async function ticksDuring<T>(
+  work: Promise<T>,
+): Promise<{ ticks: number; elapsedMs: number; settled: PromiseSettledResult<T> }> {
   let ticks = 0;
   const timer = setInterval(() => ticks++, 10);
   const started = performance.now();
@@ -33,25 +35,50 @@ async function ticksDuring<T>(work: Promise<T>): Promise<{ ticks: number; elapse
 describe("the json.transform worker pool", () => {
   it("evaluates in a worker and passes failures back as ToolErrors", async () => {
     const workers = pool({ size: 1 });
-    expect(await workers.transform({ expression: "data.items.map(i, i * 2)", data: { items: [1, 2, 3] } }, { signal: never, timeLimitMs: 5_000 })).toEqual([2, 4, 6]);
-    expect((await toolError(workers.transform({ expression: "data.a +", data: {} }, { signal: never, timeLimitMs: 5_000 }), "invalid_input")).message).toMatch(/^json\.transform: expression does not parse/);
-    expect((await toolError(workers.transform({ expression: "data.b", data: {} }, { signal: never, timeLimitMs: 5_000 }), "failed")).message).toContain("b");
+    expect(
+      await workers.transform(
+        { expression: "data.items.map(i, i * 2)", data: { items: [1, 2, 3] } },
+        { signal: never, timeLimitMs: 5_000 },
+      ),
+    ).toEqual([2, 4, 6]);
+    expect(
+      (
+        await toolError(
+          workers.transform({ expression: "data.a +", data: {} }, { signal: never, timeLimitMs: 5_000 }),
+          "invalid_input",
+        )
+      ).message,
+    ).toMatch(/^json\.transform: expression does not parse/);
+    expect(
+      (
+        await toolError(
+          workers.transform({ expression: "data.b", data: {} }, { signal: never, timeLimitMs: 5_000 }),
+          "failed",
+        )
+      ).message,
+    ).toContain("b");
   });
 
   it("stops a runaway expression at its time limit while the event loop keeps running", async () => {
     const workers = pool({ size: 1 });
     await workers.transform({ expression: "1", data: null }, { signal: never, timeLimitMs: 5_000 }); // a started worker: the limit counts evaluation only
-    const { ticks, elapsedMs, settled } = await ticksDuring(workers.transform(RUNAWAY, { signal: never, timeLimitMs: 300 }));
+    const { ticks, elapsedMs, settled } = await ticksDuring(
+      workers.transform(RUNAWAY, { signal: never, timeLimitMs: 300 }),
+    );
     expect(settled.status).toBe("rejected");
     const error = (settled as PromiseRejectedResult).reason as ToolError;
     expect(error).toBeInstanceOf(ToolError);
     expect(error.reason).toBe("timeout");
-    expect(error.message).toBe("json.transform: the expression did not finish within the limit of 300ms and was stopped");
+    expect(error.message).toBe(
+      "json.transform: the expression did not finish within the limit of 300ms and was stopped",
+    );
     expect(elapsedMs).toBeGreaterThanOrEqual(290);
     expect(elapsedMs).toBeLessThan(1_500);
     expect(ticks).toBeGreaterThanOrEqual(15); // 30 if the loop were never blocked; 0 if the evaluation ran on it
     // The terminated worker was replaced: the pool answers the next call.
-    expect(await workers.transform({ expression: "data + 1", data: 41 }, { signal: never, timeLimitMs: 5_000 })).toBe(42);
+    expect(await workers.transform({ expression: "data + 1", data: 41 }, { signal: never, timeLimitMs: 5_000 })).toBe(
+      42,
+    );
   });
 
   it("terminates an evaluation when its signal aborts, with the signal's reason", async () => {
@@ -61,17 +88,28 @@ describe("the json.transform worker pool", () => {
     // timer; the runaway expression runs for seconds, so the abort lands while it runs.
     setTimeout(() => controller.abort(new ToolError("cancelled", "json.transform was cancelled")), 100);
     const started = performance.now();
-    const error = await toolError(workers.transform(RUNAWAY, { signal: controller.signal, timeLimitMs: 10_000 }), "cancelled");
+    const error = await toolError(
+      workers.transform(RUNAWAY, { signal: controller.signal, timeLimitMs: 10_000 }),
+      "cancelled",
+    );
     expect(error.message).toBe("json.transform was cancelled");
     expect(performance.now() - started).toBeLessThan(1_500);
-    expect(await workers.transform({ expression: "'still' + ' here'", data: null }, { signal: never, timeLimitMs: 5_000 })).toBe("still here");
+    expect(
+      await workers.transform({ expression: "'still' + ' here'", data: null }, { signal: never, timeLimitMs: 5_000 }),
+    ).toBe("still here");
   });
 
   it("takes a cancelled call out of the queue without touching the running one", async () => {
     const workers = pool({ size: 1 });
-    const running = workers.transform({ ...RUNAWAY, data: RUNAWAY.data.slice(0, 1500) }, { signal: never, timeLimitMs: 10_000 });
+    const running = workers.transform(
+      { ...RUNAWAY, data: RUNAWAY.data.slice(0, 1500) },
+      { signal: never, timeLimitMs: 10_000 },
+    );
     const controller = new AbortController();
-    const queued = workers.transform({ expression: "1", data: null }, { signal: controller.signal, timeLimitMs: 10_000 });
+    const queued = workers.transform(
+      { expression: "1", data: null },
+      { signal: controller.signal, timeLimitMs: 10_000 },
+    );
     controller.abort();
     expect((await toolError(queued, "cancelled")).message).toBe("json.transform: the call was cancelled");
     expect(await running).toBe(true);
@@ -81,22 +119,45 @@ describe("the json.transform worker pool", () => {
     const workers = pool({ size: 1, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 } });
     expect(workers.memoryMiB).toBe(32);
     const strings = Array.from({ length: 2000 }, (_, i) => `item-${i}`);
-    const error = await toolError(workers.transform({ expression: "data.map(x, data.map(y, x + y)).size()", data: strings }, { signal: never, timeLimitMs: 20_000 }), "failed");
-    expect(error.message).toBe("json.transform: the expression needed more than its memory limit of 32 MiB and was stopped");
-    expect(await workers.transform({ expression: "size(data)", data: strings }, { signal: never, timeLimitMs: 5_000 })).toBe(2000);
+    const error = await toolError(
+      workers.transform(
+        { expression: "data.map(x, data.map(y, x + y)).size()", data: strings },
+        { signal: never, timeLimitMs: 20_000 },
+      ),
+      "failed",
+    );
+    expect(error.message).toBe(
+      "json.transform: the expression needed more than its memory limit of 32 MiB and was stopped",
+    );
+    expect(
+      await workers.transform({ expression: "size(data)", data: strings }, { signal: never, timeLimitMs: 5_000 }),
+    ).toBe(2000);
   });
 
   it("runs calls beyond its size in order as workers free up", async () => {
     const workers = pool({ size: 2 });
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => workers.transform({ expression: "data * data", data: i }, { signal: never, timeLimitMs: 5_000 })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        workers.transform({ expression: "data * data", data: i }, { signal: never, timeLimitMs: 5_000 }),
+      ),
+    );
     expect(results).toEqual([0, 1, 4, 9, 16, 25]);
   });
 
   it("refuses calls once closed", async () => {
     const workers = createCelWorkerPool({ size: 1 });
-    expect(await workers.transform({ expression: "true", data: null }, { signal: never, timeLimitMs: 5_000 })).toBe(true);
+    expect(await workers.transform({ expression: "true", data: null }, { signal: never, timeLimitMs: 5_000 })).toBe(
+      true,
+    );
     await workers.close();
-    expect((await toolError(workers.transform({ expression: "true", data: null }, { signal: never, timeLimitMs: 5_000 }), "unavailable")).message).toBe("json.transform: the server is stopping");
+    expect(
+      (
+        await toolError(
+          workers.transform({ expression: "true", data: null }, { signal: never, timeLimitMs: 5_000 }),
+          "unavailable",
+        )
+      ).message,
+    ).toBe("json.transform: the server is stopping");
   });
 
   it("starts its workers under the binary's loader too (tsx registered at run time, no vitest)", async () => {

@@ -72,7 +72,13 @@ export function createCelWorkerPool(options: CelWorkerPoolOptions = {}): CelWork
   let closed = false;
 
   function spawn(): void {
-    const slot: Slot = { worker: new Worker(ENTRY, { resourceLimits, name: "json.transform" }), ready: false, job: undefined, retired: false, fault: undefined };
+    const slot: Slot = {
+      worker: new Worker(ENTRY, { resourceLimits, name: "json.transform" }),
+      ready: false,
+      job: undefined,
+      retired: false,
+      fault: undefined,
+    };
     slot.worker.on("message", (message: WorkerMessage) => onMessage(slot, message));
     slot.worker.on("error", (error) => (slot.fault = error));
     slot.worker.on("exit", () => onExit(slot));
@@ -96,7 +102,11 @@ export function createCelWorkerPool(options: CelWorkerPoolOptions = {}): CelWork
     if (closed) return;
     if (!slot.ready && !slot.retired) {
       // A worker that dies before it is ready would die again: fail the waiting calls instead of looping.
-      const error = new ToolError("failed", `json.transform: the evaluation worker did not start: ${slot.fault?.message ?? "it exited"}`, { cause: slot.fault });
+      const error = new ToolError(
+        "failed",
+        `json.transform: the evaluation worker did not start: ${slot.fault?.message ?? "it exited"}`,
+        { cause: slot.fault },
+      );
       for (const job of queue.splice(0)) finish(job, error);
       return;
     }
@@ -141,7 +151,17 @@ export function createCelWorkerPool(options: CelWorkerPoolOptions = {}): CelWork
     slot.job = job;
     slot.worker.ref();
     const limit = formatDuration(job.timeLimitMs);
-    job.timer = setTimeout(() => stop(slot, new ToolError("timeout", `json.transform: the expression did not finish within the limit of ${limit} and was stopped`)), job.timeLimitMs);
+    job.timer = setTimeout(
+      () =>
+        stop(
+          slot,
+          new ToolError(
+            "timeout",
+            `json.transform: the expression did not finish within the limit of ${limit} and was stopped`,
+          ),
+        ),
+      job.timeLimitMs,
+    );
     slot.worker.postMessage(job.task);
   }
 
@@ -193,13 +213,21 @@ function stopping(): ToolError {
 /** The signal's own reason when it is a ToolError (the registry's timeout or cancel), else a cancel. */
 function abortError(signal: AbortSignal): ToolError {
   const reason: unknown = signal.reason;
-  return reason instanceof ToolError ? reason : new ToolError("cancelled", "json.transform: the call was cancelled", { cause: reason });
+  return reason instanceof ToolError
+    ? reason
+    : new ToolError("cancelled", "json.transform: the call was cancelled", { cause: reason });
 }
 
 function crashError(fault: Error | undefined, heapMiB: number | undefined): ToolError {
   if ((fault as NodeJS.ErrnoException | undefined)?.code === "ERR_WORKER_OUT_OF_MEMORY") {
     const limit = heapMiB === undefined ? "its memory limit" : `its memory limit of ${heapMiB} MiB`;
-    return new ToolError("failed", `json.transform: the expression needed more than ${limit} and was stopped`, { cause: fault });
+    return new ToolError("failed", `json.transform: the expression needed more than ${limit} and was stopped`, {
+      cause: fault,
+    });
   }
-  return new ToolError("failed", `json.transform: the evaluation worker stopped unexpectedly: ${fault?.message ?? "it exited"}`, { cause: fault });
+  return new ToolError(
+    "failed",
+    `json.transform: the evaluation worker stopped unexpectedly: ${fault?.message ?? "it exited"}`,
+    { cause: fault },
+  );
 }

@@ -29,7 +29,14 @@ port.on("message", (task: TransformTask) => {
     answer = { kind: "result", value: evaluateTransform(task.expression, task.data) };
   } catch (error) {
     // A RangeError (stack overflow on deep data) is as much the expression's failure as a CEL error.
-    answer = error instanceof ToolError ? { kind: "error", reason: error.reason, message: error.message } : { kind: "error", reason: "failed", message: `json.transform: ${error instanceof Error ? error.message : String(error)}` };
+    answer =
+      error instanceof ToolError
+        ? { kind: "error", reason: error.reason, message: error.message }
+        : {
+            kind: "error",
+            reason: "failed",
+            message: `json.transform: ${error instanceof Error ? error.message : String(error)}`,
+          };
   }
   port.postMessage(answer);
 });

@@ -10,7 +10,8 @@ import type { JsonObject } from "./tool.js";
 
 // The test server listens on loopback, which only a server allowing private networks reaches.
 const registry = createToolRegistry([createNativeToolSource({ allowPrivateNetwork: true })]);
-const request = (input: JsonObject, signal?: AbortSignal) => registry.invoke("org", "http.request", input, testContext(signal));
+const request = (input: JsonObject, signal?: AbortSignal) =>
+  registry.invoke("org", "http.request", input, testContext(signal));
 
 let server: TestServer;
 /** Called, once each, when the server receives the next /slow request. */
@@ -59,7 +60,12 @@ beforeAll(async () => {
       return void setTimeout(() => response.end("late"), 5_000).unref();
     }
     // Echo: what the server received, so tests can look at it.
-    sendJson(response, 201, { method: received.method, url: received.url, headers: received.headers, body: received.body });
+    sendJson(response, 201, {
+      method: received.method,
+      url: received.url,
+      headers: received.headers,
+      body: received.body,
+    });
   });
 });
 
@@ -89,12 +95,20 @@ describe("http.request", () => {
   });
 
   it("adds query parameters, repeated for arrays, to those already in the URL", async () => {
-    const { body } = (await request({ url: `${server.url}/echo?keep=1`, query: { q: "a b", n: 2, flag: true, tag: ["x", "y"] } })) as JsonObject;
+    const { body } = (await request({
+      url: `${server.url}/echo?keep=1`,
+      query: { q: "a b", n: 2, flag: true, tag: ["x", "y"] },
+    })) as JsonObject;
     expect((body as JsonObject).url).toBe("/echo?keep=1&q=a+b&n=2&flag=true&tag=x&tag=y");
   });
 
   it("sends a JSON body with the step's idempotency key on POST", async () => {
-    const { status, body } = (await request({ method: "post", url: `${server.url}/echo`, body: { name: "x", n: [1] }, headers: { "x-trace": "t1" } })) as JsonObject;
+    const { status, body } = (await request({
+      method: "post",
+      url: `${server.url}/echo`,
+      body: { name: "x", n: [1] },
+      headers: { "x-trace": "t1" },
+    })) as JsonObject;
     expect(status).toBe(201);
     const echoed = body as { method: string; headers: Record<string, string>; body: string };
     expect(echoed.method).toBe("POST");
@@ -149,11 +163,15 @@ describe("http.request", () => {
 
   it("refuses a response whose declared length is over the cap", async () => {
     const error = await toolError(request({ url: `${server.url}/huge-declared` }), "failed");
-    expect(error.message).toMatch(/the response body of GET http:\/\/127\.0\.0\.1:\d+\/huge-declared is larger than the limit of 10 MiB/);
+    expect(error.message).toMatch(
+      /the response body of GET http:\/\/127\.0\.0\.1:\d+\/huge-declared is larger than the limit of 10 MiB/,
+    );
   });
 
   it("stops reading a streamed response at the cap", async () => {
-    expect((await toolError(request({ url: `${server.url}/huge-streamed` }), "failed")).message).toContain("is larger than the limit of 10 MiB");
+    expect((await toolError(request({ url: `${server.url}/huge-streamed` }), "failed")).message).toContain(
+      "is larger than the limit of 10 MiB",
+    );
   });
 
   it("counts the body against the thread's memory as it arrives, and stops reading when it does not fit", async () => {
@@ -165,12 +183,23 @@ describe("http.request", () => {
     reserved = 0;
     const limited = {
       reserve(bytes: number) {
-        if (reserved + bytes > 3 * 1024 * 1024) throw new Error(`step "get" (0) exceeded the thread's memory limit of 3 MiB`);
+        if (reserved + bytes > 3 * 1024 * 1024)
+          throw new Error(`step "get" (0) exceeded the thread's memory limit of 3 MiB`);
         reserved += bytes;
       },
     };
-    const error = await toolError(registry.invoke("org", "http.request", { url: `${server.url}/huge-streamed` }, { ...testContext(), memory: limited }), "failed");
-    expect(error.message).toBe(`http.request: the response body of GET ${server.url}/huge-streamed was not read in full: step "get" (0) exceeded the thread's memory limit of 3 MiB`);
+    const error = await toolError(
+      registry.invoke(
+        "org",
+        "http.request",
+        { url: `${server.url}/huge-streamed` },
+        { ...testContext(), memory: limited },
+      ),
+      "failed",
+    );
+    expect(error.message).toBe(
+      `http.request: the response body of GET ${server.url}/huge-streamed was not read in full: step "get" (0) exceeded the thread's memory limit of 3 MiB`,
+    );
     expect(reserved).toBeLessThanOrEqual(3 * 1024 * 1024);
   });
 
@@ -202,19 +231,24 @@ describe("http.request", () => {
       return new Response("hi", { status: 200, headers: { "content-type": "text/plain" } });
     };
     const own = createToolRegistry([createNativeToolSource({ fetch: fake })]);
-    expect(await own.invoke("org", "http.request", { url: "https://example.com/a" }, testContext())).toMatchObject({ body: "hi" });
+    expect(await own.invoke("org", "http.request", { url: "https://example.com/a" }, testContext())).toMatchObject({
+      body: "hi",
+    });
     expect(seen).toEqual(["https://example.com/a"]);
   });
 });
 
 describe("http.request and private networks", () => {
   const guarded = createToolRegistry([createNativeToolSource()]);
-  const call = (registryOf: typeof guarded, url: string) => registryOf.invoke("org", "http.request", { url }, testContext());
+  const call = (registryOf: typeof guarded, url: string) =>
+    registryOf.invoke("org", "http.request", { url }, testContext());
   /** A guarded tool whose names resolve from `table`; `reachable` is let through the policy, standing in for a public address. */
   const withNames = (table: Record<string, string>, reachable?: string) => {
     const lookup: HostLookup = async (hostname) => [{ address: table[hostname] ?? "", family: 4 }];
     const policy = (address: string) => (address === reachable ? undefined : privateAddressKind(address));
-    const tool = createHttpRequestTool({ dispatcher: createGuardedDispatcher({ allowPrivateNetwork: false, lookup, policy }) });
+    const tool = createHttpRequestTool({
+      dispatcher: createGuardedDispatcher({ allowPrivateNetwork: false, lookup, policy }),
+    });
     return createToolRegistry([{ listTools: async () => [tool] }]);
   };
 
@@ -232,31 +266,53 @@ describe("http.request and private networks", () => {
     };
     const before = server.requests.length;
     for (const [url, why] of Object.entries(refused)) {
-      expect((await toolError(call(guarded, url), "invalid_input")).message, url).toBe(`http.request: url refused: ${why}, which this server does not connect to`);
+      expect((await toolError(call(guarded, url), "invalid_input")).message, url).toBe(
+        `http.request: url refused: ${why}, which this server does not connect to`,
+      );
     }
     expect(server.requests.length).toBe(before);
   });
 
   it("refuses a name that resolves to a loopback address when it connects", async () => {
     const port = new URL(server.url).port;
-    const error = await toolError(call(withNames({ "app.example.test": "127.0.0.1" }), `http://app.example.test:${port}/json?token=secret`), "invalid_input");
-    expect(error.message).toBe(`http.request: GET http://app.example.test:${port}/json refused: app.example.test resolves to 127.0.0.1, a loopback address, which this server does not connect to`);
+    const error = await toolError(
+      call(withNames({ "app.example.test": "127.0.0.1" }), `http://app.example.test:${port}/json?token=secret`),
+      "invalid_input",
+    );
+    expect(error.message).toBe(
+      `http.request: GET http://app.example.test:${port}/json refused: app.example.test resolves to 127.0.0.1, a loopback address, which this server does not connect to`,
+    );
   });
 
   it("checks every redirect hop", async () => {
     const port = new URL(server.url).port;
     const tool = withNames({ "public.example.test": "127.0.0.1", "internal.example.test": "10.1.2.3" }, "127.0.0.1");
     const start = `http://public.example.test:${port}`;
-    expect(await call(tool, `${start}/redirect?to=${encodeURIComponent(`${start}/json`)}`)).toMatchObject({ status: 200, body: { ok: true } });
-    const toName = await toolError(call(tool, `${start}/redirect?to=${encodeURIComponent("http://internal.example.test/admin")}`), "invalid_input");
-    expect(toName.message).toMatch(/refused: internal\.example\.test resolves to 10\.1\.2\.3, a private address, which this server does not connect to$/);
-    const toMetadata = await toolError(call(tool, `${start}/redirect?to=${encodeURIComponent("http://169.254.169.254/latest/meta-data/")}`), "invalid_input");
-    expect(toMetadata.message).toMatch(/refused: 169\.254\.169\.254 is a link-local address, which this server does not connect to$/);
+    expect(await call(tool, `${start}/redirect?to=${encodeURIComponent(`${start}/json`)}`)).toMatchObject({
+      status: 200,
+      body: { ok: true },
+    });
+    const toName = await toolError(
+      call(tool, `${start}/redirect?to=${encodeURIComponent("http://internal.example.test/admin")}`),
+      "invalid_input",
+    );
+    expect(toName.message).toMatch(
+      /refused: internal\.example\.test resolves to 10\.1\.2\.3, a private address, which this server does not connect to$/,
+    );
+    const toMetadata = await toolError(
+      call(tool, `${start}/redirect?to=${encodeURIComponent("http://169.254.169.254/latest/meta-data/")}`),
+      "invalid_input",
+    );
+    expect(toMetadata.message).toMatch(
+      /refused: 169\.254\.169\.254 is a link-local address, which this server does not connect to$/,
+    );
   });
 
   it("reaches private hosts when the operator allows them", async () => {
     const port = new URL(server.url).port;
     expect(await call(registry, `http://localhost:${port}/json`)).toMatchObject({ status: 200, body: { ok: true } });
-    expect(await call(registry, `${server.url}/redirect?to=${encodeURIComponent(`http://[::ffff:127.0.0.1]:${port}/json`)}`)).toMatchObject({ status: 200 });
+    expect(
+      await call(registry, `${server.url}/redirect?to=${encodeURIComponent(`http://[::ffff:127.0.0.1]:${port}/json`)}`),
+    ).toMatchObject({ status: 200 });
   });
 });

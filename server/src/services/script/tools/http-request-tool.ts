@@ -1,5 +1,10 @@
 import type { Dispatcher } from "undici";
-import { createGuardedDispatcher, PrivateNetworkError, privateHostKind, privateNetworkErrorOf } from "../../../net/private-network.js";
+import {
+  createGuardedDispatcher,
+  PrivateNetworkError,
+  privateHostKind,
+  privateNetworkErrorOf,
+} from "../../../net/private-network.js";
 import { formatDuration, tryParseDuration as parseDuration } from "../dsl/duration.js";
 import { NATIVE_TOOL_VERSION, NATIVE_TOOLS_CREATED_AT_MS, nativeRuntime } from "./native-runtime.js";
 import { formatBytes, readCappedBody } from "./response-body.js";
@@ -39,7 +44,10 @@ export interface HttpRequestToolOptions {
 export function createHttpRequestTool(options: HttpRequestToolOptions = {}): Tool {
   const fetchFn = options.fetch ?? fetch;
   const allowPrivateNetwork = options.allowPrivateNetwork ?? false;
-  const network = { allowPrivateNetwork, dispatcher: options.dispatcher ?? createGuardedDispatcher({ allowPrivateNetwork }) };
+  const network = {
+    allowPrivateNetwork,
+    dispatcher: options.dispatcher ?? createGuardedDispatcher({ allowPrivateNetwork }),
+  };
   return {
     name: "http.request",
     version: NATIVE_TOOL_VERSION,
@@ -48,18 +56,65 @@ export function createHttpRequestTool(options: HttpRequestToolOptions = {}): Too
       `Non-2xx statuses are returned, not raised. Response bodies over ${formatBytes(MAX_RESPONSE_BYTES)} fail the call. ` +
       "POST, PUT, PATCH and DELETE carry an idempotency-key header of thread_id:step_path.",
     inputs: [
-      { name: "method", type: "string", required: false, defaultValue: "GET", description: "GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS (any case)" },
+      {
+        name: "method",
+        type: "string",
+        required: false,
+        defaultValue: "GET",
+        description: "GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS (any case)",
+      },
       { name: "url", type: "string", required: true, description: "absolute http or https URL" },
-      { name: "headers", type: "object", required: false, defaultValue: {}, description: "request headers, name to string value" },
-      { name: "query", type: "object", required: false, defaultValue: {}, description: "query parameters added to the URL: a string, number or boolean, or an array of them for a repeated parameter" },
-      { name: "body", type: "", required: false, description: "a string is sent as text (text/plain unless content-type is set), any other JSON value as JSON (application/json); null means no body; not allowed with GET or HEAD" },
-      { name: "timeout", type: "string", required: false, defaultValue: "30s", description: `time allowed for the whole exchange, such as 10s; at most ${formatDuration(MAX_REQUEST_TIMEOUT_MS)}` },
+      {
+        name: "headers",
+        type: "object",
+        required: false,
+        defaultValue: {},
+        description: "request headers, name to string value",
+      },
+      {
+        name: "query",
+        type: "object",
+        required: false,
+        defaultValue: {},
+        description:
+          "query parameters added to the URL: a string, number or boolean, or an array of them for a repeated parameter",
+      },
+      {
+        name: "body",
+        type: "",
+        required: false,
+        description:
+          "a string is sent as text (text/plain unless content-type is set), any other JSON value as JSON (application/json); null means no body; not allowed with GET or HEAD",
+      },
+      {
+        name: "timeout",
+        type: "string",
+        required: false,
+        defaultValue: "30s",
+        description: `time allowed for the whole exchange, such as 10s; at most ${formatDuration(MAX_REQUEST_TIMEOUT_MS)}`,
+      },
     ],
     outputs: [
       { name: "status", type: "integer", required: true, description: "HTTP status code" },
-      { name: "headers", type: "object", required: true, description: "response headers by lower-case name; repeated headers joined with \", \"" },
-      { name: "body", type: "", required: true, description: "the parsed JSON when the response's content-type is JSON and it parses, else the text (empty for HEAD)" },
-      { name: "durationMs", type: "integer", required: true, description: "time from sending to the end of the body, in milliseconds" },
+      {
+        name: "headers",
+        type: "object",
+        required: true,
+        description: 'response headers by lower-case name; repeated headers joined with ", "',
+      },
+      {
+        name: "body",
+        type: "",
+        required: true,
+        description:
+          "the parsed JSON when the response's content-type is JSON and it parses, else the text (empty for HEAD)",
+      },
+      {
+        name: "durationMs",
+        type: "integer",
+        required: true,
+        description: "time from sending to the end of the body, in milliseconds",
+      },
     ],
     runtime: nativeRuntime("httpRequest", MAX_REQUEST_TIMEOUT_MS + 30_000),
     createdAtMs: NATIVE_TOOLS_CREATED_AT_MS,
@@ -72,16 +127,26 @@ interface Network {
   readonly dispatcher: Dispatcher;
 }
 
-async function httpRequest(fetchFn: typeof fetch, network: Network, input: JsonObject, context: ToolContext): Promise<JsonValue> {
+async function httpRequest(
+  fetchFn: typeof fetch,
+  network: Network,
+  input: JsonObject,
+  context: ToolContext,
+): Promise<JsonValue> {
   const method = String(input.method).toUpperCase();
-  if (!METHODS.has(method)) throw invalidInput(`http.request: method ${JSON.stringify(input.method)} is not one of ${[...METHODS].join(", ")}`);
+  if (!METHODS.has(method))
+    throw invalidInput(`http.request: method ${JSON.stringify(input.method)} is not one of ${[...METHODS].join(", ")}`);
   const url = requestUrl(String(input.url), input.query as JsonObject);
   const hostKind = network.allowPrivateNetwork ? undefined : privateHostKind(url.hostname);
-  if (hostKind !== undefined) throw invalidInput(`http.request: url refused: ${new PrivateNetworkError(url.hostname, url.hostname, hostKind).message}`);
+  if (hostKind !== undefined)
+    throw invalidInput(
+      `http.request: url refused: ${new PrivateNetworkError(url.hostname, url.hostname, hostKind).message}`,
+    );
   const timeoutMs = requestTimeout(String(input.timeout));
   const headers = requestHeaders(input.headers as JsonObject);
   const body = requestBody(method, input.body, headers);
-  if (UNSAFE_METHODS.has(method) && !headers.has("idempotency-key")) headers.set("idempotency-key", context.idempotencyKey);
+  if (UNSAFE_METHODS.has(method) && !headers.has("idempotency-key"))
+    headers.set("idempotency-key", context.idempotencyKey);
 
   const target = `${method} ${url.origin}${url.pathname}`; // no query string: it may hold a secret
   const deadline = new AbortController();
@@ -90,9 +155,21 @@ async function httpRequest(fetchFn: typeof fetch, network: Network, input: JsonO
   const started = performance.now();
   try {
     // Node's fetch takes undici's `dispatcher`, which the DOM RequestInit type does not declare.
-    const init: RequestInit & { dispatcher: Dispatcher } = { method, headers, body, signal, redirect: "follow", dispatcher: network.dispatcher };
+    const init: RequestInit & { dispatcher: Dispatcher } = {
+      method,
+      headers,
+      body,
+      signal,
+      redirect: "follow",
+      dispatcher: network.dispatcher,
+    };
     const response = await fetchFn(url, init);
-    const bytes = await readCappedBody(response, MAX_RESPONSE_BYTES, `http.request: the response body of ${target}`, context.memory);
+    const bytes = await readCappedBody(
+      response,
+      MAX_RESPONSE_BYTES,
+      `http.request: the response body of ${target}`,
+      context.memory,
+    );
     return {
       status: response.status,
       headers: responseHeaders(response.headers),
@@ -101,7 +178,8 @@ async function httpRequest(fetchFn: typeof fetch, network: Network, input: JsonO
     };
   } catch (error) {
     if (context.signal.aborted) throw context.signal.reason;
-    if (deadline.signal.aborted) throw new ToolError("timeout", `http.request: ${target} did not answer within ${formatDuration(timeoutMs)}`);
+    if (deadline.signal.aborted)
+      throw new ToolError("timeout", `http.request: ${target} did not answer within ${formatDuration(timeoutMs)}`);
     if (error instanceof ToolError) throw error;
     const refused = privateNetworkErrorOf(error);
     if (refused !== undefined) throw invalidInput(`http.request: ${target} refused: ${refused.message}`);
@@ -118,11 +196,14 @@ function requestUrl(text: string, query: JsonObject): URL {
   } catch {
     throw invalidInput(`http.request: url ${JSON.stringify(text)} is not an absolute URL`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw invalidInput(`http.request: url must use http or https, got ${JSON.stringify(url.protocol.slice(0, -1))}`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw invalidInput(`http.request: url must use http or https, got ${JSON.stringify(url.protocol.slice(0, -1))}`);
   for (const [name, value] of Object.entries(query)) {
     for (const [index, item] of (Array.isArray(value) ? value : [value]).entries()) {
       if (typeof item !== "string" && typeof item !== "number" && typeof item !== "boolean") {
-        const field = Array.isArray(value) ? `query[${JSON.stringify(name)}][${index}]` : `query[${JSON.stringify(name)}]`;
+        const field = Array.isArray(value)
+          ? `query[${JSON.stringify(name)}][${index}]`
+          : `query[${JSON.stringify(name)}]`;
         throw invalidInput(`http.request: ${field} must be a string, number or boolean, got ${describe(item)}`);
       }
       url.searchParams.append(name, String(item));
@@ -133,15 +214,20 @@ function requestUrl(text: string, query: JsonObject): URL {
 
 function requestTimeout(text: string): number {
   const ms = parseDuration(text);
-  if (ms === undefined || ms <= 0) throw invalidInput(`http.request: timeout ${JSON.stringify(text)} is not a positive duration such as 30s`);
-  if (ms > MAX_REQUEST_TIMEOUT_MS) throw invalidInput(`http.request: timeout ${text} is longer than the maximum of ${formatDuration(MAX_REQUEST_TIMEOUT_MS)}`);
+  if (ms === undefined || ms <= 0)
+    throw invalidInput(`http.request: timeout ${JSON.stringify(text)} is not a positive duration such as 30s`);
+  if (ms > MAX_REQUEST_TIMEOUT_MS)
+    throw invalidInput(
+      `http.request: timeout ${text} is longer than the maximum of ${formatDuration(MAX_REQUEST_TIMEOUT_MS)}`,
+    );
   return ms;
 }
 
 function requestHeaders(given: JsonObject): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(given)) {
-    if (typeof value !== "string") throw invalidInput(`http.request: headers[${JSON.stringify(name)}] must be a string, got ${describe(value)}`);
+    if (typeof value !== "string")
+      throw invalidInput(`http.request: headers[${JSON.stringify(name)}] must be a string, got ${describe(value)}`);
     try {
       headers.append(name, value);
     } catch {
@@ -155,7 +241,8 @@ function requestBody(method: string, body: JsonValue | undefined, headers: Heade
   if (body === undefined || body === null) return undefined; // null reads as "no body", as most clients take it
   if (method === "GET" || method === "HEAD") throw invalidInput(`http.request: a ${method} request cannot have a body`);
   const text = typeof body === "string";
-  if (!headers.has("content-type")) headers.set("content-type", text ? "text/plain; charset=utf-8" : "application/json");
+  if (!headers.has("content-type"))
+    headers.set("content-type", text ? "text/plain; charset=utf-8" : "application/json");
   return text ? body : JSON.stringify(body);
 }
 

@@ -38,7 +38,10 @@ export function createJsonTransformTool(options: JsonTransformToolOptions): Tool
     runtime: { ...nativeRuntime("jsonTransform", timeLimitMs + 20_000), memoryMiB: options.workers.memoryMiB },
     createdAtMs: NATIVE_TOOLS_CREATED_AT_MS,
     invoke: async (input, context) => ({
-      result: await options.workers.transform({ expression: String(input.expression), data: input.data ?? null }, { signal: context.signal, timeLimitMs }),
+      result: await options.workers.transform(
+        { expression: String(input.expression), data: input.data ?? null },
+        { signal: context.signal, timeLimitMs },
+      ),
     }),
   };
 }

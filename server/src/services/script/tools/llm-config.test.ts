@@ -9,7 +9,13 @@ describe("readLlmConfig", () => {
   });
 
   it("reads the endpoint, dropping a trailing slash", () => {
-    expect(readLlmConfig({ PLATFORM_LLM_BASE_URL: "https://api.example.com/v1/", PLATFORM_LLM_API_KEY: "sk-1", PLATFORM_LLM_MODEL: "gpt-x" })).toEqual({
+    expect(
+      readLlmConfig({
+        PLATFORM_LLM_BASE_URL: "https://api.example.com/v1/",
+        PLATFORM_LLM_API_KEY: "sk-1",
+        PLATFORM_LLM_MODEL: "gpt-x",
+      }),
+    ).toEqual({
       baseUrl: "https://api.example.com/v1",
       apiKey: "sk-1",
       model: "gpt-x",
@@ -17,12 +23,20 @@ describe("readLlmConfig", () => {
   });
 
   it("leaves the key out when it is unset, for endpoints without auth", () => {
-    expect(readLlmConfig({ PLATFORM_LLM_BASE_URL: "http://127.0.0.1:11434/v1", PLATFORM_LLM_MODEL: "llama3" })).toEqual({ baseUrl: "http://127.0.0.1:11434/v1", model: "llama3" });
+    expect(readLlmConfig({ PLATFORM_LLM_BASE_URL: "http://127.0.0.1:11434/v1", PLATFORM_LLM_MODEL: "llama3" })).toEqual(
+      { baseUrl: "http://127.0.0.1:11434/v1", model: "llama3" },
+    );
   });
 
   it.each([
-    [{ PLATFORM_LLM_BASE_URL: "api.example.com", PLATFORM_LLM_MODEL: "m" }, /PLATFORM_LLM_BASE_URL must be an absolute http\(s\) URL/],
-    [{ PLATFORM_LLM_BASE_URL: "ftp://api.example.com", PLATFORM_LLM_MODEL: "m" }, /PLATFORM_LLM_BASE_URL must use http or https/],
+    [
+      { PLATFORM_LLM_BASE_URL: "api.example.com", PLATFORM_LLM_MODEL: "m" },
+      /PLATFORM_LLM_BASE_URL must be an absolute http\(s\) URL/,
+    ],
+    [
+      { PLATFORM_LLM_BASE_URL: "ftp://api.example.com", PLATFORM_LLM_MODEL: "m" },
+      /PLATFORM_LLM_BASE_URL must use http or https/,
+    ],
     [{ PLATFORM_LLM_BASE_URL: "https://x/v1?key=1", PLATFORM_LLM_MODEL: "m" }, /must not have a query or fragment/],
     [{ PLATFORM_LLM_BASE_URL: "https://x/v1" }, /PLATFORM_LLM_MODEL is required when PLATFORM_LLM_BASE_URL is set/],
   ])("refuses %j", (env, message) => {

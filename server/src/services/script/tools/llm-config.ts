@@ -29,12 +29,15 @@ export function readLlmConfig(env: Readonly<Record<string, string | undefined>>)
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new ConfigError(`${LLM_ENV.baseUrl} must be an absolute http(s) URL such as https://api.openai.com/v1, got ${JSON.stringify(baseUrl)}`);
+    throw new ConfigError(
+      `${LLM_ENV.baseUrl} must be an absolute http(s) URL such as https://api.openai.com/v1, got ${JSON.stringify(baseUrl)}`,
+    );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ConfigError(`${LLM_ENV.baseUrl} must use http or https, got ${JSON.stringify(baseUrl)}`);
   }
-  if (url.search !== "" || url.hash !== "") throw new ConfigError(`${LLM_ENV.baseUrl} must not have a query or fragment, got ${JSON.stringify(baseUrl)}`);
+  if (url.search !== "" || url.hash !== "")
+    throw new ConfigError(`${LLM_ENV.baseUrl} must not have a query or fragment, got ${JSON.stringify(baseUrl)}`);
   const model = env[LLM_ENV.model]?.trim() ?? "";
   if (model === "") throw new ConfigError(`${LLM_ENV.model} is required when ${LLM_ENV.baseUrl} is set`);
   const apiKey = env[LLM_ENV.apiKey]?.trim() ?? "";

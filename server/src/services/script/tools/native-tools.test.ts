@@ -6,15 +6,31 @@ import { createToolRegistry } from "./tool-registry.js";
 
 describe("the native tool set", () => {
   it("lists the built-in tools by name", async () => {
-    const { tools, nextPageToken } = await createToolRegistry([createNativeToolSource()]).list("org", { pageSize: 0, pageToken: "" });
-    expect(tools.map((tool) => tool.name)).toEqual(["artifact.write", "http.request", "json.transform", "llm.complete", "sleep", "template.render", "text.split"]);
+    const { tools, nextPageToken } = await createToolRegistry([createNativeToolSource()]).list("org", {
+      pageSize: 0,
+      pageToken: "",
+    });
+    expect(tools.map((tool) => tool.name)).toEqual([
+      "artifact.write",
+      "http.request",
+      "json.transform",
+      "llm.complete",
+      "sleep",
+      "template.render",
+      "text.split",
+    ]);
     expect(nextPageToken).toBe("");
   });
 
   it("declares native runtimes, typed parameters and defaults of their own type", async () => {
     for (const tool of await createNativeToolSource().listTools("org")) {
       // Only json.transform's workers have a memory limit of their own; the rest share the server's.
-      expect(tool.runtime).toMatchObject({ language: "native", image: "", gpu: "", memoryMiB: tool.name === "json.transform" ? 256 : 0 });
+      expect(tool.runtime).toMatchObject({
+        language: "native",
+        image: "",
+        gpu: "",
+        memoryMiB: tool.name === "json.transform" ? 256 : 0,
+      });
       expect(tool.runtime.timeoutMs).toBeGreaterThan(0);
       expect(tool.runtime.entrypoint).not.toBe("");
       expect(tool.description).not.toBe("");
@@ -33,7 +49,10 @@ describe("the native tool set", () => {
     const messages = (await createNativeToolSource().listTools("org")).map(toToolMessage);
     const http = messages.find((message) => message.name === "http.request");
     expect(http?.runtime?.timeout).toBe("5m30s");
-    expect(http?.inputs.find((input) => input.name === "method")?.defaultValue?.kind).toEqual({ case: "stringValue", value: "GET" });
+    expect(http?.inputs.find((input) => input.name === "method")?.defaultValue?.kind).toEqual({
+      case: "stringValue",
+      value: "GET",
+    });
     expect(messages.find((message) => message.name === "sleep")?.runtime?.timeout).toBe("1h1m");
     expect(messages.every((message) => message.toolId === `${message.name}@1`)).toBe(true);
   });

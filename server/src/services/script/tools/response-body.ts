@@ -8,7 +8,12 @@ import type { MemoryReservation } from "./tool.js";
  * counted against the thread's memory limit (`memory`) before it is kept; when it does not fit,
  * the rest of the body is not read and what undici buffered is released.
  */
-export async function readCappedBody(response: Response, maxBytes: number, what: string, memory?: MemoryReservation): Promise<Uint8Array> {
+export async function readCappedBody(
+  response: Response,
+  maxBytes: number,
+  what: string,
+  memory?: MemoryReservation,
+): Promise<Uint8Array> {
   const declared = Number(response.headers.get("content-length") ?? "");
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel().catch(() => undefined);
@@ -30,7 +35,11 @@ export async function readCappedBody(response: Response, maxBytes: number, what:
       memory?.reserve(value.byteLength);
     } catch (error) {
       await reader.cancel().catch(() => undefined);
-      throw new ToolError("failed", `${what} was not read in full: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new ToolError(
+        "failed",
+        `${what} was not read in full: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
     }
     chunks.push(value);
   }

@@ -4,7 +4,8 @@ import { testContext, toolError } from "./test-kit.js";
 import { createToolRegistry } from "./tool-registry.js";
 
 const registry = createToolRegistry([createNativeToolSource()]);
-const sleep = (duration: string, signal?: AbortSignal) => registry.invoke("org", "sleep", { duration }, testContext(signal));
+const sleep = (duration: string, signal?: AbortSignal) =>
+  registry.invoke("org", "sleep", { duration }, testContext(signal));
 
 describe("sleep", () => {
   it("sleeps for the duration", async () => {
@@ -25,8 +26,12 @@ describe("sleep", () => {
   });
 
   it("refuses durations it cannot read or over an hour", async () => {
-    expect((await toolError(sleep("2 seconds"), "invalid_input")).message).toBe('sleep: duration "2 seconds" is not a duration such as 2s, 5m or 1h');
-    expect((await toolError(sleep("61m"), "invalid_input")).message).toBe("sleep: duration 61m is longer than the maximum of 1h");
+    expect((await toolError(sleep("2 seconds"), "invalid_input")).message).toBe(
+      'sleep: duration "2 seconds" is not a duration such as 2s, 5m or 1h',
+    );
+    expect((await toolError(sleep("61m"), "invalid_input")).message).toBe(
+      "sleep: duration 61m is longer than the maximum of 1h",
+    );
     expect((await toolError(sleep("1h1ms"), "invalid_input")).message).toContain("longer than the maximum of 1h");
   });
 });

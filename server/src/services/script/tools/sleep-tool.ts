@@ -14,7 +14,14 @@ export function createSleepTool(): Tool {
     name: "sleep",
     version: NATIVE_TOOL_VERSION,
     description: `Waits for a duration such as 2s, 5m or 1h (at most ${formatDuration(MAX_SLEEP_MS)}).`,
-    inputs: [{ name: "duration", type: "string", required: true, description: `how long to wait, such as 500ms, 2s or 5m; at most ${formatDuration(MAX_SLEEP_MS)}` }],
+    inputs: [
+      {
+        name: "duration",
+        type: "string",
+        required: true,
+        description: `how long to wait, such as 500ms, 2s or 5m; at most ${formatDuration(MAX_SLEEP_MS)}`,
+      },
+    ],
     outputs: [{ name: "sleptMs", type: "integer", required: true, description: "milliseconds actually waited" }],
     // A minute above the longest sleep, so the registry's timeout never ends a valid one.
     runtime: nativeRuntime("sleep", MAX_SLEEP_MS + 60_000),
@@ -22,8 +29,10 @@ export function createSleepTool(): Tool {
     async invoke(input, context) {
       const text = String(input.duration);
       const ms = parseDuration(text);
-      if (ms === undefined) throw invalidInput(`sleep: duration ${JSON.stringify(text)} is not a duration such as 2s, 5m or 1h`);
-      if (ms > MAX_SLEEP_MS) throw invalidInput(`sleep: duration ${text} is longer than the maximum of ${formatDuration(MAX_SLEEP_MS)}`);
+      if (ms === undefined)
+        throw invalidInput(`sleep: duration ${JSON.stringify(text)} is not a duration such as 2s, 5m or 1h`);
+      if (ms > MAX_SLEEP_MS)
+        throw invalidInput(`sleep: duration ${text} is longer than the maximum of ${formatDuration(MAX_SLEEP_MS)}`);
       const started = performance.now();
       await delay(ms, context.signal);
       return { sleptMs: Math.round(performance.now() - started) };

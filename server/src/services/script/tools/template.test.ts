@@ -27,7 +27,9 @@ describe("renderTemplate", () => {
   });
 
   it("writes booleans, null, objects and arrays as JSON does (null as nothing)", () => {
-    expect(renderTemplate("{{ user.admin }}|{{ user.manager }}|{{ user.tags }}|{{ items.0 }}", values)).toBe('false||["x","y"]|{"title":"one"}');
+    expect(renderTemplate("{{ user.admin }}|{{ user.manager }}|{{ user.tags }}|{{ items.0 }}", values)).toBe(
+      'false||["x","y"]|{"title":"one"}',
+    );
   });
 
   it("does not escape HTML", () => {
@@ -44,9 +46,15 @@ describe("renderTemplate", () => {
   });
 
   it("names the missing path, the segment that failed and where", () => {
-    expect(failure("Hi {{ user.email }}")).toBe('{{ user.email }} at line 1, column 4: values.user has no "email" (it is an object)');
-    expect(failure("a\nb {{ items.5.title }}")).toBe('{{ items.5.title }} at line 2, column 3: values.items has no "5" (it is an array of 2)');
-    expect(failure("{{ user.name.first }}")).toBe('{{ user.name.first }} at line 1, column 1: values.user.name has no "first" (it is the string "Ada")');
+    expect(failure("Hi {{ user.email }}")).toBe(
+      '{{ user.email }} at line 1, column 4: values.user has no "email" (it is an object)',
+    );
+    expect(failure("a\nb {{ items.5.title }}")).toBe(
+      '{{ items.5.title }} at line 2, column 3: values.items has no "5" (it is an array of 2)',
+    );
+    expect(failure("{{ user.name.first }}")).toBe(
+      '{{ user.name.first }} at line 1, column 1: values.user.name has no "first" (it is the string "Ada")',
+    );
     expect(failure("{{ nobody }}")).toBe('{{ nobody }} at line 1, column 1: values has no "nobody" (it is an object)');
   });
 
@@ -56,7 +64,9 @@ describe("renderTemplate", () => {
   });
 
   it("refuses malformed tags", () => {
-    expect(failure("{{ user.name ")).toBe("the {{ at line 1, column 1 is not closed by }} (write \\{{ for a literal {{)");
+    expect(failure("{{ user.name ")).toBe(
+      "the {{ at line 1, column 1 is not closed by }} (write \\{{ for a literal {{)",
+    );
     expect(failure("{{ }}")).toBe("{{ }} at line 1, column 1 is not a dotted path such as {{ user.name }}");
     expect(failure("{{ user..name }}")).toMatch(/is not a dotted path/);
     expect(failure("{{ a b }}")).toMatch(/is not a dotted path/);

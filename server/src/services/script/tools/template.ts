@@ -25,9 +25,11 @@ export function renderTemplate(template: string, values: JsonObject): string {
   return template.replace(TAG, (match: string, inner: string | undefined, offset: number) => {
     if (match === "\\{{") return "{{";
     const where = position(template, offset);
-    if (inner === undefined) throw new TemplateError(`the {{ at ${where} is not closed by }} (write \\{{ for a literal {{)`);
+    if (inner === undefined)
+      throw new TemplateError(`the {{ at ${where} is not closed by }} (write \\{{ for a literal {{)`);
     const path = inner.trim();
-    if (!PATH.test(path)) throw new TemplateError(`{{${inner}}} at ${where} is not a dotted path such as {{ user.name }}`);
+    if (!PATH.test(path))
+      throw new TemplateError(`{{${inner}}} at ${where} is not a dotted path such as {{ user.name }}`);
     return format(lookup(values, path, where));
   });
 }
@@ -43,8 +45,14 @@ function lookup(values: JsonObject, path: string, where: string): JsonValue {
       next = current[segment];
     }
     if (next === undefined) {
-      const container = Array.isArray(current) ? `an array of ${current.length}` : isJsonObject(current) ? "an object" : describe(current);
-      throw new TemplateError(`{{ ${path} }} at ${where}: ${walked} has no ${JSON.stringify(segment)} (it is ${container})`);
+      const container = Array.isArray(current)
+        ? `an array of ${current.length}`
+        : isJsonObject(current)
+          ? "an object"
+          : describe(current);
+      throw new TemplateError(
+        `{{ ${path} }} at ${where}: ${walked} has no ${JSON.stringify(segment)} (it is ${container})`,
+      );
     }
     current = next;
     walked = `${walked}.${segment}`;

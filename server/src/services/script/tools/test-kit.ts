@@ -48,13 +48,20 @@ export interface TestServer {
 }
 
 /** A node:http server on a free port; `handle` answers each request after its body is read. */
-export async function startTestServer(handle: (request: ReceivedRequest, response: ServerResponse) => void | Promise<void>): Promise<TestServer> {
+export async function startTestServer(
+  handle: (request: ReceivedRequest, response: ServerResponse) => void | Promise<void>,
+): Promise<TestServer> {
   const requests: ReceivedRequest[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      const received = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
+      const received = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+      };
       requests.push(received);
       void Promise.resolve(handle(received, res)).catch((error: unknown) => {
         res.destroy(error instanceof Error ? error : new Error(String(error)));

@@ -10,7 +10,9 @@ const split = (input: JsonObject) => registry.invoke("org", "text.split", input,
 describe("text.split", () => {
   it("splits with the defaults (1000 / 100, paragraph to character)", async () => {
     const text = Array.from({ length: 30 }, (_, i) => `Paragraph ${i} ${"word ".repeat(20)}`).join("\n\n");
-    const { chunks } = (await split({ text })) as { chunks: { index: number; text: string; start: number; end: number }[] };
+    const { chunks } = (await split({ text })) as {
+      chunks: { index: number; text: string; start: number; end: number }[];
+    };
     expect(chunks.length).toBeGreaterThan(1);
     expect(chunks.every((chunk) => chunk.text.length <= 1000)).toBe(true);
     expect(chunks[0]).toMatchObject({ index: 0, start: 0 });

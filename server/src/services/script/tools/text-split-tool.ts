@@ -17,8 +17,20 @@ export function createTextSplitTool(): Tool {
       "slice text[start:end] (UTF-16 code units), so the chunks cover the whole text.",
     inputs: [
       { name: "text", type: "string", required: true, description: "the text to split" },
-      { name: "chunkSize", type: "integer", required: false, defaultValue: 1000, description: "largest chunk, in characters (at least 1)" },
-      { name: "chunkOverlap", type: "integer", required: false, defaultValue: DEFAULT_OVERLAP, description: "characters consecutive chunks may share (0 to chunkSize - 1)" },
+      {
+        name: "chunkSize",
+        type: "integer",
+        required: false,
+        defaultValue: 1000,
+        description: "largest chunk, in characters (at least 1)",
+      },
+      {
+        name: "chunkOverlap",
+        type: "integer",
+        required: false,
+        defaultValue: DEFAULT_OVERLAP,
+        description: "characters consecutive chunks may share (0 to chunkSize - 1)",
+      },
       {
         name: "separators",
         type: "array",
@@ -27,7 +39,14 @@ export function createTextSplitTool(): Tool {
         description: 'strings to cut at, tried in order ("" cuts anywhere and is implied at the end)',
       },
     ],
-    outputs: [{ name: "chunks", type: "array", required: true, description: "objects {index, text, start, end}, in text order" }],
+    outputs: [
+      {
+        name: "chunks",
+        type: "array",
+        required: true,
+        description: "objects {index, text, start, end}, in text order",
+      },
+    ],
     runtime: nativeRuntime("textSplit", 60_000),
     createdAtMs: NATIVE_TOOLS_CREATED_AT_MS,
     async invoke(input) {
@@ -37,7 +56,9 @@ export function createTextSplitTool(): Tool {
       if (chunkOverlap < 0 || chunkOverlap >= chunkSize) {
         // The default overlap (100) does not fit a chunkSize of 100 or less: say so, since the
         // caller may not have set chunkOverlap at all.
-        throw invalidInput(`text.split: chunkOverlap must be from 0 to chunkSize - 1 (${chunkSize - 1}), got ${chunkOverlap} (its default is ${DEFAULT_OVERLAP})`);
+        throw invalidInput(
+          `text.split: chunkOverlap must be from 0 to chunkSize - 1 (${chunkSize - 1}), got ${chunkOverlap} (its default is ${DEFAULT_OVERLAP})`,
+        );
       }
       const separators = stringList(input.separators as JsonValue[]);
       const chunks = splitText(String(input.text), { chunkSize, chunkOverlap, separators });
@@ -48,7 +69,8 @@ export function createTextSplitTool(): Tool {
 
 function stringList(values: readonly JsonValue[]): string[] {
   return values.map((value, index) => {
-    if (typeof value !== "string") throw invalidInput(`text.split: separators[${index}] must be a string, got ${describe(value)}`);
+    if (typeof value !== "string")
+      throw invalidInput(`text.split: separators[${index}] must be a string, got ${describe(value)}`);
     return value;
   });
 }

@@ -13,7 +13,23 @@ function random(seed: number): () => number {
   };
 }
 
-const PARTS = ["lorem", "ipsum", "a", "dolor", " ", " ", " ", ". ", ", ", "\n", "\n\n", "🙂", "é", "supercalifragilisticexpialidocious", "x".repeat(70)];
+const PARTS = [
+  "lorem",
+  "ipsum",
+  "a",
+  "dolor",
+  " ",
+  " ",
+  " ",
+  ". ",
+  ", ",
+  "\n",
+  "\n\n",
+  "🙂",
+  "é",
+  "supercalifragilisticexpialidocious",
+  "x".repeat(70),
+];
 
 function randomText(next: () => number): string {
   const length = Math.floor(next() * 400);
@@ -23,7 +39,12 @@ function randomText(next: () => number): string {
 }
 
 /** The first rule `chunks` breaks, or undefined. Plain checks: 400 texts make expect() slow. */
-function violation(text: string, chunks: readonly TextChunk[], chunkSize: number, chunkOverlap: number): string | undefined {
+function violation(
+  text: string,
+  chunks: readonly TextChunk[],
+  chunkSize: number,
+  chunkOverlap: number,
+): string | undefined {
   if (text === "") return chunks.length === 0 ? undefined : "chunks of an empty text";
   if (chunks[0]?.start !== 0) return "the first chunk does not start at 0";
   if (chunks.at(-1)?.end !== text.length) return "the last chunk does not end at the end of the text";
@@ -33,12 +54,14 @@ function violation(text: string, chunks: readonly TextChunk[], chunkSize: number
     if (chunk.text !== text.slice(chunk.start, chunk.end)) return `${at} is not text.slice(start, end)`;
     if (chunk.end <= chunk.start) return `${at} is empty`;
     if (chunk.text.length > chunkSize) return `${at} is ${chunk.text.length} long`;
-    if (chunkSize > 1 && (/^[\uDC00-\uDFFF]/.test(chunk.text) || /[\uD800-\uDBFF]$/.test(chunk.text))) return `${at} cuts a surrogate pair`;
+    if (chunkSize > 1 && (/^[\uDC00-\uDFFF]/.test(chunk.text) || /[\uD800-\uDBFF]$/.test(chunk.text)))
+      return `${at} cuts a surrogate pair`;
     const previous = chunks[index - 1];
     if (previous === undefined) continue;
     if (chunk.start <= previous.start) return `${at} does not start after the previous one`;
     if (chunk.start > previous.end) return `${at} leaves a gap after the previous one`;
-    if (previous.end - chunk.start > chunkOverlap) return `${at} overlaps the previous one by ${previous.end - chunk.start}`;
+    if (previous.end - chunk.start > chunkOverlap)
+      return `${at} overlaps the previous one by ${previous.end - chunk.start}`;
   }
   return undefined;
 }
@@ -54,7 +77,10 @@ describe("splitText properties", () => {
       const separators = next() < 0.2 ? ["\n", "lorem"] : DEFAULT_SEPARATORS;
       const chunks = splitText(text, { chunkSize, chunkOverlap, separators });
       const broken = violation(text, chunks, chunkSize, chunkOverlap);
-      if (broken !== undefined) expect.fail(`run ${run}: ${broken} (chunkSize ${chunkSize}, chunkOverlap ${chunkOverlap}, text ${JSON.stringify(text)})`);
+      if (broken !== undefined)
+        expect.fail(
+          `run ${run}: ${broken} (chunkSize ${chunkSize}, chunkOverlap ${chunkOverlap}, text ${JSON.stringify(text)})`,
+        );
       checked += chunks.length;
     }
     expect(checked).toBeGreaterThan(4000); // the runs did split, not only pass trivially
@@ -71,19 +97,31 @@ describe("splitText properties", () => {
 
 describe("splitText examples", () => {
   it("keeps a text that fits as one chunk", () => {
-    expect(splitText("short text", { chunkSize: 100, chunkOverlap: 10, separators: DEFAULT_SEPARATORS })).toEqual([{ index: 0, text: "short text", start: 0, end: 10 }]);
+    expect(splitText("short text", { chunkSize: 100, chunkOverlap: 10, separators: DEFAULT_SEPARATORS })).toEqual([
+      { index: 0, text: "short text", start: 0, end: 10 },
+    ]);
   });
 
   it("cuts at paragraphs first, keeping each separator at the end of its piece", () => {
     const text = "First paragraph here.\n\nSecond one.\n\nThird paragraph, longer.";
     const chunks = splitText(text, { chunkSize: 40, chunkOverlap: 0, separators: DEFAULT_SEPARATORS });
-    expect(chunks.map((chunk) => chunk.text)).toEqual(["First paragraph here.\n\nSecond one.\n\n", "Third paragraph, longer."]);
+    expect(chunks.map((chunk) => chunk.text)).toEqual([
+      "First paragraph here.\n\nSecond one.\n\n",
+      "Third paragraph, longer.",
+    ]);
   });
 
   it("falls back to words inside a long paragraph and repeats whole words as overlap", () => {
     const text = "one two three four five six seven eight nine ten";
     const chunks = splitText(text, { chunkSize: 15, chunkOverlap: 6, separators: DEFAULT_SEPARATORS });
-    expect(chunks.map((chunk) => chunk.text)).toEqual(["one two three ", "three four ", "four five six ", "six seven ", "seven eight ", "eight nine ten"]);
+    expect(chunks.map((chunk) => chunk.text)).toEqual([
+      "one two three ",
+      "three four ",
+      "four five six ",
+      "six seven ",
+      "seven eight ",
+      "eight nine ten",
+    ]);
   });
 
   it("cuts a word longer than the chunk size by characters", () => {
@@ -96,7 +134,11 @@ describe("splitText examples", () => {
   });
 
   it("refuses an overlap that is not below the size", () => {
-    expect(() => splitText("x", { chunkSize: 10, chunkOverlap: 10, separators: [] })).toThrow(/chunkOverlap must be a whole number from 0 to chunkSize - 1 \(9\)/);
-    expect(() => splitText("x", { chunkSize: 0, chunkOverlap: 0, separators: [] })).toThrow(/chunkSize must be a whole number of at least 1/);
+    expect(() => splitText("x", { chunkSize: 10, chunkOverlap: 10, separators: [] })).toThrow(
+      /chunkOverlap must be a whole number from 0 to chunkSize - 1 \(9\)/,
+    );
+    expect(() => splitText("x", { chunkSize: 0, chunkOverlap: 0, separators: [] })).toThrow(
+      /chunkSize must be a whole number of at least 1/,
+    );
   });
 });

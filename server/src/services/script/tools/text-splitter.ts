@@ -39,19 +39,35 @@ interface Span {
 
 export function splitText(text: string, options: SplitOptions): TextChunk[] {
   const { chunkSize, chunkOverlap } = options;
-  if (!Number.isInteger(chunkSize) || chunkSize < 1) throw new RangeError(`chunkSize must be a whole number of at least 1, got ${chunkSize}`);
+  if (!Number.isInteger(chunkSize) || chunkSize < 1)
+    throw new RangeError(`chunkSize must be a whole number of at least 1, got ${chunkSize}`);
   if (!Number.isInteger(chunkOverlap) || chunkOverlap < 0 || chunkOverlap >= chunkSize) {
-    throw new RangeError(`chunkOverlap must be a whole number from 0 to chunkSize - 1 (${chunkSize - 1}), got ${chunkOverlap}`);
+    throw new RangeError(
+      `chunkOverlap must be a whole number from 0 to chunkSize - 1 (${chunkSize - 1}), got ${chunkOverlap}`,
+    );
   }
   if (text === "") return [];
   const separators = options.separators.includes("") ? options.separators : [...options.separators, ""];
   const spans = splitSpan(text, { start: 0, end: text.length }, separators, chunkSize, chunkOverlap);
-  return spans.map((span, index) => ({ index, text: text.slice(span.start, span.end), start: span.start, end: span.end }));
+  return spans.map((span, index) => ({
+    index,
+    text: text.slice(span.start, span.end),
+    start: span.start,
+    end: span.end,
+  }));
 }
 
-function splitSpan(text: string, span: Span, separators: readonly string[], chunkSize: number, chunkOverlap: number): Span[] {
+function splitSpan(
+  text: string,
+  span: Span,
+  separators: readonly string[],
+  chunkSize: number,
+  chunkOverlap: number,
+): Span[] {
   if (span.end - span.start <= chunkSize) return [span];
-  const at = separators.findIndex((separator) => separator === "" || text.slice(span.start, span.end).includes(separator));
+  const at = separators.findIndex(
+    (separator) => separator === "" || text.slice(span.start, span.end).includes(separator),
+  );
   // `separators` always ends with "" (splitText sees to it), and "" matches any span.
   const separator = separators[at] ?? "";
   const rest = separators.slice(at + 1);

@@ -32,7 +32,12 @@ function message(input: unknown): string {
 describe("checkToolInput", () => {
   it("applies defaults to omitted optional inputs and leaves given ones", () => {
     expect(checkToolInput(tool, { text: "x" })).toEqual({ text: "x", size: 10, list: ["a"] });
-    expect(checkToolInput(tool, { text: "x", size: 3, anything: null })).toEqual({ text: "x", size: 3, list: ["a"], anything: null });
+    expect(checkToolInput(tool, { text: "x", size: 3, anything: null })).toEqual({
+      text: "x",
+      size: 3,
+      list: ["a"],
+      anything: null,
+    });
   });
 
   it("copies defaults, so a tool changing its input cannot change the declaration", () => {
@@ -47,7 +52,9 @@ describe("checkToolInput", () => {
     expect(message({ text: "x", size: 1.5 })).toBe('demo.tool: input "size" must be an integer, got number 1.5');
     expect(message({ text: "x", size: "3" })).toBe('demo.tool: input "size" must be an integer, got the string "3"');
     expect(message({ text: "x", list: {} })).toBe('demo.tool: input "list" must be an array, got an object');
-    expect(message({ text: "x", chunk_size: 3 })).toBe('demo.tool: "chunk_size" is not an input of this tool (inputs: text, size, list, anything)');
+    expect(message({ text: "x", chunk_size: 3 })).toBe(
+      'demo.tool: "chunk_size" is not an input of this tool (inputs: text, size, list, anything)',
+    );
   });
 
   it("refuses an input that is not an object", () => {

@@ -26,7 +26,9 @@ export function checkToolInput(tool: ToolDefinition, input: unknown): JsonObject
       continue;
     }
     if (!hasType(value, param.type)) {
-      throw invalidInput(`${tool.name}: input ${JSON.stringify(param.name)} must be ${typeWithArticle(param.type)}, got ${describe(value)}`);
+      throw invalidInput(
+        `${tool.name}: input ${JSON.stringify(param.name)} must be ${typeWithArticle(param.type)}, got ${describe(value)}`,
+      );
     }
     checked[param.name] = value;
   }
@@ -62,7 +64,10 @@ export function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object") return "an object";
-  if (typeof value === "string") return value.length > 40 ? `a string (${JSON.stringify(value.slice(0, 40))}…)` : `the string ${JSON.stringify(value)}`;
+  if (typeof value === "string")
+    return value.length > 40
+      ? `a string (${JSON.stringify(value.slice(0, 40))}…)`
+      : `the string ${JSON.stringify(value)}`;
   return `${typeof value} ${String(value)}`;
 }
 

@@ -35,7 +35,8 @@ describe("toToolMessage", () => {
   });
 
   it("writes the timeout in its canonical form, and nothing for the platform default", () => {
-    const withTimeout = (timeoutMs: number) => toToolMessage({ ...definition, runtime: { ...definition.runtime, timeoutMs } }).runtime?.timeout;
+    const withTimeout = (timeoutMs: number) =>
+      toToolMessage({ ...definition, runtime: { ...definition.runtime, timeoutMs } }).runtime?.timeout;
     expect(withTimeout(5 * 60_000)).toBe("5m");
     expect(withTimeout(3_600_000)).toBe("1h");
     expect(withTimeout(330_000)).toBe("5m30s");
@@ -43,7 +44,11 @@ describe("toToolMessage", () => {
   });
 
   it("keeps a given tool id and the GPU class", () => {
-    const message = toToolMessage({ ...definition, toolId: "app_123", runtime: { ...definition.runtime, gpu: "H100:2", image: "registry/x:1" } });
+    const message = toToolMessage({
+      ...definition,
+      toolId: "app_123",
+      runtime: { ...definition.runtime, gpu: "H100:2", image: "registry/x:1" },
+    });
     expect(message.toolId).toBe("app_123");
     expect(message.runtime?.gpu).toBe("H100:2");
     expect(message.runtime?.image).toBe("registry/x:1");
@@ -51,7 +56,13 @@ describe("toToolMessage", () => {
   });
 
   it("distinguishes a null default from no default", () => {
-    const message = toToolMessage({ ...definition, inputs: [{ name: "x", type: "", required: false, defaultValue: null, description: "" }, { name: "y", type: "", required: false, description: "" }] });
+    const message = toToolMessage({
+      ...definition,
+      inputs: [
+        { name: "x", type: "", required: false, defaultValue: null, description: "" },
+        { name: "y", type: "", required: false, description: "" },
+      ],
+    });
     expect(message.inputs[0]?.defaultValue?.kind.case).toBe("nullValue");
     expect(message.inputs[1]?.defaultValue).toBeUndefined();
   });

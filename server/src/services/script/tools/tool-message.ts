@@ -1,7 +1,10 @@
 import { create, fromJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { ToolParamSchema, ToolRuntimeSchema, ToolSchema } from "../../../../../gen/platform/script/v1/catalog_pb.js";
-import type { Tool as ToolMessage, ToolParam as ToolParamMessage } from "../../../../../gen/platform/script/v1/catalog_pb.js";
+import type {
+  Tool as ToolMessage,
+  ToolParam as ToolParamMessage,
+} from "../../../../../gen/platform/script/v1/catalog_pb.js";
 import { formatDuration } from "../dsl/duration.js";
 import type { ToolDefinition, ToolParam } from "./tool.js";
 

@@ -7,7 +7,10 @@ import type { ToolRegistry } from "./tool-registry.js";
 export function createToolMethods(registry: ToolRegistry): Pick<ScriptServiceImplementation, "listTools"> {
   return {
     async listTools(request, context) {
-      const { tools, nextPageToken } = await registry.list(principalOf(context).orgId, { pageSize: request.pageSize, pageToken: request.pageToken });
+      const { tools, nextPageToken } = await registry.list(principalOf(context).orgId, {
+        pageSize: request.pageSize,
+        pageToken: request.pageToken,
+      });
       return { tools: tools.map(toToolMessage), nextPageToken };
     },
   };

@@ -5,7 +5,11 @@ import { createToolRegistry, MAX_PAGE_SIZE } from "./tool-registry.js";
 import type { ToolSource } from "./tool-registry.js";
 import type { JsonObject, JsonValue, Tool, ToolContext } from "./tool.js";
 
-function fakeTool(name: string, invoke: (input: JsonObject, context: ToolContext) => Promise<JsonValue> = async (input) => input, timeoutMs = 0): Tool {
+function fakeTool(
+  name: string,
+  invoke: (input: JsonObject, context: ToolContext) => Promise<JsonValue> = async (input) => input,
+  timeoutMs = 0,
+): Tool {
   return {
     name,
     version: "1",
@@ -40,7 +44,10 @@ async function allPages(registry: ReturnType<typeof createToolRegistry>, pageSiz
 describe("listing", () => {
   it("merges the sources by name ascending; the earlier source wins a name", async () => {
     const native = fakeTool("http.request");
-    const registry = createToolRegistry([source(fakeTool("text.split"), native), source(fakeTool("http.request"), fakeTool("compute_acme_x"))]);
+    const registry = createToolRegistry([
+      source(fakeTool("text.split"), native),
+      source(fakeTool("http.request"), fakeTool("compute_acme_x")),
+    ]);
     const { tools, nextPageToken } = await registry.list("org", { pageSize: 0, pageToken: "" });
     expect(tools.map((tool) => tool.name)).toEqual(["compute_acme_x", "http.request", "text.split"]);
     expect(tools[1]).toBe(native);
@@ -129,19 +136,32 @@ describe("invoking", () => {
 
   it("fails an unknown tool with not_found", async () => {
     const registry = createToolRegistry([source()]);
-    expect((await toolError(registry.invoke("org", "nope", {}, testContext()), "not_found")).message).toBe('no tool is named "nope"');
+    expect((await toolError(registry.invoke("org", "nope", {}, testContext()), "not_found")).message).toBe(
+      'no tool is named "nope"',
+    );
   });
 
   it("turns anything a tool throws into a failed ToolError", async () => {
-    const registry = createToolRegistry([source(fakeTool("boom", async () => { throw new TypeError("kaput"); }))]);
+    const registry = createToolRegistry([
+      source(
+        fakeTool("boom", async () => {
+          throw new TypeError("kaput");
+        }),
+      ),
+    ]);
     expect((await toolError(registry.invoke("org", "boom", {}, testContext()), "failed")).message).toBe("kaput");
   });
 
   it("aborts the tool's signal at the tool's timeout", async () => {
     let aborted = false;
-    const waits = fakeTool("waits", (_input, context) => new Promise((_, reject) => {
-      context.signal.addEventListener("abort", () => ((aborted = true), reject(new Error("stopped"))));
-    }), 50);
+    const waits = fakeTool(
+      "waits",
+      (_input, context) =>
+        new Promise((_, reject) => {
+          context.signal.addEventListener("abort", () => ((aborted = true), reject(new Error("stopped"))));
+        }),
+      50,
+    );
     const registry = createToolRegistry([source(waits)]);
     const error = await toolError(registry.invoke("org", "waits", {}, testContext()), "timeout");
     expect(error.message).toBe("waits did not finish within its timeout of 50ms");
@@ -159,10 +179,18 @@ describe("invoking", () => {
   it("reports the caller's abort as cancelled, before or during the call", async () => {
     const during = new AbortController();
     // The caller aborts once the tool runs.
-    const registry = createToolRegistry([source(fakeTool("slow", (_input, context) => new Promise((_, reject) => {
-      context.signal.addEventListener("abort", () => reject(context.signal.reason));
-      during.abort();
-    })))]);
+    const registry = createToolRegistry([
+      source(
+        fakeTool(
+          "slow",
+          (_input, context) =>
+            new Promise((_, reject) => {
+              context.signal.addEventListener("abort", () => reject(context.signal.reason));
+              during.abort();
+            }),
+        ),
+      ),
+    ]);
     const running = registry.invoke("org", "slow", {}, testContext(during.signal));
     expect((await toolError(running, "cancelled")).message).toBe("slow was cancelled");
     let called = false;

@@ -98,14 +98,23 @@ export function createToolRegistry(sources: readonly ToolSource[], options: Tool
  * when either fires even if the call does not: a tool that ignores its signal cannot hold a step
  * past its limit. The abandoned call's late failure is swallowed.
  */
-async function runWithTimeout(tool: Tool, context: ToolContext, timeoutMs: number, call: (signal: AbortSignal) => Promise<JsonValue>): Promise<JsonValue> {
+async function runWithTimeout(
+  tool: Tool,
+  context: ToolContext,
+  timeoutMs: number,
+  call: (signal: AbortSignal) => Promise<JsonValue>,
+): Promise<JsonValue> {
   const controller = new AbortController();
   const stopped = new Promise<never>((_, reject) => {
     controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
   });
-  const timeout = new ToolError("timeout", `${tool.name} did not finish within its timeout of ${formatDuration(timeoutMs)}`);
+  const timeout = new ToolError(
+    "timeout",
+    `${tool.name} did not finish within its timeout of ${formatDuration(timeoutMs)}`,
+  );
   const timer = setTimeout(() => controller.abort(timeout), timeoutMs);
-  const onCancel = () => controller.abort(new ToolError("cancelled", `${tool.name} was cancelled`, { cause: context.signal.reason }));
+  const onCancel = () =>
+    controller.abort(new ToolError("cancelled", `${tool.name} was cancelled`, { cause: context.signal.reason }));
   if (context.signal.aborted) onCancel();
   else context.signal.addEventListener("abort", onCancel, { once: true });
   try {
