@@ -198,10 +198,10 @@ export const CompileSourceSchema: GenMessage<CompileSource> = /*@__PURE__*/
   messageDesc(file_platform_compute_v1_app, 5);
 
 /**
- * Code source variant: a container image: an existing image reference or an image built by
- * the platform's container image builder from an archive or git, with an optional registry
- * secret. (-- Not shown in the specification; as Google Cloud Run and AWS Lambda container
- * images, and Cloud Run source deploys. --)
+ * Code source variant: a container image, either an existing image reference or an image built by
+ * the platform's container image builder from an archive or git, with an optional registry secret.
+ * (-- Not shown in the specification; as Google Cloud Run and AWS Lambda container images, and
+ * Cloud Run source deploys. --)
  *
  * @generated from message platform.compute.v1.ImageSource
  */

@@ -249,10 +249,10 @@ export type UpdateAppConfigRequest = Message<"platform.compute.v1.UpdateAppConfi
   config?: AppConfig | undefined;
 
   /**
-   * Fields of `config` to change: `description`, `mcp_enabled`, `input_schema`,
-   * `output_schema` (snake_case or camelCase). (-- As AIP-134. --) `*` replaces all four; an empty or
-   * absent mask changes only the fields of `config` set to non-default values (so it cannot
-   * clear a field or turn `mcp_enabled` off). An unknown path is INVALID_ARGUMENT.
+   * Fields of `config` to change: `description`, `mcp_enabled`, `input_schema`, `output_schema`
+   * (snake_case or camelCase). (-- As AIP-134. --) `*` replaces all four; an empty or absent mask
+   * changes only the fields of `config` set to non-default values (so it cannot clear a field or
+   * turn `mcp_enabled` off). An unknown path is INVALID_ARGUMENT.
    *
    * @generated from field: google.protobuf.FieldMask update_mask = 4;
    */
