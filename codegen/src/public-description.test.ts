@@ -2,45 +2,47 @@ import { describe, expect, it } from "vitest";
 import { publicDescription } from "./public-description.js";
 
 describe("publicDescription", () => {
-  it("cuts the marker clause and keeps the rule after it", () => {
-    expect(publicDescription("Lists scripts. Not shown in the specification; sorted by name ascending.")).toBe(
-      "Lists scripts. Sorted by name ascending.",
+  it("removes an internal span at the end of a sentence", () => {
+    expect(publicDescription("Returns an app's metadata. (-- Not shown in the specification; AIP-131. --)")).toBe(
+      "Returns an app's metadata.",
     );
-    expect(publicDescription("Returns one script. Not shown in the specification.")).toBe("Returns one script.");
+    expect(publicDescription("Page size; 0 means 50 (-- as AIP-158 --).")).toBe("Page size; 0 means 50.");
   });
 
-  it("cuts a leading or trailing source and keeps the behaviour", () => {
-    expect(
-      publicDescription("Page size. Not shown in the specification; following AIP-158, 0 means the default of 50."),
-    ).toBe("Page size. 0 means the default of 50.");
-    expect(
-      publicDescription("Not shown in the specification; following Nango's token refresh. Refreshes the token."),
-    ).toBe("Refreshes the token.");
-    expect(
-      publicDescription("Creates an app. The route is the app collection, as AIP-133 creates under the parent."),
-    ).toBe("Creates an app. The route is the app collection.");
+  it("leaves one space where a span sat between words, none at the start of a line", () => {
+    expect(publicDescription("Creates an app (-- as AIP-133 --) under the organization.")).toBe(
+      "Creates an app under the organization.",
+    );
+    expect(publicDescription("(-- Not shown in the specification. --) Refreshes the token.")).toBe(
+      "Refreshes the token.",
+    );
+    expect(publicDescription("Cancels. (-- a --) Then (-- b --) stops.")).toBe("Cancels. Then stops.");
+  });
+
+  it("removes a span across lines and the lines it leaves empty", () => {
+    const text =
+      "Streams a build's log.\n(-- Not shown in the specification; the events\nfollow BuildKit's progress output. --)\nOne event per line.";
+    expect(publicDescription(text)).toBe("Streams a build's log.\nOne event per line.");
+    expect(publicDescription("Lists apps. (-- Not shown in\nthe specification. --) Newest first.")).toBe(
+      "Lists apps. Newest first.",
+    );
+  });
+
+  it("keeps paragraphs and list items around a removed span", () => {
     expect(
       publicDescription(
-        "Cancels. For finished threads we\nfollow Temporal: cancelling a FAILED thread is FAILED_PRECONDITION.",
+        "States:\n- `A`: Ready.\n- `B`: (-- Zilliz Cloud's MODIFYING. --) Busy.\n\n(-- Note. --)\n\nDone.",
       ),
-    ).toBe("Cancels. For finished threads: cancelling a FAILED thread is FAILED_PRECONDITION.");
+    ).toBe("States:\n- `A`: Ready.\n- `B`: Busy.\n\nDone.");
   });
 
-  it("drops parentheticals and sentences about the specification", () => {
-    expect(publicDescription("Creation time (the specification spells the field `createAt`).")).toBe("Creation time.");
-    expect(publicDescription("Lifecycle. The specification shows COMPLETED only; the rest is ours.")).toBe(
-      "Lifecycle. The rest is ours.",
-    );
-  });
-
-  it("keeps list items and their names when their text goes", () => {
-    const text =
-      "States:\n- `A`: Ready.\n- `B`: Not shown in the specification; a state beyond A, following Zilliz Cloud's MODIFYING. Busy.";
-    expect(publicDescription(text)).toBe("States:\n- `A`: Ready.\n- `B`: A state beyond A. Busy.");
-  });
-
-  it("leaves a description without such remarks alone", () => {
-    const text = "Lists the threads; newest first.\n\n- `x`: one\n- `y`: two";
+  it("leaves a description without internal spans alone", () => {
+    const text = "Lists the threads; newest first (`--target` style flags).\n\n- `x`: one\n- `y`: two";
     expect(publicDescription(text)).toBe(text);
+  });
+
+  it("refuses a marker without its partner rather than publish the remark", () => {
+    expect(() => publicDescription("Lists apps. (-- Not shown in the specification.")).toThrow(/unbalanced.*"\(--"/);
+    expect(() => publicDescription("Lists apps. Not shown in the specification. --)")).toThrow(/unbalanced.*"--\)"/);
   });
 });

@@ -47,7 +47,7 @@ export type Runtime = Message<"platform.compute.v1.Runtime"> & {
     case: "rust";
   } | {
     /**
-     * Not shown in the specification; a container image (the `image` code source).
+     * (-- Not shown in the specification. --) A container image (the `image` code source).
      *
      * @generated from field: platform.compute.v1.ContainerRuntime container = 3;
      */
@@ -64,8 +64,8 @@ export const RuntimeSchema: GenMessage<Runtime> = /*@__PURE__*/
   messageDesc(file_platform_compute_v1_app, 0);
 
 /**
- * Python runtime options. Not shown in the specification; modelled on AWS Lambda's
- * `python3.12`-style runtime selection.
+ * Python runtime options. (-- Not shown in the specification; modelled on AWS Lambda's
+ * `python3.12`-style runtime selection. --)
  *
  * @generated from message platform.compute.v1.PythonRuntime
  */
@@ -115,8 +115,9 @@ export const RustRuntimeSchema: GenMessage<RustRuntime> = /*@__PURE__*/
   messageDesc(file_platform_compute_v1_app, 2);
 
 /**
- * Container runtime: the image's own entrypoint runs. Not shown in the specification; it has
- * no options yet, as Google Cloud Run takes the image's ENTRYPOINT and CMD by default.
+ * Container runtime: the image's own entrypoint runs. It has no options yet: the image's
+ * ENTRYPOINT and CMD run. (-- Not shown in the specification; as Google Cloud Run takes the
+ * image's ENTRYPOINT and CMD by default. --)
  *
  * @generated from message platform.compute.v1.ContainerRuntime
  */
@@ -197,10 +198,10 @@ export const CompileSourceSchema: GenMessage<CompileSource> = /*@__PURE__*/
   messageDesc(file_platform_compute_v1_app, 5);
 
 /**
- * Code source variant: a container image. Not shown in the specification; an existing image
- * reference (Google Cloud Run, AWS Lambda container images) or an image built by the
- * platform's container image builder from an archive or git (Cloud Run source deploys),
- * with an optional registry secret.
+ * Code source variant: a container image, either an existing image reference or an image built by
+ * the platform's container image builder from an archive or git, with an optional registry secret.
+ * (-- Not shown in the specification; as Google Cloud Run and AWS Lambda container images, and
+ * Cloud Run source deploys. --)
  *
  * @generated from message platform.compute.v1.ImageSource
  */
@@ -250,8 +251,9 @@ export const ImageSourceSchema: GenMessage<ImageSource> = /*@__PURE__*/
 /**
  * How to build an image code source. The platform chooses the destination (its own registry)
  * and reports the pushed image in the draft's `image_reference`.
- * Not shown in the specification; the build options are the subset of CreateBuild (Docker
- * BuildKit options) that an app image needs, as Google Cloud Run source deploys take them.
+ * The build options are the subset of CreateBuild's that an app image needs.
+ * (-- Not shown in the specification; CreateBuild's are Docker BuildKit options, and Google
+ * Cloud Run source deploys take them the same way. --)
  *
  * @generated from message platform.compute.v1.ImageBuildSpec
  */
@@ -356,24 +358,24 @@ export type Draft = Message<"platform.compute.v1.Draft"> & {
   codeKind: CodeKind;
 
   /**
-   * Not shown in the specification; the compile error when status is
-   * VERSION_STATUS_COMPILE_FAILED (as Cloud Build's `statusDetail`).
+   * (-- Not shown in the specification. --) The compile error when status is
+   * VERSION_STATUS_COMPILE_FAILED. (-- As Cloud Build's `statusDetail`. --)
    *
    * @generated from field: string error = 8;
    */
   error: string;
 
   /**
-   * Not shown in the specification; id of the BuildService build started by SaveDraft for an
-   * image built from an archive or git; follow it with GetBuild or StreamBuildLogs.
+   * (-- Not shown in the specification. --) Id of the BuildService build started by SaveDraft
+   * for an image built from an archive or git; follow it with GetBuild or StreamBuildLogs.
    *
    * @generated from field: string build_id = 9;
    */
   buildId: string;
 
   /**
-   * Not shown in the specification; the image the draft runs, pinned by digest, for image code
-   * sources (the given reference, or the built image once its build succeeded).
+   * (-- Not shown in the specification. --) The image the draft runs, pinned by digest, for
+   * image code sources (the given reference, or the built image once its build succeeded).
    *
    * @generated from field: string image_reference = 10;
    */
@@ -388,9 +390,9 @@ export const DraftSchema: GenMessage<Draft> = /*@__PURE__*/
   messageDesc(file_platform_compute_v1_app, 8);
 
 /**
- * A compute app. Not shown in the specification; the fields other than `id`, `name` and
+ * A compute app. (-- Not shown in the specification; the fields other than `id`, `name` and
  * `active_version` follow Google Cloud Run's Service resource (description, timestamps) plus
- * the MCP settings the specification names (`mcp_enabled`, `input_schema`, `output_schema`).
+ * the MCP settings the specification names (`mcp_enabled`, `input_schema`, `output_schema`). --)
  *
  * @generated from message platform.compute.v1.App
  */
@@ -483,7 +485,8 @@ export const AppSchema: GenMessage<App> = /*@__PURE__*/
 
 /**
  * The mutable configuration of an app, changed by UpdateAppConfig under an `update_mask`.
- * Not shown in the specification; the updatable subset of App, as AIP-134 updates a resource.
+ * It is the updatable subset of App. (-- Not shown in the specification; as AIP-134 updates a
+ * resource. --)
  *
  * @generated from message platform.compute.v1.AppConfig
  */
@@ -589,8 +592,8 @@ export const McpToolDefinitionSchema: GenMessage<McpToolDefinition> = /*@__PURE_
 
 /**
  * One execution of an app: a TestDraft run of the draft or an invocation of a published
- * version. Not shown in the specification; modelled on AWS Lambda asynchronous invocations and
- * Temporal activity results (status, output or error, timing).
+ * version: its status, output or error, and timing. (-- Not shown in the specification;
+ * modelled on AWS Lambda asynchronous invocations and Temporal activity results. --)
  *
  * @generated from message platform.compute.v1.Execution
  */
@@ -706,23 +709,23 @@ export enum VersionStatus {
 
   /**
    * The last compile failed; the draft's `error` says why. SaveDraft with fixed code returns
-   * the draft to VERSION_STATUS_DRAFT. Not shown in the specification; the name of this value,
-   * which the specification only calls "a failed status".
+   * the draft to VERSION_STATUS_DRAFT. (-- Not shown in the specification; the name of this
+   * value, which the specification only calls "a failed status". --)
    *
    * @generated from enum value: VERSION_STATUS_COMPILE_FAILED = 3;
    */
   COMPILE_FAILED = 3,
 
   /**
-   * Not shown in the specification; an immutable numbered version created by PublishDraft
-   * that is not the active one (AIP-style revision states).
+   * (-- Not shown in the specification. --) An immutable numbered version created by
+   * PublishDraft that is not the active one. (-- AIP-style revision states. --)
    *
    * @generated from enum value: VERSION_STATUS_PUBLISHED = 4;
    */
   PUBLISHED = 4,
 
   /**
-   * Not shown in the specification; the numbered version the app currently serves
+   * (-- Not shown in the specification. --) The numbered version the app currently serves
    * (`active_version`).
    *
    * @generated from enum value: VERSION_STATUS_ACTIVE = 5;
@@ -758,8 +761,8 @@ export enum CodeKind {
   SDK = 1,
 
   /**
-   * Not shown in the specification; a container image, brought or built from an archive or
-   * git (the `image` code source).
+   * (-- Not shown in the specification. --) A container image, brought or built from an
+   * archive or git (the `image` code source).
    *
    * @generated from enum value: CODE_KIND_IMAGE = 2;
    */
@@ -807,8 +810,9 @@ export const RustCompilationTargetSchema: GenEnum<RustCompilationTarget> = /*@__
   enumDesc(file_platform_compute_v1_app, 2);
 
 /**
- * How an image code source is built. Not shown in the specification; Dockerfile builds as in
- * Docker BuildKit, or Cloud Native Buildpacks as in Google Cloud Run source deploys.
+ * How an image code source is built: with a Dockerfile or with Cloud Native Buildpacks.
+ * (-- Not shown in the specification; Dockerfile builds as in Docker BuildKit, buildpacks as in
+ * Google Cloud Run source deploys. --)
  *
  * @generated from enum platform.compute.v1.ImageBuildStrategy
  */
@@ -842,9 +846,9 @@ export const ImageBuildStrategySchema: GenEnum<ImageBuildStrategy> = /*@__PURE__
   enumDesc(file_platform_compute_v1_app, 3);
 
 /**
- * Status of an execution (a TestDraft run or an invocation). Not shown in the specification;
- * the lifecycle of an AWS Lambda asynchronous invocation / Temporal activity: queued, running,
- * then succeeded or failed.
+ * Status of an execution (a TestDraft run or an invocation): queued, running, then succeeded
+ * or failed. (-- Not shown in the specification; the lifecycle of an AWS Lambda asynchronous
+ * invocation / Temporal activity. --)
  *
  * @generated from enum platform.compute.v1.ExecutionStatus
  */

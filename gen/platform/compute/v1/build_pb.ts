@@ -18,8 +18,8 @@ export const file_platform_compute_v1_build: GenFile = /*@__PURE__*/
 
 /**
  * Where a build's context (the files the Dockerfile sees) comes from. Exactly one member is
- * set. Not shown in the specification; modelled on Google Cloud Build's `Source`
- * (storage source / repo source) and Depot's uploaded contexts.
+ * set. (-- Not shown in the specification; modelled on Google Cloud Build's `Source`
+ * (storage source / repo source) and Depot's uploaded contexts. --)
  *
  * @generated from message platform.compute.v1.BuildContextSource
  */
@@ -67,8 +67,8 @@ export const BuildContextSourceSchema: GenMessage<BuildContextSource> = /*@__PUR
   messageDesc(file_platform_compute_v1_build, 0);
 
 /**
- * A build context cloned from a git repository. Not shown in the specification; the fields
- * follow Google Cloud Build's `GitSource` (URL, revision, directory).
+ * A build context cloned from a git repository: URL, revision and directory.
+ * (-- Not shown in the specification; the fields follow Google Cloud Build's `GitSource`. --)
  *
  * @generated from message platform.compute.v1.GitContext
  */
@@ -111,9 +111,9 @@ export const GitContextSchema: GenMessage<GitContext> = /*@__PURE__*/
   messageDesc(file_platform_compute_v1_build, 1);
 
 /**
- * A remote container image build. Not shown in the specification; fields follow Docker
+ * A remote container image build. (-- Not shown in the specification; fields follow Docker
  * BuildKit's build options (dockerfile, build args, target, platforms, no-cache), Google Cloud
- * Build's Build resource (status, timestamps, results) and Depot's build records.
+ * Build's Build resource (status, timestamps, results) and Depot's build records. --)
  *
  * @generated from message platform.compute.v1.Build
  */
@@ -243,8 +243,8 @@ export const BuildSchema: GenMessage<Build> = /*@__PURE__*/
   messageDesc(file_platform_compute_v1_build, 2);
 
 /**
- * Status of a container image build. Not shown in the specification; the states of Google
- * Cloud Build and Depot: queued, running, then one terminal state.
+ * Status of a container image build: queued, running, then one terminal state.
+ * (-- Not shown in the specification; the states of Google Cloud Build and Depot. --)
  *
  * @generated from enum platform.compute.v1.BuildStatus
  */

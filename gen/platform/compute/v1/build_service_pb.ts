@@ -245,8 +245,8 @@ export const StreamBuildLogsRequestSchema: GenMessage<StreamBuildLogsRequest> = 
 
 /**
  * One event of a StreamBuildLogs stream: log lines, then one final `done`. Exactly one
- * member is set. Not shown in the specification; the events and the format of build log lines
- * follow BuildKit's progress output and Cloud Build log entries.
+ * member is set. (-- Not shown in the specification; the events and the format of build log
+ * lines follow BuildKit's progress output and Cloud Build log entries. --)
  *
  * @generated from message platform.compute.v1.BuildLogEvent
  */
@@ -283,8 +283,8 @@ export const BuildLogEventSchema: GenMessage<BuildLogEvent> = /*@__PURE__*/
   messageDesc(file_platform_compute_v1_build_service, 7);
 
 /**
- * One build log line. Not shown in the specification; modelled on BuildKit's progress output
- * (vertex name plus stream) and Cloud Build log entries.
+ * One build log line. (-- Not shown in the specification; modelled on BuildKit's progress
+ * output (vertex name plus stream) and Cloud Build log entries. --)
  *
  * @generated from message platform.compute.v1.BuildLogLine
  */
@@ -447,9 +447,9 @@ export const GitHostCredentialSchema: GenMessage<GitHostCredential> = /*@__PURE_
 
 /**
  * Request of SaveBuildSecrets. The whole set is replaced (PUT): entries absent from the request
- * are removed. Not shown in the specification; modelled on Docker's `config.json` `auths`
+ * are removed. (-- Not shown in the specification; modelled on Docker's `config.json` `auths`
  * (one login per registry host), git credential helpers (one per host) and Depot / BuildKit
- * build secrets.
+ * build secrets. --)
  *
  * @generated from message platform.compute.v1.SaveBuildSecretsRequest
  */
@@ -753,9 +753,9 @@ export const BuildContextFormatSchema: GenEnum<BuildContextFormat> = /*@__PURE__
  * context, an inline zip or a git repository. Builds are asynchronous: CreateBuild returns a
  * queued build; follow it with StreamBuildLogs or GetBuild. Every method needs
  * `Authorization: Bearer <ACCESS_TOKEN>`; the organization is the token's.
- * Not shown in the specification; the request and response shapes follow Google Cloud Build
- * (create / get / list / cancel returning the Build resource), Docker BuildKit build options and
- * Depot.
+ * (-- Not shown in the specification; the request and response shapes follow Google Cloud
+ * Build (create / get / list / cancel returning the Build resource), Docker BuildKit build
+ * options and Depot. --)
  *
  * @generated from service platform.compute.v1.BuildService
  */
@@ -791,10 +791,10 @@ export const BuildService: GenService<{
     output: typeof ListBuildsResponseSchema;
   },
   /**
-   * Streams a build's log. Server-sent events over HTTP. Not shown in the specification; the
-   * stream carries the lines so far from the start, then live lines until the build ends, then
-   * one final `done` event with the terminal status (as `docker logs --follow` and Cloud Build
-   * log streaming). On a finished build it replays the stored log and ends.
+   * Streams a build's log. Server-sent events over HTTP. (-- Not shown in the specification. --)
+   * The stream carries the lines so far from the start, then live lines until the build ends,
+   * then one final `done` event with the terminal status (-- as `docker logs --follow` and Cloud
+   * Build log streaming --). On a finished build it replays the stored log and ends.
    *
    * @generated from rpc platform.compute.v1.BuildService.StreamBuildLogs
    */

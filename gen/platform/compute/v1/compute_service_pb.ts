@@ -35,9 +35,9 @@ export type CreateAppRequest = Message<"platform.compute.v1.CreateAppRequest"> &
   organizationName: string;
 
   /**
-   * App name, unique in the organization. Not shown in the specification; the naming rule is 1 to
-   * 63 characters, lower-case letters, digits and `-`, starting with a letter and not ending with
-   * `-` (an RFC 1035 label, as Google Cloud Run service names).
+   * App name, unique in the organization. (-- Not shown in the specification. --) The naming
+   * rule is 1 to 63 characters, lower-case letters, digits and `-`, starting with a letter and
+   * not ending with `-` (an RFC 1035 label). (-- As Google Cloud Run service names. --)
    *
    * @generated from field: string name = 2;
    */
@@ -249,10 +249,10 @@ export type UpdateAppConfigRequest = Message<"platform.compute.v1.UpdateAppConfi
   config?: AppConfig | undefined;
 
   /**
-   * Fields of `config` to change: `description`, `mcp_enabled`, `input_schema`,
-   * `output_schema` (snake_case or camelCase). As AIP-134: `*` replaces all four; an empty or
-   * absent mask changes only the fields of `config` set to non-default values (so it cannot
-   * clear a field or turn `mcp_enabled` off). An unknown path is INVALID_ARGUMENT.
+   * Fields of `config` to change: `description`, `mcp_enabled`, `input_schema`, `output_schema`
+   * (snake_case or camelCase). (-- As AIP-134. --) `*` replaces all four; an empty or absent mask
+   * changes only the fields of `config` set to non-default values (so it cannot clear a field or
+   * turn `mcp_enabled` off). An unknown path is INVALID_ARGUMENT.
    *
    * @generated from field: google.protobuf.FieldMask update_mask = 4;
    */
@@ -724,8 +724,8 @@ export const ListMcpToolsResponseSchema: GenMessage<ListMcpToolsResponse> = /*@_
  */
 export const ComputeService: GenService<{
   /**
-   * Creates an app with no code and no version. Not shown in the specification; the route is
-   * the organization's app collection, as AIP-133 creates under the parent.
+   * Creates an app with no code and no version. The route is the organization's app
+   * collection. (-- Not shown in the specification; as AIP-133 creates under the parent. --)
    *
    * @generated from rpc platform.compute.v1.ComputeService.CreateApp
    */
@@ -735,7 +735,7 @@ export const ComputeService: GenService<{
     output: typeof CreateAppResponseSchema;
   },
   /**
-   * Returns an app's metadata. Not shown in the specification; AIP-131.
+   * Returns an app's metadata. (-- Not shown in the specification; AIP-131. --)
    *
    * @generated from rpc platform.compute.v1.ComputeService.GetApp
    */
@@ -746,7 +746,7 @@ export const ComputeService: GenService<{
   },
   /**
    * Lists an organization's apps, by name, with cursor pagination.
-   * Not shown in the specification; AIP-132 / AIP-158.
+   * (-- Not shown in the specification; AIP-132 / AIP-158. --)
    *
    * @generated from rpc platform.compute.v1.ComputeService.ListApps
    */
@@ -758,7 +758,7 @@ export const ComputeService: GenService<{
   /**
    * Changes an app's configuration (description, MCP exposure, schemas): only the fields
    * named in `update_mask` change. MCP changes take effect at the next publish.
-   * Not shown in the specification; AIP-134 (PATCH with a field mask).
+   * (-- Not shown in the specification; AIP-134 (PATCH with a field mask). --)
    *
    * @generated from rpc platform.compute.v1.ComputeService.UpdateAppConfig
    */
@@ -796,8 +796,9 @@ export const ComputeService: GenService<{
    * Starts compiling a Rust (native or wasm) draft: the draft moves to
    * VERSION_STATUS_COMPILING, then back to VERSION_STATUS_DRAFT on success or to
    * VERSION_STATUS_COMPILE_FAILED. Poll GetDraftInfo for the outcome.
-   * Not shown in the specification; other runtimes fail with FAILED_PRECONDITION (Python drafts
-   * need no compile), as Google AIP-193 reports a call the resource's state does not allow.
+   * (-- Not shown in the specification. --) Other runtimes fail with FAILED_PRECONDITION
+   * (Python drafts need no compile). (-- As Google AIP-193 reports a call the resource's state
+   * does not allow. --)
    *
    * @generated from rpc platform.compute.v1.ComputeService.CompileDraft
    */
@@ -831,8 +832,8 @@ export const ComputeService: GenService<{
   },
   /**
    * Returns the status and output of an execution (a TestDraft run or an invocation).
-   * Not shown in the specification; the route nests executions under their app, as AIP-131
-   * gets a child resource.
+   * The route nests executions under their app. (-- Not shown in the specification; as AIP-131
+   * gets a child resource. --)
    *
    * @generated from rpc platform.compute.v1.ComputeService.GetExecution
    */

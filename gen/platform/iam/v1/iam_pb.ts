@@ -16,8 +16,8 @@ export const file_platform_iam_v1_iam: GenFile = /*@__PURE__*/
   fileDesc("ChlwbGF0Zm9ybS9pYW0vdjEvaWFtLnByb3RvEg9wbGF0Zm9ybS5pYW0udjEiYAoMT3JnYW5pemF0aW9uEhMKBm9yZ19pZBgBIAEoCUID4EEDEgwKBG5hbWUYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhcKCmNyZWF0ZWRfYXQYBCABKANCA+BBAyKIAgoGQXBpS2V5EhMKBmtleV9pZBgBIAEoCUID4EEDEhMKBm9yZ19pZBgCIAEoCUID4EEDEgwKBG5hbWUYAyABKAkSGgoNc2VjcmV0X3ByZWZpeBgEIAEoCUID4EEDEjAKBXN0YXRlGAUgASgOMhwucGxhdGZvcm0uaWFtLnYxLkFwaUtleVN0YXRlQgPgQQMSFwoKY3JlYXRlZF9hdBgGIAEoA0ID4EEDEhIKCmV4cGlyZXNfYXQYByABKAMSGQoMbGFzdF91c2VkX2F0GAggASgDQgPgQQMSFwoKcm90YXRlZF9hdBgJIAEoA0ID4EEDEhcKCnJldm9rZWRfYXQYCiABKANCA+BBAyJICgxJc3N1ZWRBcGlLZXkSKAoHYXBpX2tleRgBIAEoCzIXLnBsYXRmb3JtLmlhbS52MS5BcGlLZXkSDgoGc2VjcmV0GAIgASgJIokBCgpQZXJtaXNzaW9uEhoKDXBlcm1pc3Npb25faWQYASABKAlCA+BBAxITCgZvcmdfaWQYAiABKAlCA+BBAxIRCglwcmluY2lwYWwYAyABKAkSDAoEcm9sZRgEIAEoCRIQCghyZXNvdXJjZRgFIAEoCRIXCgpjcmVhdGVkX2F0GAYgASgDQgPgQQMqfAoLQXBpS2V5U3RhdGUSHQoZQVBJX0tFWV9TVEFURV9VTlNQRUNJRklFRBAAEhgKFEFQSV9LRVlfU1RBVEVfQUNUSVZFEAESGQoVQVBJX0tFWV9TVEFURV9SRVZPS0VEEAISGQoVQVBJX0tFWV9TVEFURV9FWFBJUkVEEANiBnByb3RvMw", [file_google_api_field_behavior]);
 
 /**
- * Not shown in the specification; following Google Cloud resource manager organizations, kept
- * minimal. An organization: the tenant that owns buckets, services, keys and grants.
+ * (-- Not shown in the specification; following Google Cloud resource manager organizations, kept
+ * minimal. --) An organization: the tenant that owns buckets, services, keys and grants.
  *
  * @generated from message platform.iam.v1.Organization
  */
@@ -60,8 +60,8 @@ export const OrganizationSchema: GenMessage<Organization> = /*@__PURE__*/
   messageDesc(file_platform_iam_v1_iam, 0);
 
 /**
- * Not shown in the specification (the fields); following Stripe restricted keys and Google service
- * account keys. An organization API key (metadata only). The secret (`dk_` followed by random
+ * (-- Not shown in the specification; following Stripe restricted keys and Google service account
+ * keys. --) An organization API key (metadata only). The secret (`dk_` followed by random
  * characters) is shown exactly once, on creation and on rotation; the server stores only its hash.
  * The key is the principal of permission grants; its roles are its grants (ListPermissions).
  *
@@ -179,8 +179,8 @@ export const IssuedApiKeySchema: GenMessage<IssuedApiKey> = /*@__PURE__*/
   messageDesc(file_platform_iam_v1_iam, 2);
 
 /**
- * Not shown in the specification (the fields); following Google IAM role bindings with an optional
- * resource condition. One role granted to one principal, organization-wide or on one resource.
+ * (-- Not shown in the specification; following Google IAM role bindings with an optional resource
+ * condition. --) One role granted to one principal, organization-wide or on one resource.
  *
  * @generated from message platform.iam.v1.Permission
  */

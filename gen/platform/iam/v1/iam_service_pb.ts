@@ -499,18 +499,19 @@ export const RevokePermissionRequestSchema: GenMessage<RevokePermissionRequest> 
   messageDesc(file_platform_iam_v1_iam_service, 14);
 
 /**
- * Organizations, their API keys and the roles granted to those keys. Key management moved here
- * from the retired `/admin/api-keys` routes; the data API gateways, the managed vector database
- * control plane, the git gateway and the registry all verify keys issued here. Only the routes
+ * Organizations, their API keys and the roles granted to those keys. Key management moved here from
+ * the retired `/admin/api-keys` routes; the data API gateways, the managed vector database control
+ * plane, the git gateway and the registry all verify keys issued here. Roles are `<service>.<role>`
+ * strings bound to principals, optionally on one resource; a key's secret is shown once, only its
+ * hash is stored, and keys can be rolled and irreversibly revoked. (-- Only the routes
  * `/v1/iam/orgs/{org_id}/api-keys` and `/v1/iam/orgs/{org_id}/permissions` are named in the
- * specification; everything else is not shown and follows Google IAM (roles as `<service>.<role>`
- * strings bound to principals, optionally on one resource) and Stripe restricted keys (secret shown
- * once, only a hash stored, roll and irreversible revoke). Roles in use: `script.editor`,
- * `secrets.admin`, `registry.developer`, `git.admin`, `git.editor`, `git.viewer`, and for the
- * managed vector databases `vectordb.admin` (every scope) and `vectordb.viewer` (scopes
- * GetVectorDbService, GetVectorDbServiceAccess, ListVectorDbService). Every method requires a bearer
- * token; managing an organization's keys and grants needs its creator's access or the `iam.admin`
- * role (PERMISSION_DENIED otherwise).
+ * specification; everything else is not shown and follows Google IAM (roles bound to principals)
+ * and Stripe restricted keys. --) Roles in use: `script.editor`, `secrets.admin`,
+ * `registry.developer`, `git.admin`, `git.editor`, `git.viewer`, and for the managed vector
+ * databases `vectordb.admin` (every scope) and `vectordb.viewer` (scopes GetVectorDbService,
+ * GetVectorDbServiceAccess, ListVectorDbService). Every method requires a bearer token; managing an
+ * organization's keys and grants needs its creator's access or the `iam.admin` role
+ * (PERMISSION_DENIED otherwise).
  *
  * @generated from service platform.iam.v1.IamService
  */

@@ -90,9 +90,9 @@ export const ToolSchema: GenMessage<Tool> = /*@__PURE__*/
   messageDesc(file_platform_script_v1_catalog, 0);
 
 /**
- * One input or output parameter of a tool. Not shown in the specification; the member types follow
- * the parameter objects of MCP tool schemas and OpenAPI (a JSON Schema type name and a JSON default
- * value).
+ * One input or output parameter of a tool: a JSON Schema type name and a JSON default value.
+ * (-- Not shown in the specification; the member types follow the parameter objects of MCP tool
+ * schemas and OpenAPI. --)
  *
  * @generated from message platform.script.v1.ToolParam
  */
@@ -120,7 +120,8 @@ export type ToolParam = Message<"platform.script.v1.ToolParam"> & {
 
   /**
    * Default applied when an optional input is omitted, as any JSON value; unset when there is no
-   * default. Not shown in the specification; a JSON value rather than a string, as in JSON Schema.
+   * default. (-- Not shown in the specification; a JSON value rather than a string, as in JSON
+   * Schema. --)
    *
    * @generated from field: google.protobuf.Value default_value = 4;
    */
@@ -142,9 +143,9 @@ export const ToolParamSchema: GenMessage<ToolParam> = /*@__PURE__*/
   messageDesc(file_platform_script_v1_catalog, 1);
 
 /**
- * Where and how a tool runs. Not shown in the specification; the member types follow the function
- * settings of serverless platforms (Modal, Cloud Run, Lambda): a duration string, memory in MiB, a
- * GPU class string.
+ * Where and how a tool runs: a duration string, memory in MiB, a GPU class string. (-- Not shown in
+ * the specification; the member types follow the function settings of serverless platforms (Modal,
+ * Cloud Run, Lambda). --)
  *
  * @generated from message platform.script.v1.ToolRuntime
  */
@@ -186,8 +187,8 @@ export type ToolRuntime = Message<"platform.script.v1.ToolRuntime"> & {
   memory: number;
 
   /**
-   * GPU the tool needs, as a class with an optional count in Modal's form (`T4`, `A10G`, `H100:2`);
-   * empty when the tool runs without a GPU.
+   * GPU the tool needs, as a class with an optional count (`T4`, `A10G`, `H100:2`); empty when the
+   * tool runs without a GPU. (-- Modal's form. --)
    *
    * @generated from field: string gpu = 6;
    */
@@ -257,8 +258,9 @@ export type TemplateInfo = Message<"platform.script.v1.TemplateInfo"> & {
   contract?: ScriptContract | undefined;
 
   /**
-   * Not shown in the specification; the key/value labels that ListTemplates `labels` filters on (as
-   * Kubernetes and Google Cloud resources carry the labels their list filters match).
+   * The key/value labels that ListTemplates `labels` filters on. (-- Not shown in the
+   * specification; as Kubernetes and Google Cloud resources carry the labels their list filters
+   * match. --)
    *
    * @generated from field: repeated platform.script.v1.LabelEntry labels = 8;
    */
@@ -273,9 +275,9 @@ export const TemplateInfoSchema: GenMessage<TemplateInfo> = /*@__PURE__*/
   messageDesc(file_platform_script_v1_catalog, 3);
 
 /**
- * The inputs and outputs of a script, each a JSON Schema document. Not shown in the specification;
- * the member types are JSON Schema objects, as MCP tool definitions carry their input and output
- * schemas.
+ * The inputs and outputs of a script, each a JSON Schema document. (-- Not shown in the
+ * specification; the member types are JSON Schema objects, as MCP tool definitions carry their
+ * input and output schemas. --)
  *
  * @generated from message platform.script.v1.ScriptContract
  */

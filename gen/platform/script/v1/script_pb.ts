@@ -18,9 +18,9 @@ export const file_platform_script_v1_script: GenFile = /*@__PURE__*/
   fileDesc("Ch9wbGF0Zm9ybS9zY3JpcHQvdjEvc2NyaXB0LnByb3RvEhJwbGF0Zm9ybS5zY3JpcHQudjEi/wEKBlNjcmlwdBIRCgRuYW1lGAEgASgJQgPgQQgSGwoOYWN0aXZlX3ZlcnNpb24YAiABKAVCA+BBAxIbCg5sYXRlc3RfdmVyc2lvbhgDIAEoBUID4EEDEhgKC2Rlc2NyaXB0aW9uGAQgASgJQgPgQQMSOQoIY29udHJhY3QYBSABKAsyIi5wbGF0Zm9ybS5zY3JpcHQudjEuU2NyaXB0Q29udHJhY3RCA+BBAxIbCg50b29sc19yZXF1aXJlZBgGIAMoCUID4EEDEhoKDWNyZWF0ZWRfYXRfbXMYByABKANCA+BBAxIaCg11cGRhdGVkX2F0X21zGAggASgDQgPgQQMiygEKDVNjcmlwdFZlcnNpb24SFAoHdmVyc2lvbhgBIAEoBUID4EEDEhMKBnNvdXJjZRgCIAEoCUID4EEDEhoKDXNvdXJjZV9zaGEyNTYYAyABKAlCA+BBAxI5Cghjb250cmFjdBgEIAEoCzIiLnBsYXRmb3JtLnNjcmlwdC52MS5TY3JpcHRDb250cmFjdEID4EEDEhsKDnRvb2xzX3JlcXVpcmVkGAUgAygJQgPgQQMSGgoNY3JlYXRlZF9hdF9tcxgGIAEoA0ID4EEDYgZwcm90bzM", [file_google_api_field_behavior, file_platform_script_v1_catalog]);
 
 /**
- * A script of the caller's organization: a name and its immutable numbered versions, one of
- * which is active. Not shown in the specification; modelled on how Cloud Run services and
- * Lambda functions publish immutable versions and point an alias at one.
+ * A script of the caller's organization: a name and its immutable numbered versions, one of which
+ * is active. (-- Not shown in the specification; modelled on how Cloud Run services and Lambda
+ * functions publish immutable versions and point an alias at one. --)
  *
  * @generated from message platform.script.v1.Script
  */
@@ -92,7 +92,7 @@ export const ScriptSchema: GenMessage<Script> = /*@__PURE__*/
   messageDesc(file_platform_script_v1_script, 0);
 
 /**
- * One immutable version of a script. Not shown in the specification.
+ * One immutable version of a script. (-- Not shown in the specification. --)
  *
  * @generated from message platform.script.v1.ScriptVersion
  */

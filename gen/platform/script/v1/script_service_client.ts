@@ -100,10 +100,10 @@ export const ScriptServiceMethods = {
  * durable, resumable unit; the client reads status, events, results and artifacts back. Every
  * method except ListTemplates, GetTemplate and HealthCheck needs `Authorization: Bearer <token>`
  * and the `x-organization-name` header. Errors use the Connect error envelope `{code, message,
- * details}`. Not shown in the specification; the error codes follow Google AIP-193
- * (INVALID_ARGUMENT for bad input naming the field, NOT_FOUND for an unknown thread, step, script,
- * variable or template in the caller's organization, FAILED_PRECONDITION for a transition the
- * thread's status does not allow).
+ * details}`: INVALID_ARGUMENT for bad input naming the field, NOT_FOUND for an unknown thread,
+ * step, script, variable or template in the caller's organization, FAILED_PRECONDITION for a
+ * transition the thread's status does not allow. (-- Not shown in the specification; the error
+ * codes follow Google AIP-193. --)
  */
 export interface ScriptServiceClient {
   /**
@@ -122,8 +122,8 @@ export interface ScriptServiceClient {
   getThread(request: MessageInitShape<typeof GetThreadRequestSchema>, options?: CallOptions): Promise<Thread>;
   /**
    * Lists the threads of the caller's organization with cursor pagination and optional status and
-   * script filters. Not shown in the specification; the order is newest first (created_at_ms
-   * descending), as Temporal lists workflow executions.
+   * script filters, newest first (created_at_ms descending). (-- Not shown in the specification:
+   * the order, as Temporal lists workflow executions. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ListThreads
    */
@@ -134,9 +134,9 @@ export interface ScriptServiceClient {
    * Cancels a thread cooperatively. A PENDING or PAUSED thread becomes CANCELLED at once. A RUNNING
    * thread becomes CANCELLING: no further step starts, the running step is told to stop (through
    * its lease), and when it ends, its result is discarded and the thread becomes CANCELLED with a
-   * `cancelled` event. Not shown in the specification; for repeat calls and finished threads we
-   * follow Temporal: cancelling a CANCELLING or CANCELLED thread returns its status again, and
-   * cancelling a COMPLETED or FAILED thread is FAILED_PRECONDITION.
+   * `cancelled` event. Cancelling a CANCELLING or CANCELLED thread returns its status again, and
+   * cancelling a COMPLETED or FAILED thread is FAILED_PRECONDITION. (-- Not shown in the
+   * specification: repeat calls and finished threads, where we follow Temporal. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.CancelThread
    */
@@ -153,10 +153,11 @@ export interface ScriptServiceClient {
   resumeThread(request: MessageInitShape<typeof ResumeThreadRequestSchema>, options?: CallOptions): Promise<ResumeThreadResponse>;
   /**
    * Streams the events of a thread (signals only; read content through the result methods). Over
-   * HTTP, server-sent events, one `data:` event per ThreadEvent. Not shown in the specification;
-   * replay and end of stream follow Temporal's history follow and Trigger.dev run streams: the
-   * stream first replays the events recorded so far, then follows live ones, and ends after a
-   * terminal event (`completed`, `failed` or `cancelled`). A PAUSED thread keeps the stream open.
+   * HTTP, server-sent events, one `data:` event per ThreadEvent. The stream first replays the
+   * events recorded so far, then follows live ones, and ends after a terminal event (`completed`,
+   * `failed` or `cancelled`). A PAUSED thread keeps the stream open. (-- Not shown in the
+   * specification; replay and end of stream follow Temporal's history follow and Trigger.dev run
+   * streams. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.WatchThread
    */
@@ -164,9 +165,9 @@ export interface ScriptServiceClient {
   /**
    * Streams the events of one step (signals only): a `snapshot` first so late subscribers catch up,
    * then `decision` for decide steps, and finally `done` or `step_failed`. Over HTTP, server-sent
-   * events. Not shown in the specification; as WatchThread, the stream ends after `done` or
-   * `step_failed` (at once after the snapshot for a step already finished), and NOT_FOUND answers a
-   * step_path the thread does not have.
+   * events. As with WatchThread, the stream ends after `done` or `step_failed` (at once after the
+   * snapshot for a step already finished), and NOT_FOUND answers a step_path the thread does not
+   * have. (-- Not shown in the specification: the end of the stream and the error. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.WatchStep
    */
@@ -183,10 +184,10 @@ export interface ScriptServiceClient {
   /**
    * Streams a thread's final output in chunks (final output only, no step details): a `meta`
    * message first, then `output` chunks in chunk_index order until one has is_final true. Over
-   * HTTP, server-sent events. Not shown in the specification; rather than block (use WatchThread to
-   * wait), a thread that is not COMPLETED yields `meta` with its current status only, then the
-   * stream ends. A COMPLETED thread always yields at least one `output` chunk (empty data when the
-   * output is empty).
+   * HTTP, server-sent events. Rather than block (use WatchThread to wait), a thread that is not
+   * COMPLETED yields `meta` with its current status only, then the stream ends. A COMPLETED thread
+   * always yields at least one `output` chunk (empty data when the output is empty). (-- Not shown
+   * in the specification: the behaviour on a thread that is not COMPLETED. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.StreamThreadResult
    */
@@ -200,17 +201,17 @@ export interface ScriptServiceClient {
    */
   streamStepResult(request: MessageInitShape<typeof StreamStepResultRequestSchema>, options?: CallOptions): AsyncIterable<StepResultChunk>;
   /**
-   * Lists the files a thread produced, each with a short-lived pre-signed download URL.
-   * Not shown in the specification; artifacts are sorted by path ascending, as object-store
-   * listings are.
+   * Lists the files a thread produced, each with a short-lived pre-signed download URL, sorted by
+   * path ascending. (-- Not shown in the specification: the order, as object-store listings
+   * are. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ListArtifacts
    */
   listArtifacts(request: MessageInitShape<typeof ListArtifactsRequestSchema>, options?: CallOptions): Promise<ListArtifactsResponse>;
   /**
    * Lists the tools available to the caller's scripts (built-in native tools and compute-platform
-   * tools), with cursor pagination. Not shown in the specification; sorted by name ascending, a
-   * stable order as in Kubernetes lists.
+   * tools), with cursor pagination, sorted by name ascending, a stable order. (-- Not shown in the
+   * specification: the order, as in Kubernetes lists. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ListTools
    */
@@ -231,15 +232,15 @@ export interface ScriptServiceClient {
    */
   getEnvVar(request: MessageInitShape<typeof GetEnvVarRequestSchema>, options?: CallOptions): Promise<GetEnvVarResponse>;
   /**
-   * Lists every tenant-wide environment variable, values included. Not shown in the specification;
-   * sorted by key ascending, like the per-script overlay.
+   * Lists every tenant-wide environment variable, values included, sorted by key ascending like the
+   * per-script overlay. (-- Not shown in the specification: the order. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ListEnvVars
    */
   listEnvVars(request: MessageInitShape<typeof ListEnvVarsRequestSchema>, options?: CallOptions): Promise<ListEnvVarsResponse>;
   /**
-   * Deletes one tenant-wide environment variable. Not shown in the specification; as DeleteSecret
-   * does, deleting a key that is not set succeeds, so the call is safe to repeat.
+   * Deletes one tenant-wide environment variable. As DeleteSecret does, deleting a key that is not
+   * set succeeds, so the call is safe to repeat. (-- Not shown in the specification. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.DeleteEnvVar
    */
@@ -253,22 +254,23 @@ export interface ScriptServiceClient {
   importEnvVars(request: MessageInitShape<typeof ImportEnvVarsRequestSchema>, options?: CallOptions): Promise<ImportEnvVarsResponse>;
   /**
    * Publishes a script: creates it with version 1, or adds the next immutable version of an
-   * existing script and makes it active. The source is validated first; INVALID_ARGUMENT names
-   * the line and field of the first problem. Publishing the same source as the latest version
-   * publishes nothing and returns the script as it is. `env` seeds (merges into) the script's
-   * environment overlay, with the rules of UpdateScriptEnv. Not shown in the specification.
+   * existing script and makes it active. The source is validated first; INVALID_ARGUMENT names the
+   * line and field of the first problem. Publishing the same source as the latest version publishes
+   * nothing and returns the script as it is. `env` seeds (merges into) the script's environment
+   * overlay, with the rules of UpdateScriptEnv. (-- Not shown in the specification. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.CreateScript
    */
   createScript(request: MessageInitShape<typeof CreateScriptRequestSchema>, options?: CallOptions): Promise<Script>;
   /**
-   * Returns one script with its active version's contract. Not shown in the specification.
+   * Returns one script with its active version's contract. (-- Not shown in the specification. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.GetScript
    */
   getScript(request: MessageInitShape<typeof GetScriptRequestSchema>, options?: CallOptions): Promise<GetScriptResponse>;
   /**
-   * Lists the organization's scripts by name, a page at a time. Not shown in the specification.
+   * Lists the organization's scripts by name, a page at a time. (-- Not shown in the
+   * specification. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ListScripts
    */
@@ -276,9 +278,9 @@ export interface ScriptServiceClient {
   /** Every item of ListScripts, fetching pages as the iteration needs them. */
   listScriptsAll(request: MessageInitShape<typeof ListScriptsRequestSchema>, options?: CallOptions): AsyncIterable<Script>;
   /**
-   * Makes an earlier (or the latest) version the active one: threads created with version 0 run
-   * it from then on; running threads keep the version they started with. Not shown in the
-   * specification.
+   * Makes an earlier (or the latest) version the active one: threads created with version 0 run it
+   * from then on; running threads keep the version they started with. (-- Not shown in the
+   * specification. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ActivateScriptVersion
    */
@@ -301,9 +303,9 @@ export interface ScriptServiceClient {
   updateScriptEnv(request: MessageInitShape<typeof UpdateScriptEnvRequestSchema>, options?: CallOptions): Promise<UpdateScriptEnvResponse>;
   /**
    * Returns the organization's key for verifying callback_url deliveries, creating it on first use.
-   * Not shown in the specification; as with Standard Webhooks, the key is shown as `whsec_`
-   * followed by the base64 of 32 random bytes. Reading it needs the write role, since it lets its
-   * holder forge deliveries.
+   * The key is shown as `whsec_` followed by the base64 of 32 random bytes. Reading it needs the
+   * write role, since it lets its holder forge deliveries. (-- Not shown in the specification; as
+   * with Standard Webhooks. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.GetCallbackSigningKey
    */
@@ -318,9 +320,9 @@ export interface ScriptServiceClient {
   rotateCallbackSigningKey(request: MessageInitShape<typeof RotateCallbackSigningKeyRequestSchema>, options?: CallOptions): Promise<CallbackSigningKey>;
   /**
    * Lists the public templates (pre-built, read-only scripts), with filters and cursor pagination.
-   * Public: no credentials needed. Not shown in the specification; as Kubernetes list selectors do,
-   * filters of different kinds (tags, labels, category, search) combine with AND, and results are
-   * sorted by id ascending, a stable order for paging.
+   * Public: no credentials needed. Filters of different kinds (tags, labels, category, search)
+   * combine with AND, and results are sorted by id ascending, a stable order for paging. (-- Not
+   * shown in the specification; as Kubernetes list selectors do. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ListTemplates
    */

@@ -59,9 +59,9 @@ export type CreateThreadRequest = Message<"platform.script.v1.CreateThreadReques
 
   /**
    * Wall-clock deadline of the whole thread, overriding the default: a duration with a unit suffix
-   * such as `90s`, `5m` or `1h`. Not shown in the specification; following Windmill flow timeouts
-   * and DBOS deadlines, it counts from creation and includes queue, wait and pause time; empty
-   * means the server's configured default. When it passes, the thread becomes FAILED.
+   * such as `90s`, `5m` or `1h`. It counts from creation and includes queue, wait and pause time;
+   * empty means the server's configured default. When it passes, the thread becomes FAILED. (-- Not
+   * shown in the specification; following Windmill flow timeouts and DBOS deadlines. --)
    *
    * @generated from field: string timeout = 4;
    */
@@ -76,19 +76,19 @@ export type CreateThreadRequest = Message<"platform.script.v1.CreateThreadReques
 
   /**
    * Webhook called each time the thread reaches a terminal status (COMPLETED, FAILED or CANCELLED;
-   * a resumed thread that ends again calls it again). Not shown in the specification; deliveries
-   * follow Standard Webhooks (standardwebhooks.com), so its verification libraries work as they
-   * are: a POST with `Content-Type: application/json` and the body
-   * `{"type": "thread.completed" | "thread.failed" | "thread.cancelled", "timestamp": RFC 3339,
-   * "data": <the final Thread as GetThread returns it>}`, with the headers `webhook-id` (stable
-   * across retries of one delivery), `webhook-timestamp` (Unix seconds of this attempt) and
-   * `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, one per active
-   * key, space-separated, keyed with the organization's callback signing key: see
-   * GetCallbackSigningKey). Any 2xx response acknowledges it; other responses and network errors
-   * are retried with exponential backoff for about a day (410 Gone stops at once). Delivery is
-   * best effort and never changes the thread's status. Must be an absolute `https` (or `http`)
-   * URL; redirects are not followed and, unless the server allows it, private, loopback and
-   * link-local addresses are refused (INVALID_ARGUMENT).
+   * a resumed thread that ends again calls it again). Deliveries follow Standard Webhooks
+   * (standardwebhooks.com), so its verification libraries work as they are: a POST with
+   * `Content-Type: application/json` and the body `{"type": "thread.completed" | "thread.failed" |
+   * "thread.cancelled", "timestamp": RFC 3339, "data": <the final Thread as GetThread returns
+   * it>}`, with the headers `webhook-id` (stable across retries of one delivery),
+   * `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64
+   * HMAC-SHA256 of "<id>.<timestamp>.<body>">`, one per active key, space-separated, keyed with the
+   * organization's callback signing key: see GetCallbackSigningKey). Any 2xx response acknowledges
+   * it; other responses and network errors are retried with exponential backoff for about a day
+   * (410 Gone stops at once). Delivery is best effort and never changes the thread's status. Must
+   * be an absolute `https` (or `http`) URL; redirects are not followed and, unless the server
+   * allows it, private, loopback and link-local addresses are refused (INVALID_ARGUMENT). (-- Not
+   * shown in the specification. --)
    *
    * @generated from field: string callback_url = 6;
    */
@@ -173,8 +173,8 @@ export const GetThreadRequestSchema: GenMessage<GetThreadRequest> = /*@__PURE__*
  */
 export type ListThreadsRequest = Message<"platform.script.v1.ListThreadsRequest"> & {
   /**
-   * Maximum number of threads to return. Not shown in the specification; following AIP-158, 0 means
-   * the default of 50, and values above the maximum of 500 are lowered to it.
+   * Maximum number of threads to return. 0 means the default of 50, and values above the maximum of
+   * 500 are lowered to it. (-- Not shown in the specification; following AIP-158. --)
    *
    * @generated from field: int32 page_size = 1;
    */
@@ -252,8 +252,8 @@ export type CancelThreadRequest = Message<"platform.script.v1.CancelThreadReques
   threadId: string;
 
   /**
-   * Why the thread is cancelled; reported in the `cancelled` event. Not shown in the specification;
-   * at most 1024 characters (longer is INVALID_ARGUMENT).
+   * Why the thread is cancelled; reported in the `cancelled` event. At most 1024 characters (longer
+   * is INVALID_ARGUMENT). (-- Not shown in the specification: the limit. --)
    *
    * @generated from field: string reason = 2;
    */
@@ -486,10 +486,10 @@ export type GetThreadResultResponse = Message<"platform.script.v1.GetThreadResul
   steps: StepSummary[];
 
   /**
-   * Filled only when the request's step_path is set. Not shown in the specification; so that a
-   * container step (iterate, decide) comes with its children, the requested step comes first,
-   * followed by the steps nested under it (paths starting with `<step_path>.`) in path order. Input
-   * and output data are capped like output_data.
+   * Filled only when the request's step_path is set. So that a container step (iterate, decide)
+   * comes with its children, the requested step comes first, followed by the steps nested under it
+   * (paths starting with `<step_path>.`) in path order. Input and output data are capped like
+   * output_data. (-- Not shown in the specification. --)
    *
    * @generated from field: repeated platform.script.v1.StepDetail step_details = 7;
    */
@@ -510,9 +510,9 @@ export type GetThreadResultResponse = Message<"platform.script.v1.GetThreadResul
   outputTruncated: boolean;
 
   /**
-   * Values produced by yield steps, in sequence order. Not shown in the specification; a capped
-   * tail, like `docker logs --tail 100`: at most the 100 most recent values (watch WatchThread for
-   * every one).
+   * Values produced by yield steps, in sequence order: a capped tail of at most the 100 most recent
+   * values (watch WatchThread for every one). (-- Not shown in the specification; like `docker logs
+   * --tail 100`. --)
    *
    * @generated from field: repeated platform.script.v1.YieldedValue yielded_values = 10;
    */
@@ -534,8 +534,9 @@ export type GetThreadResultResponse = Message<"platform.script.v1.GetThreadResul
   yieldsTruncated: boolean;
 
   /**
-   * Our addition, not in the specification: the thread's output warnings, as Thread `warnings` (the
-   * final output's mismatches with the script's `outputs` schema). Returned with metadata_only too.
+   * The thread's output warnings, as Thread `warnings` (the final output's mismatches with the
+   * script's `outputs` schema). Returned with metadata_only too. (-- Our addition, not in the
+   * specification. --)
    *
    * @generated from field: repeated string warnings = 13;
    */
@@ -564,9 +565,9 @@ export type StreamThreadResultRequest = Message<"platform.script.v1.StreamThread
 
   /**
    * Largest data size of one output chunk, in bytes: default (0) 2 MB (2 MiB), minimum 64 KB
-   * (65536), maximum 16 MB (16 MiB). Not shown in the specification; following AIP-158 page sizes,
-   * values outside the range are moved to the nearest bound, and negative values are
-   * INVALID_ARGUMENT.
+   * (65536), maximum 16 MB (16 MiB). Values outside the range are moved to the nearest bound, and
+   * negative values are INVALID_ARGUMENT. (-- Not shown in the specification; following AIP-158
+   * page sizes. --)
    *
    * @generated from field: int32 max_chunk_bytes = 2;
    */
@@ -602,9 +603,9 @@ export type StreamStepResultRequest = Message<"platform.script.v1.StreamStepResu
   stepPath: string;
 
   /**
-   * Largest data size of one message's step data, in bytes: default (0) 2 MB (2 MiB).
-   * Not shown in the specification; the bounds are the same as StreamThreadResult (64 KB to 16 MB,
-   * moved to the nearest bound).
+   * Largest data size of one message's step data, in bytes: default (0) 2 MB (2 MiB); the bounds
+   * are the same as StreamThreadResult (64 KB to 16 MB, moved to the nearest bound). (-- Not shown
+   * in the specification. --)
    *
    * @generated from field: int32 max_chunk_bytes = 3;
    */
@@ -733,8 +734,8 @@ export const CallbackSigningKeySchema: GenMessage<CallbackSigningKey> = /*@__PUR
  */
 export type ListToolsRequest = Message<"platform.script.v1.ListToolsRequest"> & {
   /**
-   * Maximum number of tools to return. Not shown in the specification; following AIP-158, 0 means
-   * the default of 50, and values above the maximum of 500 are lowered to it.
+   * Maximum number of tools to return. 0 means the default of 50, and values above the maximum of
+   * 500 are lowered to it. (-- Not shown in the specification; following AIP-158. --)
    *
    * @generated from field: int32 page_size = 1;
    */
@@ -818,16 +819,16 @@ export const EnvVarEntrySchema: GenMessage<EnvVarEntry> = /*@__PURE__*/
  */
 export type SetEnvVarRequest = Message<"platform.script.v1.SetEnvVarRequest"> & {
   /**
-   * Variable name. Not shown in the specification; following the POSIX portable environment-name
-   * rule, 1 to 256 characters of letters, digits and `_`, not starting with a digit.
+   * Variable name: 1 to 256 characters of letters, digits and `_`, not starting with a digit.
+   * (-- Not shown in the specification; following the POSIX portable environment-name rule. --)
    *
    * @generated from field: string key = 1;
    */
   key: string;
 
   /**
-   * Variable value. Not shown in the specification; at most 64 KiB of UTF-8 (room for keys and
-   * certificates).
+   * Variable value: at most 64 KiB of UTF-8 (room for keys and certificates). (-- Not shown in the
+   * specification: the limit. --)
    *
    * @generated from field: string value = 2;
    */
@@ -1090,9 +1091,8 @@ export type UpdateScriptEnvRequest = Message<"platform.script.v1.UpdateScriptEnv
   set: { [key: string]: string };
 
   /**
-   * Keys to remove from the overlay; keys that are absent are ignored.
-   * Not shown in the specification; a key both in `set` and `delete` is ambiguous and is
-   * INVALID_ARGUMENT.
+   * Keys to remove from the overlay; keys that are absent are ignored. A key both in `set` and
+   * `delete` is ambiguous and is INVALID_ARGUMENT. (-- Not shown in the specification. --)
    *
    * @generated from field: repeated string delete = 3;
    */
@@ -1156,7 +1156,7 @@ export type ListTemplatesRequest = Message<"platform.script.v1.ListTemplatesRequ
 
   /**
    * Maximum number of templates to return: 0 means the default of 50; the maximum is 200 (larger
-   * values are lowered to it, as AIP-158 suggests).
+   * values are lowered to it). (-- As AIP-158 suggests. --)
    *
    * @generated from field: int32 page_size = 4;
    */
@@ -1501,10 +1501,10 @@ export const ActivateScriptVersionRequestSchema: GenMessage<ActivateScriptVersio
  * durable, resumable unit; the client reads status, events, results and artifacts back. Every
  * method except ListTemplates, GetTemplate and HealthCheck needs `Authorization: Bearer <token>`
  * and the `x-organization-name` header. Errors use the Connect error envelope `{code, message,
- * details}`. Not shown in the specification; the error codes follow Google AIP-193
- * (INVALID_ARGUMENT for bad input naming the field, NOT_FOUND for an unknown thread, step, script,
- * variable or template in the caller's organization, FAILED_PRECONDITION for a transition the
- * thread's status does not allow).
+ * details}`: INVALID_ARGUMENT for bad input naming the field, NOT_FOUND for an unknown thread,
+ * step, script, variable or template in the caller's organization, FAILED_PRECONDITION for a
+ * transition the thread's status does not allow. (-- Not shown in the specification; the error
+ * codes follow Google AIP-193. --)
  *
  * @generated from service platform.script.v1.ScriptService
  */
@@ -1533,8 +1533,8 @@ export const ScriptService: GenService<{
   },
   /**
    * Lists the threads of the caller's organization with cursor pagination and optional status and
-   * script filters. Not shown in the specification; the order is newest first (created_at_ms
-   * descending), as Temporal lists workflow executions.
+   * script filters, newest first (created_at_ms descending). (-- Not shown in the specification:
+   * the order, as Temporal lists workflow executions. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ListThreads
    */
@@ -1547,9 +1547,9 @@ export const ScriptService: GenService<{
    * Cancels a thread cooperatively. A PENDING or PAUSED thread becomes CANCELLED at once. A RUNNING
    * thread becomes CANCELLING: no further step starts, the running step is told to stop (through
    * its lease), and when it ends, its result is discarded and the thread becomes CANCELLED with a
-   * `cancelled` event. Not shown in the specification; for repeat calls and finished threads we
-   * follow Temporal: cancelling a CANCELLING or CANCELLED thread returns its status again, and
-   * cancelling a COMPLETED or FAILED thread is FAILED_PRECONDITION.
+   * `cancelled` event. Cancelling a CANCELLING or CANCELLED thread returns its status again, and
+   * cancelling a COMPLETED or FAILED thread is FAILED_PRECONDITION. (-- Not shown in the
+   * specification: repeat calls and finished threads, where we follow Temporal. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.CancelThread
    */
@@ -1574,10 +1574,11 @@ export const ScriptService: GenService<{
   },
   /**
    * Streams the events of a thread (signals only; read content through the result methods). Over
-   * HTTP, server-sent events, one `data:` event per ThreadEvent. Not shown in the specification;
-   * replay and end of stream follow Temporal's history follow and Trigger.dev run streams: the
-   * stream first replays the events recorded so far, then follows live ones, and ends after a
-   * terminal event (`completed`, `failed` or `cancelled`). A PAUSED thread keeps the stream open.
+   * HTTP, server-sent events, one `data:` event per ThreadEvent. The stream first replays the
+   * events recorded so far, then follows live ones, and ends after a terminal event (`completed`,
+   * `failed` or `cancelled`). A PAUSED thread keeps the stream open. (-- Not shown in the
+   * specification; replay and end of stream follow Temporal's history follow and Trigger.dev run
+   * streams. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.WatchThread
    */
@@ -1589,9 +1590,9 @@ export const ScriptService: GenService<{
   /**
    * Streams the events of one step (signals only): a `snapshot` first so late subscribers catch up,
    * then `decision` for decide steps, and finally `done` or `step_failed`. Over HTTP, server-sent
-   * events. Not shown in the specification; as WatchThread, the stream ends after `done` or
-   * `step_failed` (at once after the snapshot for a step already finished), and NOT_FOUND answers a
-   * step_path the thread does not have.
+   * events. As with WatchThread, the stream ends after `done` or `step_failed` (at once after the
+   * snapshot for a step already finished), and NOT_FOUND answers a step_path the thread does not
+   * have. (-- Not shown in the specification: the end of the stream and the error. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.WatchStep
    */
@@ -1616,10 +1617,10 @@ export const ScriptService: GenService<{
   /**
    * Streams a thread's final output in chunks (final output only, no step details): a `meta`
    * message first, then `output` chunks in chunk_index order until one has is_final true. Over
-   * HTTP, server-sent events. Not shown in the specification; rather than block (use WatchThread to
-   * wait), a thread that is not COMPLETED yields `meta` with its current status only, then the
-   * stream ends. A COMPLETED thread always yields at least one `output` chunk (empty data when the
-   * output is empty).
+   * HTTP, server-sent events. Rather than block (use WatchThread to wait), a thread that is not
+   * COMPLETED yields `meta` with its current status only, then the stream ends. A COMPLETED thread
+   * always yields at least one `output` chunk (empty data when the output is empty). (-- Not shown
+   * in the specification: the behaviour on a thread that is not COMPLETED. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.StreamThreadResult
    */
@@ -1641,9 +1642,9 @@ export const ScriptService: GenService<{
     output: typeof StepResultChunkSchema;
   },
   /**
-   * Lists the files a thread produced, each with a short-lived pre-signed download URL.
-   * Not shown in the specification; artifacts are sorted by path ascending, as object-store
-   * listings are.
+   * Lists the files a thread produced, each with a short-lived pre-signed download URL, sorted by
+   * path ascending. (-- Not shown in the specification: the order, as object-store listings
+   * are. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ListArtifacts
    */
@@ -1654,8 +1655,8 @@ export const ScriptService: GenService<{
   },
   /**
    * Lists the tools available to the caller's scripts (built-in native tools and compute-platform
-   * tools), with cursor pagination. Not shown in the specification; sorted by name ascending, a
-   * stable order as in Kubernetes lists.
+   * tools), with cursor pagination, sorted by name ascending, a stable order. (-- Not shown in the
+   * specification: the order, as in Kubernetes lists. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ListTools
    */
@@ -1686,8 +1687,8 @@ export const ScriptService: GenService<{
     output: typeof GetEnvVarResponseSchema;
   },
   /**
-   * Lists every tenant-wide environment variable, values included. Not shown in the specification;
-   * sorted by key ascending, like the per-script overlay.
+   * Lists every tenant-wide environment variable, values included, sorted by key ascending like the
+   * per-script overlay. (-- Not shown in the specification: the order. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ListEnvVars
    */
@@ -1697,8 +1698,8 @@ export const ScriptService: GenService<{
     output: typeof ListEnvVarsResponseSchema;
   },
   /**
-   * Deletes one tenant-wide environment variable. Not shown in the specification; as DeleteSecret
-   * does, deleting a key that is not set succeeds, so the call is safe to repeat.
+   * Deletes one tenant-wide environment variable. As DeleteSecret does, deleting a key that is not
+   * set succeeds, so the call is safe to repeat. (-- Not shown in the specification. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.DeleteEnvVar
    */
@@ -1720,10 +1721,10 @@ export const ScriptService: GenService<{
   },
   /**
    * Publishes a script: creates it with version 1, or adds the next immutable version of an
-   * existing script and makes it active. The source is validated first; INVALID_ARGUMENT names
-   * the line and field of the first problem. Publishing the same source as the latest version
-   * publishes nothing and returns the script as it is. `env` seeds (merges into) the script's
-   * environment overlay, with the rules of UpdateScriptEnv. Not shown in the specification.
+   * existing script and makes it active. The source is validated first; INVALID_ARGUMENT names the
+   * line and field of the first problem. Publishing the same source as the latest version publishes
+   * nothing and returns the script as it is. `env` seeds (merges into) the script's environment
+   * overlay, with the rules of UpdateScriptEnv. (-- Not shown in the specification. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.CreateScript
    */
@@ -1733,7 +1734,7 @@ export const ScriptService: GenService<{
     output: typeof ScriptSchema;
   },
   /**
-   * Returns one script with its active version's contract. Not shown in the specification.
+   * Returns one script with its active version's contract. (-- Not shown in the specification. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.GetScript
    */
@@ -1743,7 +1744,8 @@ export const ScriptService: GenService<{
     output: typeof GetScriptResponseSchema;
   },
   /**
-   * Lists the organization's scripts by name, a page at a time. Not shown in the specification.
+   * Lists the organization's scripts by name, a page at a time. (-- Not shown in the
+   * specification. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ListScripts
    */
@@ -1753,9 +1755,9 @@ export const ScriptService: GenService<{
     output: typeof ListScriptsResponseSchema;
   },
   /**
-   * Makes an earlier (or the latest) version the active one: threads created with version 0 run
-   * it from then on; running threads keep the version they started with. Not shown in the
-   * specification.
+   * Makes an earlier (or the latest) version the active one: threads created with version 0 run it
+   * from then on; running threads keep the version they started with. (-- Not shown in the
+   * specification. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ActivateScriptVersion
    */
@@ -1790,9 +1792,9 @@ export const ScriptService: GenService<{
   },
   /**
    * Returns the organization's key for verifying callback_url deliveries, creating it on first use.
-   * Not shown in the specification; as with Standard Webhooks, the key is shown as `whsec_`
-   * followed by the base64 of 32 random bytes. Reading it needs the write role, since it lets its
-   * holder forge deliveries.
+   * The key is shown as `whsec_` followed by the base64 of 32 random bytes. Reading it needs the
+   * write role, since it lets its holder forge deliveries. (-- Not shown in the specification; as
+   * with Standard Webhooks. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.GetCallbackSigningKey
    */
@@ -1815,9 +1817,9 @@ export const ScriptService: GenService<{
   },
   /**
    * Lists the public templates (pre-built, read-only scripts), with filters and cursor pagination.
-   * Public: no credentials needed. Not shown in the specification; as Kubernetes list selectors do,
-   * filters of different kinds (tags, labels, category, search) combine with AND, and results are
-   * sorted by id ascending, a stable order for paging.
+   * Public: no credentials needed. Filters of different kinds (tags, labels, category, search)
+   * combine with AND, and results are sorted by id ascending, a stable order for paging. (-- Not
+   * shown in the specification; as Kubernetes list selectors do. --)
    *
    * @generated from rpc platform.script.v1.ScriptService.ListTemplates
    */

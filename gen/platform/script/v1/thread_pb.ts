@@ -118,10 +118,11 @@ export type Thread = Message<"platform.script.v1.Thread"> & {
   organizationName: string;
 
   /**
-   * Our addition, not in the specification: where its promise that a final output not matching the
-   * script's `outputs` schema "is recorded as a warning" is kept. One human-readable line per
-   * mismatch (`output/total: must be number`), set when the thread completes; the thread still
-   * completes. Empty while running and for an output that matches.
+   * One human-readable line per mismatch of the final output with the script's `outputs` schema
+   * (`output/total: must be number`), set when the thread completes; the thread still completes.
+   * Empty while running and for an output that matches. (-- Our addition, not in the specification:
+   * where its promise that a final output not matching the script's `outputs` schema "is recorded
+   * as a warning" is kept. --)
    *
    * @generated from field: repeated string warnings = 14;
    */
@@ -313,17 +314,17 @@ export type StepDetail = Message<"platform.script.v1.StepDetail"> & {
   sampleOutput: Uint8Array;
 
   /**
-   * Not shown in the specification; added to mirror output_total_bytes, since StreamStepResult
-   * chunks large inputs too (its StepDataChunk `field` can be `input`). Actual size of the step's
-   * input in bytes, before any truncation.
+   * Actual size of the step's input in bytes, before any truncation. (-- Not shown in the
+   * specification; added to mirror output_total_bytes, since StreamStepResult chunks large inputs
+   * too (its StepDataChunk `field` can be `input`). --)
    *
    * @generated from field: int64 input_total_bytes = 17;
    */
   inputTotalBytes: bigint;
 
   /**
-   * Not shown in the specification; added to mirror output_truncated. True when input_data was
-   * truncated (input_total_bytes is larger than input_data).
+   * True when input_data was truncated (input_total_bytes is larger than input_data). (-- Not shown
+   * in the specification; added to mirror output_truncated. --)
    *
    * @generated from field: bool input_truncated = 18;
    */
@@ -338,8 +339,8 @@ export const StepDetailSchema: GenMessage<StepDetail> = /*@__PURE__*/
   messageDesc(file_platform_script_v1_thread, 2);
 
 /**
- * Execution diagnostics of a step. Not shown in the specification; the member types are all text,
- * as Windmill and Temporal report job ids, log links and worker output.
+ * Execution diagnostics of a step, all text. (-- Not shown in the specification; the member types
+ * are all text, as Windmill and Temporal report job ids, log links and worker output. --)
  *
  * @generated from message platform.script.v1.StepDiagnostics
  */
@@ -361,16 +362,17 @@ export type StepDiagnostics = Message<"platform.script.v1.StepDiagnostics"> & {
   errorDetail: string;
 
   /**
-   * Not shown in the specification; an absolute URL of the execution's full logs, readable with the
-   * caller's credentials. Empty when the runtime keeps no logs.
+   * An absolute URL of the execution's full logs, readable with the caller's credentials. Empty
+   * when the runtime keeps no logs. (-- Not shown in the specification. --)
    *
    * @generated from field: string logs_url = 3;
    */
   logsUrl: string;
 
   /**
-   * Not shown in the specification; the last 4 KB (4096 bytes) of the worker's standard error, as
-   * UTF-8 text (invalid sequences replaced), like the log tail CI systems attach to a failed job.
+   * The last 4 KB (4096 bytes) of the worker's standard error, as UTF-8 text (invalid sequences
+   * replaced). (-- Not shown in the specification; like the log tail CI systems attach to a failed
+   * job. --)
    *
    * @generated from field: string worker_stderr = 4;
    */
@@ -421,8 +423,8 @@ export type YieldedValue = Message<"platform.script.v1.YieldedValue"> & {
   valueData: Uint8Array;
 
   /**
-   * Monotonic per-thread counter of yielded values. Not shown in the specification; an int64
-   * starting at 1, like Temporal's event ids.
+   * Monotonic per-thread counter of yielded values, starting at 1. (-- Not shown in the
+   * specification: an int64, like Temporal's event ids. --)
    *
    * @generated from field: int64 sequence = 4;
    */
@@ -479,9 +481,9 @@ export type Artifact = Message<"platform.script.v1.Artifact"> & {
 
   /**
    * Short-lived pre-signed URL to download the content with a plain GET and no credentials. Fetch
-   * it promptly and never store it. Not shown in the specification; following S3 pre-signed URL
-   * practice, it is valid for 15 minutes, then answers 403. It serves GET and HEAD with
-   * Content-Length, an ETag (the content's SHA-256) and single byte ranges.
+   * it promptly and never store it. It is valid for 15 minutes, then answers 403. It serves GET and
+   * HEAD with Content-Length, an ETag (the content's SHA-256) and single byte ranges. (-- Not shown
+   * in the specification; following S3 pre-signed URL practice. --)
    *
    * @generated from field: string download_url = 5;
    */
@@ -496,11 +498,11 @@ export const ArtifactSchema: GenMessage<Artifact> = /*@__PURE__*/
   messageDesc(file_platform_script_v1_thread, 5);
 
 /**
- * Lifecycle of a thread. The specification shows PENDING, RUNNING, COMPLETED, FAILED and CANCELLED
- * and mentions paused threads. Not shown in the specification; the full list follows
- * the Serverless Workflow phases and Temporal's cooperative cancellation (a CANCELLING phase
- * between the request and the end of the running step). Terminal values: COMPLETED, FAILED,
- * CANCELLED. Resumable values: PAUSED, FAILED.
+ * Lifecycle of a thread. Terminal values: COMPLETED, FAILED, CANCELLED. Resumable values: PAUSED,
+ * FAILED. CANCELLING lies between a cancel request and the end of the running step. (-- The
+ * specification shows PENDING, RUNNING, COMPLETED, FAILED and CANCELLED and mentions paused
+ * threads. Not shown in the specification; the full list follows the Serverless Workflow phases and
+ * Temporal's cooperative cancellation. --)
  *
  * @generated from enum platform.script.v1.ThreadStatus
  */
@@ -573,10 +575,10 @@ export const ThreadStatusSchema: GenEnum<ThreadStatus> = /*@__PURE__*/
   enumDesc(file_platform_script_v1_thread, 0);
 
 /**
- * Lifecycle of one step of a thread. The specification shows COMPLETED only.
- * Not shown in the specification; the list is completed after the step states of
- * durable-execution engines (Windmill flow modules, Hatchet DAG tasks, Argo nodes): a step whose
- * decide branch is not taken is SKIPPED.
+ * Lifecycle of one step of a thread. A step whose decide branch is not taken is SKIPPED. (-- The
+ * specification shows COMPLETED only. Not shown in the specification; the list is completed after
+ * the step states of durable-execution engines (Windmill flow modules, Hatchet DAG tasks, Argo
+ * nodes). --)
  *
  * @generated from enum platform.script.v1.StepStatus
  */

@@ -38,8 +38,8 @@ export type MsgResp = Message<"platform.vectordb.v1.MsgResp"> & {
   message?: string | undefined;
 
   /**
-   * Not shown in the specification; the type is an integer, as in Milvus/Zilliz responses.
-   * Service-specific result code; 0 or absent on success.
+   * Service-specific result code; 0 or absent on success. (-- Not shown in the specification; the
+   * type is an integer, as in Milvus/Zilliz responses. --)
    *
    * @generated from field: optional int32 code = 3;
    */
@@ -88,7 +88,7 @@ export type ServiceInfo = Message<"platform.vectordb.v1.ServiceInfo"> & {
   serviceStatus: ServiceStatus;
 
   /**
-   * Creation time, an ISO 8601 timestamp (the specification spells the field `createAt`).
+   * Creation time, an ISO 8601 timestamp. (-- The specification spells the field `createAt`. --)
    *
    * @generated from field: string create_at = 5;
    */
@@ -208,8 +208,8 @@ export const ClusterResourceConfigSchema: GenMessage<ClusterResourceConfig> = /*
   messageDesc(file_platform_vectordb_v1_vectordb, 3);
 
 /**
- * Not shown in the specification; its internals follow Zilliz Cloud's describe cluster, kept
- * minimal. Settings of a (preview) dedicated cluster.
+ * Settings of a (preview) dedicated cluster. (-- Not shown in the specification; its internals
+ * follow Zilliz Cloud's describe cluster, kept minimal. --)
  *
  * @generated from message platform.vectordb.v1.ClusterConfiguration
  */
@@ -250,7 +250,8 @@ export const ClusterConfigurationSchema: GenMessage<ClusterConfiguration> = /*@_
  */
 export type ServiceTask = Message<"platform.vectordb.v1.ServiceTask"> & {
   /**
-   * Progress of the task. Not shown in the specification; an int32 percentage from 0 to 100.
+   * Progress of the task: a percentage from 0 to 100. (-- Not shown in the specification: the type,
+   * an int32. --)
    *
    * @generated from field: int32 progress = 1;
    */
@@ -306,15 +307,16 @@ export type BackupJob = Message<"platform.vectordb.v1.BackupJob"> & {
   collectionNames: string[];
 
   /**
-   * Time the job was accepted. Not shown in the specification; the timestamp fields are ISO 8601
-   * strings like ServiceInfo.create_at.
+   * Time the job was accepted, an ISO 8601 timestamp like ServiceInfo.create_at. (-- Not shown in
+   * the specification: the timestamp type. --)
    *
    * @generated from field: string created_at = 5;
    */
   createdAt: string;
 
   /**
-   * Time the job finished; empty until then. Not shown in the specification; ISO 8601.
+   * Time the job finished, an ISO 8601 timestamp; empty until then. (-- Not shown in the
+   * specification. --)
    *
    * @generated from field: string finished_at = 6;
    */
@@ -322,22 +324,22 @@ export type BackupJob = Message<"platform.vectordb.v1.BackupJob"> & {
 
   /**
    * Name of the backup (generated when CreateBackup gives none); the backup_name of DeleteBackup
-   * and RestoreBackup. Not shown in the specification; added so that a listed backup can be
-   * addressed.
+   * and RestoreBackup. (-- Not shown in the specification; added so that a listed backup can be
+   * addressed. --)
    *
    * @generated from field: string backup_name = 7;
    */
   backupName: string;
 
   /**
-   * Backup or restore. Not shown in the specification; one job type serves both.
+   * Backup or restore. (-- Not shown in the specification; one job type serves both. --)
    *
    * @generated from field: platform.vectordb.v1.BackupJobKind kind = 8;
    */
   kind: BackupJobKind;
 
   /**
-   * Service the job belongs to. Not shown in the specification; needed by ListBackupByOrg.
+   * Service the job belongs to. (-- Not shown in the specification; needed by ListBackupByOrg. --)
    *
    * @generated from field: string service_id = 9;
    */
@@ -394,9 +396,9 @@ export const BackupPolicySchema: GenMessage<BackupPolicy> = /*@__PURE__*/
   messageDesc(file_platform_vectordb_v1_vectordb, 7);
 
 /**
- * Lifecycle of a service (database or cluster). The specification names the states CREATING,
- * RUNNING, ERROR, DELETING and DELETED; as the type is an enum, they carry the enum prefix on the
- * wire.
+ * Lifecycle of a service (database or cluster). On the wire the states carry the enum prefix
+ * (`SERVICE_STATUS_RUNNING`). (-- The specification names the states CREATING, RUNNING, ERROR,
+ * DELETING and DELETED; as the type is an enum, they carry the enum prefix on the wire. --)
  *
  * @generated from enum platform.vectordb.v1.ServiceStatus
  */
@@ -444,9 +446,9 @@ export enum ServiceStatus {
   DELETED = 5,
 
   /**
-   * Not shown in the specification; a cluster status beyond CREATING and RUNNING, following
-   * Zilliz Cloud's MODIFYING. A cluster task (scaling, version upgrade, restart) is in progress;
-   * the cluster stays connectable.
+   * A cluster task (scaling, version upgrade, restart) is in progress; the cluster stays
+   * connectable. (-- Not shown in the specification; a cluster status beyond CREATING and RUNNING,
+   * following Zilliz Cloud's MODIFYING. --)
    *
    * @generated from enum value: SERVICE_STATUS_MODIFYING = 6;
    */
@@ -460,8 +462,8 @@ export const ServiceStatusSchema: GenEnum<ServiceStatus> = /*@__PURE__*/
   enumDesc(file_platform_vectordb_v1_vectordb, 0);
 
 /**
- * Not shown in the specification; following Zilliz Cloud's backup statuses. State of a backup or
- * restore job.
+ * (-- Not shown in the specification; following Zilliz Cloud's backup statuses. --) State of a
+ * backup or restore job.
  *
  * @generated from enum platform.vectordb.v1.BackupJobStatus
  */
@@ -509,8 +511,8 @@ export const BackupJobStatusSchema: GenEnum<BackupJobStatus> = /*@__PURE__*/
   enumDesc(file_platform_vectordb_v1_vectordb, 1);
 
 /**
- * Not shown in the specification; following Zilliz Cloud's backup and restore jobs. Whether a job
- * takes or restores a backup.
+ * (-- Not shown in the specification; following Zilliz Cloud's backup and restore jobs. --) Whether
+ * a job takes or restores a backup.
  *
  * @generated from enum platform.vectordb.v1.BackupJobKind
  */

@@ -174,8 +174,8 @@ export const GetServiceAccessResponseSchema: GenMessage<GetServiceAccessResponse
   messageDesc(file_platform_vectordb_v1_vectordb_service, 5);
 
 /**
- * Request of ListServices. Not shown in the specification; the names of the filter and pagination
- * parameters follow Google AIP-158 and AIP-160 (query parameters over HTTP).
+ * Request of ListServices. (-- Not shown in the specification; the names of the filter and
+ * pagination parameters follow Google AIP-158 and AIP-160 (query parameters over HTTP). --)
  *
  * @generated from message platform.vectordb.v1.ListServicesRequest
  */
@@ -251,7 +251,7 @@ export type ListServicesResponse = Message<"platform.vectordb.v1.ListServicesRes
   response?: MsgResp | undefined;
 
   /**
-   * Not shown in the specification; AIP-158. Token of the next page; empty on the last page.
+   * (-- Not shown in the specification; AIP-158. --) Token of the next page; empty on the last page.
    *
    * @generated from field: string next_page_token = 4;
    */
@@ -379,7 +379,8 @@ export const CreateClusterRequestSchema: GenMessage<CreateClusterRequest> = /*@_
   messageDesc(file_platform_vectordb_v1_vectordb_service, 11);
 
 /**
- * Not shown in the specification; shaped like AllocateDatabaseResponse. Response of CreateCluster.
+ * (-- Not shown in the specification; shaped like AllocateDatabaseResponse. --) Response of
+ * CreateCluster.
  *
  * @generated from message platform.vectordb.v1.CreateClusterResponse
  */
@@ -540,7 +541,7 @@ export const GetClusterInProgressTasksRequestSchema: GenMessage<GetClusterInProg
   messageDesc(file_platform_vectordb_v1_vectordb_service, 17);
 
 /**
- * Not shown in the specification; shaped like the other responses. Response of
+ * (-- Not shown in the specification; shaped like the other responses. --) Response of
  * GetClusterInProgressTasks.
  *
  * @generated from message platform.vectordb.v1.GetClusterInProgressTasksResponse
@@ -646,7 +647,7 @@ export const BackupJobResponseSchema: GenMessage<BackupJobResponse> = /*@__PURE_
   messageDesc(file_platform_vectordb_v1_vectordb_service, 20);
 
 /**
- * Not shown in the specification; following Google AIP-158. Request of ListBackups (query
+ * (-- Not shown in the specification; following Google AIP-158. --) Request of ListBackups (query
  * parameters over HTTP).
  *
  * @generated from message platform.vectordb.v1.ListBackupsRequest
@@ -689,7 +690,7 @@ export const ListBackupsRequestSchema: GenMessage<ListBackupsRequest> = /*@__PUR
   messageDesc(file_platform_vectordb_v1_vectordb_service, 21);
 
 /**
- * Not shown in the specification; following Google AIP-158. Response of ListBackups and
+ * (-- Not shown in the specification; following Google AIP-158. --) Response of ListBackups and
  * ListBackupByOrg.
  *
  * @generated from message platform.vectordb.v1.ListBackupsResponse
@@ -725,7 +726,8 @@ export const ListBackupsResponseSchema: GenMessage<ListBackupsResponse> = /*@__P
   messageDesc(file_platform_vectordb_v1_vectordb_service, 22);
 
 /**
- * Not shown in the specification; following Google AIP-158. Request of ListBackupByOrg (body).
+ * (-- Not shown in the specification; following Google AIP-158. --) Request of ListBackupByOrg
+ * (body).
  *
  * @generated from message platform.vectordb.v1.ListBackupByOrgRequest
  */
@@ -823,8 +825,8 @@ export const RestoreBackupRequestSchema: GenMessage<RestoreBackupRequest> = /*@_
   messageDesc(file_platform_vectordb_v1_vectordb_service, 24);
 
 /**
- * Not shown in the specification; the route's variables plus the organization. Request of
- * DeleteBackup.
+ * Request of DeleteBackup: the route's variables plus the organization. (-- Not shown in the
+ * specification. --)
  *
  * @generated from message platform.vectordb.v1.DeleteBackupRequest
  */
@@ -929,8 +931,8 @@ export const BackupPolicyResponseSchema: GenMessage<BackupPolicyResponse> = /*@_
   messageDesc(file_platform_vectordb_v1_vectordb_service, 27);
 
 /**
- * Not shown in the specification; following Google AIP-134 with presence instead of a field mask.
- * Request of UpdateBackupPolicy; only the fields present change.
+ * (-- Not shown in the specification; following Google AIP-134 with presence instead of a field
+ * mask. --) Request of UpdateBackupPolicy; only the fields present change.
  *
  * @generated from message platform.vectordb.v1.UpdateBackupPolicyRequest
  */
@@ -1027,9 +1029,9 @@ export const DeleteBackupPolicyRequestSchema: GenMessage<DeleteBackupPolicyReque
  * clusters and backup/restore are a preview surface, not generally available; their shapes may
  * change. HTTP routes are under the platform API base URL. Every method except HealthCheck requires
  * `Authorization: Bearer <IAM_TOKEN>` whose grants include the method's scope (named in each
- * method's description). Not shown in the specification; the scopes of the preview methods are
- * not named, and failures use Google AIP-193 error codes, while outcomes a caller should inspect
- * come in MsgResp.
+ * method's description). Failures are errors with a canonical status code, while outcomes a caller
+ * should inspect come in MsgResp. (-- Not shown in the specification; the scopes of the preview
+ * methods are not named, and failures use Google AIP-193 error codes. --)
  *
  * @generated from service platform.vectordb.v1.VectorDbService
  */
@@ -1144,8 +1146,8 @@ export const VectorDbService: GenService<{
     output: typeof MsgRespSchema;
   },
   /**
-   * Preview. Lists the operations in progress on a cluster. Not shown in the specification; the
-   * HTTP method is GET, as the call only reads (AIP-131).
+   * Preview. Lists the operations in progress on a cluster. (-- Not shown in the specification; the
+   * HTTP method is GET, as the call only reads (AIP-131). --)
    *
    * @generated from rpc platform.vectordb.v1.VectorDbService.GetClusterInProgressTasks
    */
@@ -1217,8 +1219,8 @@ export const VectorDbService: GenService<{
     output: typeof BackupPolicyResponseSchema;
   },
   /**
-   * Preview. Changes the present fields of a backup policy (a POST, per the specification's
-   * route).
+   * Preview. Changes the present fields of a backup policy. (-- A POST, per the specification's
+   * route. --)
    *
    * @generated from rpc platform.vectordb.v1.VectorDbService.UpdateBackupPolicy
    */

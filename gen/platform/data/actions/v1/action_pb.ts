@@ -53,8 +53,8 @@ export type AvailableAction = Message<"platform.data.actions.v1.AvailableAction"
   icon: string;
 
   /**
-   * Where the action is shown; the value `primary` occurs (promoted in menus).
-   * Not shown in the specification; other values are unknown, hence a string.
+   * Where the action is shown; the value `primary` occurs (promoted in menus). Other values are
+   * unknown, hence a string. (-- Not shown in the specification: the other values. --)
    *
    * @generated from field: string visibility = 5;
    */
@@ -62,8 +62,8 @@ export type AvailableAction = Message<"platform.data.actions.v1.AvailableAction"
 
   /**
    * How the action is invoked; the value `sync` occurs (a RunAction stream goes from started
-   * straight to completed with no progress lines).
-   * Not shown in the specification; other values are unknown, hence a string.
+   * straight to completed with no progress lines). Other values are unknown, hence a string.
+   * (-- Not shown in the specification: the other values. --)
    *
    * @generated from field: string invoke = 6;
    */
@@ -100,11 +100,11 @@ export const AvailableActionSchema: GenMessage<AvailableAction> = /*@__PURE__*/
   messageDesc(file_platform_data_actions_v1_action, 0);
 
 /**
- * The contract of a script: its inputs, the enumerations those inputs use, and its outputs.
- * Defined locally so that the actions package does not depend on the script package.
- * Not shown in the specification; the shapes of the `inputs`, `enums` and `outputs` members
- * follow the script service's ToolParam (name, type, required, default_value, description) and
- * JSON Schema's `enum`.
+ * The contract of a script: its inputs, the enumerations those inputs use, and its outputs. Defined
+ * locally so that the actions package does not depend on the script package. (-- Not shown in the
+ * specification; the shapes of the `inputs`, `enums` and `outputs` members follow the script
+ * service's ToolParam (name, type, required, default_value, description) and JSON Schema's
+ * `enum`. --)
  *
  * @generated from message platform.data.actions.v1.ScriptContract
  */

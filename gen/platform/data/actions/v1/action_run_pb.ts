@@ -22,11 +22,11 @@ export const file_platform_data_actions_v1_action_run: GenFile = /*@__PURE__*/
 
 /**
  * The record of one action dispatch, written to the bucket at
- * `_actions/runs/{reverse_ts}_{run_id}/manifest.json`. Temporary runs under `_actions/runs/`
- * expire through a storage lifecycle rule; saving the output (SaveActionOutput) copies it to a
- * permanent place and stamps `promoted`. Not shown in the specification; the fields beyond
- * status, timing, selection, params, output_kind, the output location and `promoted` (ids,
- * bucket, batch, error details) follow Temporal's workflow execution info.
+ * `_actions/runs/{reverse_ts}_{run_id}/manifest.json`. Temporary runs under `_actions/runs/` expire
+ * through a storage lifecycle rule; saving the output (SaveActionOutput) copies it to a permanent
+ * place and stamps `promoted`. (-- Not shown in the specification; the fields beyond status,
+ * timing, selection, params, output_kind, the output location and `promoted` (ids, bucket, batch,
+ * error details) follow Temporal's workflow execution info. --)
  *
  * @generated from message platform.data.actions.v1.ActionRunManifest
  */
@@ -69,9 +69,9 @@ export type ActionRunManifest = Message<"platform.data.actions.v1.ActionRunManif
 
   /**
    * The reverse timestamp of the run's storage prefix (`{reverse_ts}` in
-   * `_actions/runs/{reverse_ts}_{run_id}/`). Not shown in the specification; its type: a
-   * zero-padded decimal string so that lexical order is newest first (the Bigtable
-   * reverse-timestamp row-key pattern). A string keeps the padding.
+   * `_actions/runs/{reverse_ts}_{run_id}/`): a zero-padded decimal string, so that lexical order is
+   * newest first; a string keeps the padding. (-- Not shown in the specification: its type; the
+   * Bigtable reverse-timestamp row-key pattern. --)
    *
    * @generated from field: string reverse_ts = 6;
    */
@@ -99,8 +99,8 @@ export type ActionRunManifest = Message<"platform.data.actions.v1.ActionRunManif
   params?: JsonObject | undefined;
 
   /**
-   * Not shown in the specification; when the dispatch was enqueued, epoch milliseconds; 0 for
-   * runs started directly with RunAction (Temporal's scheduled time).
+   * When the dispatch was enqueued, epoch milliseconds; 0 for runs started directly with RunAction.
+   * (-- Not shown in the specification; Temporal's scheduled time. --)
    *
    * @generated from field: int64 enqueued_at_ms = 10;
    */
@@ -205,9 +205,9 @@ export type ActionRunManifest = Message<"platform.data.actions.v1.ActionRunManif
   } | { case: undefined; value?: undefined };
 
   /**
-   * Stamped when the output is saved permanently. Not shown in the specification; its shape:
-   * one entry per permanent copy made by SaveActionOutput, oldest first, in the way Dagster
-   * records asset materializations of a run. Empty when the output was never saved.
+   * Stamped when the output is saved permanently: one entry per permanent copy made by
+   * SaveActionOutput, oldest first. Empty when the output was never saved. (-- Not shown in the
+   * specification: its shape, in the way Dagster records asset materializations of a run. --)
    *
    * @generated from field: repeated platform.data.actions.v1.OutputPromotion promoted = 23;
    */
@@ -222,8 +222,8 @@ export const ActionRunManifestSchema: GenMessage<ActionRunManifest> = /*@__PURE_
   messageDesc(file_platform_data_actions_v1_action_run, 0);
 
 /**
- * An output file stored beside the run's manifest. Not shown in the specification; the fields
- * are the object's key and media type, as an S3 object reference carries them.
+ * An output file stored beside the run's manifest: the object's key and media type. (-- Not shown
+ * in the specification; as an S3 object reference carries them. --)
  *
  * @generated from message platform.data.actions.v1.SiblingFileRef
  */
@@ -243,7 +243,7 @@ export type SiblingFileRef = Message<"platform.data.actions.v1.SiblingFileRef"> 
   contentType: string;
 
   /**
-   * Not shown in the specification; file size in bytes.
+   * (-- Not shown in the specification. --) File size in bytes.
    *
    * @generated from field: int64 size_bytes = 3;
    */
@@ -258,8 +258,8 @@ export const SiblingFileRefSchema: GenMessage<SiblingFileRef> = /*@__PURE__*/
   messageDesc(file_platform_data_actions_v1_action_run, 1);
 
 /**
- * Rows in a warehouse table. Not shown in the specification; the fields name the table by bucket
- * and table name, as the `table_single` selection does.
+ * Rows in a warehouse table. (-- Not shown in the specification. --) The fields name the table by
+ * bucket and table name, as the `table_single` selection does.
  *
  * @generated from message platform.data.actions.v1.WarehouseRowsRef
  */
@@ -279,8 +279,8 @@ export type WarehouseRowsRef = Message<"platform.data.actions.v1.WarehouseRowsRe
   tableName: string;
 
   /**
-   * Not shown in the specification; number of rows written (BigQuery's job statistics
-   * `numDmlAffectedRows`).
+   * (-- Not shown in the specification. --) Number of rows written. (-- BigQuery's job statistics
+   * `numDmlAffectedRows`. --)
    *
    * @generated from field: int64 row_count = 3;
    */
@@ -315,14 +315,14 @@ export type S3ObjectRef = Message<"platform.data.actions.v1.S3ObjectRef"> & {
   key: string;
 
   /**
-   * Not shown in the specification; MIME type of the object.
+   * (-- Not shown in the specification. --) MIME type of the object.
    *
    * @generated from field: string content_type = 3;
    */
   contentType: string;
 
   /**
-   * Not shown in the specification; object size in bytes.
+   * (-- Not shown in the specification. --) Object size in bytes.
    *
    * @generated from field: int64 size_bytes = 4;
    */
@@ -337,8 +337,8 @@ export const S3ObjectRefSchema: GenMessage<S3ObjectRef> = /*@__PURE__*/
   messageDesc(file_platform_data_actions_v1_action_run, 3);
 
 /**
- * Chunks in a vector collection. Not shown in the specification; the fields name the collection
- * by bucket and collection name, as the `chunks_multi` selection does.
+ * Chunks in a vector collection. (-- Not shown in the specification. --) The fields name the
+ * collection by bucket and collection name, as the `chunks_multi` selection does.
  *
  * @generated from message platform.data.actions.v1.VectorChunksRef
  */
@@ -358,7 +358,7 @@ export type VectorChunksRef = Message<"platform.data.actions.v1.VectorChunksRef"
   collection: string;
 
   /**
-   * Not shown in the specification; ids of the chunks written (may be empty when there are
+   * (-- Not shown in the specification. --) Ids of the chunks written (may be empty when there are
    * many; see `chunk_count`).
    *
    * @generated from field: repeated string chunk_ids = 3;
@@ -366,7 +366,7 @@ export type VectorChunksRef = Message<"platform.data.actions.v1.VectorChunksRef"
   chunkIds: string[];
 
   /**
-   * Not shown in the specification; number of chunks written.
+   * (-- Not shown in the specification. --) Number of chunks written.
    *
    * @generated from field: int64 chunk_count = 4;
    */
@@ -625,8 +625,8 @@ export enum ActiveRunPhase {
   UNSPECIFIED = 0,
 
   /**
-   * Not shown in the specification; enqueued and waiting for a worker, as a Temporal task
-   * that is scheduled but not started.
+   * Enqueued and waiting for a worker. (-- Not shown in the specification; as a Temporal task that
+   * is scheduled but not started. --)
    *
    * @generated from enum value: ACTIVE_RUN_PHASE_QUEUED = 1;
    */

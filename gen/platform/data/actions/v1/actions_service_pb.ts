@@ -342,7 +342,7 @@ export type ListRecentActionsRequest = Message<"platform.data.actions.v1.ListRec
   bucket: string;
 
   /**
-   * Maximum number of manifests to read. Not shown in the specification; default 50 when 0,
+   * Maximum number of manifests to read. (-- Not shown in the specification. --) Default 50 when 0,
    * capped at 200, as the template listing's page size.
    *
    * @generated from field: int32 limit = 2;
@@ -373,8 +373,8 @@ export const ListRecentActionsRequestSchema: GenMessage<ListRecentActionsRequest
   messageDesc(file_platform_data_actions_v1_actions_service, 10);
 
 /**
- * Response of ListRecentActions. Not shown in the specification; the manifests themselves,
- * newest first, as a Google AIP-132 list returns its resources.
+ * Response of ListRecentActions: the manifests themselves, newest first. (-- Not shown in the
+ * specification; as a Google AIP-132 list returns its resources. --)
  *
  * @generated from message platform.data.actions.v1.ListRecentActionsResponse
  */
@@ -431,9 +431,9 @@ export const GetActionRunRequestSchema: GenMessage<GetActionRunRequest> = /*@__P
   messageDesc(file_platform_data_actions_v1_actions_service, 12);
 
 /**
- * Response of GetActionRun. Not shown in the specification; the manifest plus the sibling
- * file's content as a separate field so the manifest's own output reference stays intact
- * (the way Google Cloud Storage returns object metadata and media separately).
+ * Response of GetActionRun: the manifest plus the sibling file's content as a separate field, so
+ * the manifest's own output reference stays intact. (-- Not shown in the specification; the way
+ * Google Cloud Storage returns object metadata and media separately. --)
  *
  * @generated from message platform.data.actions.v1.GetActionRunResponse
  */
@@ -542,9 +542,9 @@ export const S3OutputTargetSchema: GenMessage<S3OutputTarget> = /*@__PURE__*/
   messageDesc(file_platform_data_actions_v1_actions_service, 15);
 
 /**
- * Save target: a warehouse table. Not shown in the specification; the field names are designed
+ * Save target: a warehouse table. (-- Not shown in the specification; the field names are designed
  * after BigQuery load jobs (destination table, write disposition, create disposition) and Airbyte's
- * append / append-dedup sync modes.
+ * append / append-dedup sync modes. --)
  *
  * @generated from message platform.data.actions.v1.WarehouseTableOutputTarget
  */
@@ -587,8 +587,9 @@ export const WarehouseTableOutputTargetSchema: GenMessage<WarehouseTableOutputTa
   messageDesc(file_platform_data_actions_v1_actions_service, 16);
 
 /**
- * Response of SaveActionOutput. Not shown in the specification; the promotion made (or found,
- * on a repeat) and the updated manifest, as AIP-style mutations return the changed resource.
+ * Response of SaveActionOutput: the promotion made (or found, on a repeat) and the updated
+ * manifest. (-- Not shown in the specification; as AIP-style mutations return the changed
+ * resource. --)
  *
  * @generated from message platform.data.actions.v1.SaveActionOutputResponse
  */
@@ -751,9 +752,9 @@ export const ActionsService: GenService<{
   /**
    * Saves a run's output permanently, to an object or to a warehouse table, and stamps the
    * manifest's `promoted` field. Object content is unchanged. Idempotent on (run_id, target_key):
-   * repeating a save returns the existing promotion without copying again.
-   * Not shown in the specification; a warehouse-table save is idempotent on (run_id, target
-   * table) in the same way.
+   * repeating a save returns the existing promotion without copying again. (-- Not shown in the
+   * specification. --) A warehouse-table save is idempotent on (run_id, target table) in the same
+   * way.
    *
    * @generated from rpc platform.data.actions.v1.ActionsService.SaveActionOutput
    */

@@ -16,9 +16,9 @@ export const file_platform_data_ingest_v1_ingest: GenFile = /*@__PURE__*/
   fileDesc("CiRwbGF0Zm9ybS9kYXRhL2luZ2VzdC92MS9pbmdlc3QucHJvdG8SF3BsYXRmb3JtLmRhdGEuaW5nZXN0LnYxIjMKClJ1bGVGaWx0ZXISDgoGcHJlZml4GAEgASgJEhUKDWNvbnRlbnRfdHlwZXMYAiADKAkiyAIKCkluZ2VzdFJ1bGUSFAoHcnVsZV9pZBgBIAEoCUID4EEDEhMKBmJ1Y2tldBgCIAEoCUID4EEDEgwKBG5hbWUYAyABKAkSEQoJc291cmNlX2lkGAQgASgJEhMKC3BpcGVsaW5lX2lkGAUgASgJEhQKB2JpbmRpbmcYBiABKAlCA+BBAxI1Cgd0cmlnZ2VyGAcgASgOMiQucGxhdGZvcm0uZGF0YS5pbmdlc3QudjEuUnVsZVRyaWdnZXISFQoNc2NoZWR1bGVfY3JvbhgIIAEoCRIzCgZmaWx0ZXIYCSABKAsyIy5wbGF0Zm9ybS5kYXRhLmluZ2VzdC52MS5SdWxlRmlsdGVyEg4KBnBhdXNlZBgKIAEoCBIXCgpjcmVhdGVkX2F0GAsgASgDQgPgQQMSFwoKdXBkYXRlZF9hdBgMIAEoA0ID4EEDIq8CCgdTeW5jUnVuEhMKBnJ1bl9pZBgBIAEoCUID4EEDEhYKCXNvdXJjZV9pZBgCIAEoCUID4EEDEjQKBGtpbmQYAyABKA4yIS5wbGF0Zm9ybS5kYXRhLmluZ2VzdC52MS5TeW5jS2luZEID4EEDEjYKBXN0YXRlGAQgASgOMiIucGxhdGZvcm0uZGF0YS5pbmdlc3QudjEuU3luY1N0YXRlQgPgQQMSHwoSb2JqZWN0c19kaXNjb3ZlcmVkGAUgASgDQgPgQQMSGQoMam9ic19zdGFydGVkGAYgASgDQgPgQQMSGgoNZXJyb3JfbWVzc2FnZRgHIAEoCUID4EEDEhcKCmNyZWF0ZWRfYXQYCCABKANCA+BBAxIYCgtmaW5pc2hlZF9hdBgJIAEoA0ID4EEDIsIBCgpTeW5jU3RhdHVzEhYKCXNvdXJjZV9pZBgBIAEoCUID4EEDEj0KDmxhc3RfZGlzY292ZXJ5GAIgASgLMiAucGxhdGZvcm0uZGF0YS5pbmdlc3QudjEuU3luY1J1bkID4EEDEj0KDmxhc3RfaW5nZXN0aW9uGAMgASgLMiAucGxhdGZvcm0uZGF0YS5pbmdlc3QudjEuU3luY1J1bkID4EEDEh4KEW5leHRfc2NoZWR1bGVkX2F0GAQgASgDQgPgQQMikwMKCUluZ2VzdEpvYhITCgZqb2JfaWQYASABKAlCA+BBAxITCgZidWNrZXQYAiABKAlCA+BBAxIYCgtwaXBlbGluZV9pZBgDIAEoCUID4EEDEhQKB3J1bGVfaWQYBCABKAlCA+BBAxIWCglzb3VyY2VfaWQYBSABKAlCA+BBAxI9CgZzdGF0dXMYBiABKA4yKC5wbGF0Zm9ybS5kYXRhLmluZ2VzdC52MS5Jbmdlc3RKb2JTdGF0dXNCA+BBAxIUCgdhdHRlbXB0GAcgASgFQgPgQQMSGgoNb2JqZWN0c190b3RhbBgIIAEoA0ID4EEDEh4KEW9iamVjdHNfc3VjY2VlZGVkGAkgASgDQgPgQQMSGwoOb2JqZWN0c19mYWlsZWQYCiABKANCA+BBAxIaCg1lcnJvcl9tZXNzYWdlGAsgASgJQgPgQQMSFwoKY3JlYXRlZF9hdBgMIAEoA0ID4EEDEhcKCnN0YXJ0ZWRfYXQYDSABKANCA+BBAxIYCgtmaW5pc2hlZF9hdBgOIAEoA0ID4EEDKnsKC1J1bGVUcmlnZ2VyEhwKGFJVTEVfVFJJR0dFUl9VTlNQRUNJRklFRBAAEhoKFlJVTEVfVFJJR0dFUl9PTl9DSEFOR0UQARIZChVSVUxFX1RSSUdHRVJfU0NIRURVTEUQAhIXChNSVUxFX1RSSUdHRVJfTUFOVUFMEAMqVwoIU3luY0tpbmQSGQoVU1lOQ19LSU5EX1VOU1BFQ0lGSUVEEAASFwoTU1lOQ19LSU5EX0RJU0NPVkVSWRABEhcKE1NZTkNfS0lORF9JTkdFU1RJT04QAiqHAQoJU3luY1N0YXRlEhoKFlNZTkNfU1RBVEVfVU5TUEVDSUZJRUQQABIVChFTWU5DX1NUQVRFX1FVRVVFRBABEhYKElNZTkNfU1RBVEVfUlVOTklORxACEhgKFFNZTkNfU1RBVEVfU1VDQ0VFREVEEAMSFQoRU1lOQ19TVEFURV9GQUlMRUQQBCrYAQoPSW5nZXN0Sm9iU3RhdHVzEiEKHUlOR0VTVF9KT0JfU1RBVFVTX1VOU1BFQ0lGSUVEEAASHAoYSU5HRVNUX0pPQl9TVEFUVVNfUVVFVUVEEAESHQoZSU5HRVNUX0pPQl9TVEFUVVNfUlVOTklORxACEh8KG0lOR0VTVF9KT0JfU1RBVFVTX1NVQ0NFRURFRBADEiYKIklOR0VTVF9KT0JfU1RBVFVTX1BBUlRJQUxMWV9GQUlMRUQQBBIcChhJTkdFU1RfSk9CX1NUQVRVU19GQUlMRUQQBWIGcHJvdG8z", [file_google_api_field_behavior]);
 
 /**
- * Not shown in the specification; following object-storage event notification filters (S3 key
- * prefix rules) plus content types. Which objects of the source a rule takes. Empty fields match
- * everything.
+ * (-- Not shown in the specification; following object-storage event notification filters (S3 key
+ * prefix rules) plus content types. --) Which objects of the source a rule takes. Empty fields
+ * match everything.
  *
  * @generated from message platform.data.ingest.v1.RuleFilter
  */
@@ -47,9 +47,9 @@ export const RuleFilterSchema: GenMessage<RuleFilter> = /*@__PURE__*/
   messageDesc(file_platform_data_ingest_v1_ingest, 0);
 
 /**
- * Not shown in the specification; the fields follow Airbyte connections and Fivetran
- * connectors. An ingest rule: routes objects of a source to a pipeline. Binding a rule to a pipeline
- * is the mandatory step after creating it; without a rule a destination never receives data.
+ * An ingest rule: routes objects of a source to a pipeline. Binding a rule to a pipeline is the
+ * mandatory step after creating it; without a rule a destination never receives data. (-- Not shown
+ * in the specification; the fields follow Airbyte connections and Fivetran connectors. --)
  *
  * @generated from message platform.data.ingest.v1.IngestRule
  */
@@ -148,8 +148,8 @@ export const IngestRuleSchema: GenMessage<IngestRule> = /*@__PURE__*/
   messageDesc(file_platform_data_ingest_v1_ingest, 1);
 
 /**
- * Not shown in the specification; following Airbyte's sync jobs. One discovery or ingestion run of
- * a source.
+ * (-- Not shown in the specification; following Airbyte's sync jobs. --) One discovery or ingestion
+ * run of a source.
  *
  * @generated from message platform.data.ingest.v1.SyncRun
  */
@@ -226,7 +226,8 @@ export const SyncRunSchema: GenMessage<SyncRun> = /*@__PURE__*/
   messageDesc(file_platform_data_ingest_v1_ingest, 2);
 
 /**
- * Not shown in the specification; following Fivetran's connector status. Sync status of a source.
+ * (-- Not shown in the specification; following Fivetran's connector status. --) Sync status of a
+ * source.
  *
  * @generated from message platform.data.ingest.v1.SyncStatus
  */
@@ -269,8 +270,9 @@ export const SyncStatusSchema: GenMessage<SyncStatus> = /*@__PURE__*/
   messageDesc(file_platform_data_ingest_v1_ingest, 3);
 
 /**
- * Not shown in the specification; the fields follow Airbyte's jobs with attempts. An ingest
- * job: one run of a pipeline over a set of objects, started by a rule, a sync or TriggerIngest.
+ * An ingest job: one run of a pipeline over a set of objects, started by a rule, a sync or
+ * TriggerIngest. (-- Not shown in the specification; the fields follow Airbyte's jobs with
+ * attempts. --)
  *
  * @generated from message platform.data.ingest.v1.IngestJob
  */
@@ -382,8 +384,8 @@ export const IngestJobSchema: GenMessage<IngestJob> = /*@__PURE__*/
   messageDesc(file_platform_data_ingest_v1_ingest, 4);
 
 /**
- * Not shown in the specification; following Airbyte's connection schedule types plus object-storage
- * event notifications. What makes a rule ingest.
+ * (-- Not shown in the specification; following Airbyte's connection schedule types plus
+ * object-storage event notifications. --) What makes a rule ingest.
  *
  * @generated from enum platform.data.ingest.v1.RuleTrigger
  */
@@ -426,8 +428,8 @@ export const RuleTriggerSchema: GenEnum<RuleTrigger> = /*@__PURE__*/
   enumDesc(file_platform_data_ingest_v1_ingest, 0);
 
 /**
- * Not shown in the specification; following Airbyte's discover and sync jobs. Kind of a source
- * sync run.
+ * (-- Not shown in the specification; following Airbyte's discover and sync jobs. --) Kind of a
+ * source sync run.
  *
  * @generated from enum platform.data.ingest.v1.SyncKind
  */
@@ -461,7 +463,7 @@ export const SyncKindSchema: GenEnum<SyncKind> = /*@__PURE__*/
   enumDesc(file_platform_data_ingest_v1_ingest, 1);
 
 /**
- * Not shown in the specification; following Airbyte's job statuses. State of a sync run.
+ * (-- Not shown in the specification; following Airbyte's job statuses. --) State of a sync run.
  *
  * @generated from enum platform.data.ingest.v1.SyncState
  */
@@ -509,7 +511,7 @@ export const SyncStateSchema: GenEnum<SyncState> = /*@__PURE__*/
   enumDesc(file_platform_data_ingest_v1_ingest, 2);
 
 /**
- * Not shown in the specification; following Airbyte's job statuses. State of an ingest job.
+ * (-- Not shown in the specification; following Airbyte's job statuses. --) State of an ingest job.
  *
  * @generated from enum platform.data.ingest.v1.IngestJobStatus
  */

@@ -148,7 +148,7 @@ export type ListRulesRequest = Message<"platform.data.ingest.v1.ListRulesRequest
 
   /**
    * Maximum number of rules per page, over gRPC only; ignored over HTTP (every row returns).
-   * Not shown in the specification; default 100, maximum 1000.
+   * (-- Not shown in the specification. --) Default 100, maximum 1000.
    *
    * @generated from field: int32 page_size = 4;
    */
@@ -352,7 +352,7 @@ export type TriggerIngestionRequest = Message<"platform.data.ingest.v1.TriggerIn
   ruleIds: string[];
 
   /**
-   * Re-ingest unchanged objects too (Fivetran's re-sync). Default false.
+   * Re-ingest unchanged objects too. Default false. (-- Fivetran's re-sync. --)
    *
    * @generated from field: bool full_resync = 4;
    */
@@ -499,8 +499,8 @@ export type ListIngestJobsRequest = Message<"platform.data.ingest.v1.ListIngestJ
   ruleId: string;
 
   /**
-   * Maximum number of jobs per page (`pageSize`). Not shown in the specification; default 50,
-   * maximum 500.
+   * Maximum number of jobs per page (`pageSize`). (-- Not shown in the specification. --) Default
+   * 50, maximum 500.
    *
    * @generated from field: int32 page_size = 4;
    */
@@ -587,19 +587,19 @@ export const RetryIngestJobRequestSchema: GenMessage<RetryIngestJobRequest> = /*
 
 /**
  * Ingest rules (triggers routing a source's objects to a pipeline), source sync (discovery,
- * ingestion, sync status) and ingest jobs. Not shown in the specification; the request and response
- * shapes and the routes other than GET /{bucket}/rules and GET /{bucket}/ingest/jobs follow
- * Airbyte's connections and jobs, kept modest. HTTP routes are under the data API base URL; every
- * method requires a bearer token (JWT or IAM-issued API key).
+ * ingestion, sync status) and ingest jobs. HTTP routes are under the data API base URL; every
+ * method requires a bearer token (JWT or IAM-issued API key). (-- Not shown in the specification;
+ * the request and response shapes and the routes other than GET /{bucket}/rules and GET
+ * /{bucket}/ingest/jobs follow Airbyte's connections and jobs, kept modest. --)
  *
  * @generated from service platform.data.ingest.v1.IngestService
  */
 export const IngestService: GenService<{
   /**
-   * Not shown in the specification; following Airbyte's create connection. Creates an ingest rule
-   * binding a source to a pipeline: the mandatory step after creating a pipeline. Errors: NOT_FOUND
-   * (unknown source or pipeline), INVALID_ARGUMENT (RULE_TRIGGER_SCHEDULE without a valid
-   * schedule_cron).
+   * (-- Not shown in the specification; following Airbyte's create connection. --) Creates an
+   * ingest rule binding a source to a pipeline: the mandatory step after creating a pipeline.
+   * Errors: NOT_FOUND (unknown source or pipeline), INVALID_ARGUMENT (RULE_TRIGGER_SCHEDULE without
+   * a valid schedule_cron).
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.CreateRule
    */
@@ -609,7 +609,8 @@ export const IngestService: GenService<{
     output: typeof IngestRuleSchema;
   },
   /**
-   * Not shown in the specification; following Google AIP-131. Returns one rule. Errors: NOT_FOUND.
+   * (-- Not shown in the specification; following Google AIP-131. --) Returns one rule. Errors:
+   * NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.GetRule
    */
@@ -630,8 +631,8 @@ export const IngestService: GenService<{
     output: typeof ListRulesResponseSchema;
   },
   /**
-   * Not shown in the specification; following Google AIP-134 with presence instead of a field
-   * mask. Changes the present fields of a rule (rebinding it to another pipeline included).
+   * (-- Not shown in the specification; following Google AIP-134 with presence instead of a field
+   * mask. --) Changes the present fields of a rule (rebinding it to another pipeline included).
    * Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.UpdateRule
@@ -642,8 +643,8 @@ export const IngestService: GenService<{
     output: typeof IngestRuleSchema;
   },
   /**
-   * Not shown in the specification; following Google AIP-135. Deletes a rule; running jobs it
-   * started finish. Errors: NOT_FOUND.
+   * (-- Not shown in the specification; following Google AIP-135. --) Deletes a rule; running jobs
+   * it started finish. Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.DeleteRule
    */
@@ -653,9 +654,10 @@ export const IngestService: GenService<{
     output: typeof EmptySchema;
   },
   /**
-   * Not shown in the specification; following Airbyte's discover schema. Starts a discovery run of
-   * a source (enumerates its objects, ingests nothing) and returns it queued; poll GetSyncStatus.
-   * Errors: NOT_FOUND, FAILED_PRECONDITION (a run of the source is already in progress).
+   * (-- Not shown in the specification; following Airbyte's discover schema. --) Starts a discovery
+   * run of a source (enumerates its objects, ingests nothing) and returns it queued; poll
+   * GetSyncStatus. Errors: NOT_FOUND, FAILED_PRECONDITION (a run of the source is already in
+   * progress).
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.TriggerDiscovery
    */
@@ -665,10 +667,10 @@ export const IngestService: GenService<{
     output: typeof SyncRunSchema;
   },
   /**
-   * Not shown in the specification; following Fivetran's sync now. Starts an ingestion run of a
-   * source: new and changed objects matching its (unpaused) rules become ingest jobs. Returns the
-   * queued run; poll GetSyncStatus. Errors: NOT_FOUND, FAILED_PRECONDITION (a run of the source is
-   * already in progress, or no unpaused rule uses the source).
+   * (-- Not shown in the specification; following Fivetran's sync now. --) Starts an ingestion run
+   * of a source: new and changed objects matching its (unpaused) rules become ingest jobs. Returns
+   * the queued run; poll GetSyncStatus. Errors: NOT_FOUND, FAILED_PRECONDITION (a run of the source
+   * is already in progress, or no unpaused rule uses the source).
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.TriggerIngestion
    */
@@ -678,8 +680,8 @@ export const IngestService: GenService<{
     output: typeof SyncRunSchema;
   },
   /**
-   * Not shown in the specification; following Fivetran's connector status. Returns the latest
-   * discovery and ingestion runs of a source. Errors: NOT_FOUND.
+   * (-- Not shown in the specification; following Fivetran's connector status. --) Returns the
+   * latest discovery and ingestion runs of a source. Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.GetSyncStatus
    */
@@ -689,9 +691,10 @@ export const IngestService: GenService<{
     output: typeof SyncStatusSchema;
   },
   /**
-   * Not shown in the specification; following Airbyte's manual sync. Starts an ingest job through a
-   * rule for explicit objects (or everything the rule matches) and returns it queued. Errors:
-   * NOT_FOUND (unknown rule), FAILED_PRECONDITION (the rule is paused or its pipeline is gone).
+   * (-- Not shown in the specification; following Airbyte's manual sync. --) Starts an ingest job
+   * through a rule for explicit objects (or everything the rule matches) and returns it queued.
+   * Errors: NOT_FOUND (unknown rule), FAILED_PRECONDITION (the rule is paused or its pipeline is
+   * gone).
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.TriggerIngest
    */
@@ -701,8 +704,8 @@ export const IngestService: GenService<{
     output: typeof IngestJobSchema;
   },
   /**
-   * Not shown in the specification; following Google AIP-131. Returns one ingest job. Errors:
-   * NOT_FOUND.
+   * (-- Not shown in the specification; following Google AIP-131. --) Returns one ingest job.
+   * Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.GetIngestStatus
    */
@@ -724,9 +727,9 @@ export const IngestService: GenService<{
     output: typeof ListIngestJobsResponseSchema;
   },
   /**
-   * Not shown in the specification; following Airbyte's job attempts. Re-queues the objects of a
-   * failed or partially failed job as a new attempt of the same job (objects that succeeded are
-   * not reprocessed). Errors: NOT_FOUND, FAILED_PRECONDITION (the job is not FAILED or
+   * (-- Not shown in the specification; following Airbyte's job attempts. --) Re-queues the objects
+   * of a failed or partially failed job as a new attempt of the same job (objects that succeeded
+   * are not reprocessed). Errors: NOT_FOUND, FAILED_PRECONDITION (the job is not FAILED or
    * PARTIALLY_FAILED).
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.RetryIngestJob

@@ -156,8 +156,8 @@ export type Destination = Message<"platform.data.pipeline.v1.Destination"> & {
     case: "vector";
   } | {
     /**
-     * Not shown in the specification; following Airbyte's destination sync modes. Table config
-     * (facet PIPELINE_FACET_TABLE).
+     * (-- Not shown in the specification; following Airbyte's destination sync modes. --) Table
+     * config (facet PIPELINE_FACET_TABLE).
      *
      * @generated from field: platform.data.pipeline.v1.TableConfig table = 8;
      */
@@ -165,8 +165,8 @@ export type Destination = Message<"platform.data.pipeline.v1.Destination"> & {
     case: "table";
   } | {
     /**
-     * Not shown in the specification; following Fivetran's object-storage destinations. Object
-     * output config (facet PIPELINE_FACET_OBJECT).
+     * (-- Not shown in the specification; following Fivetran's object-storage destinations. --)
+     * Object output config (facet PIPELINE_FACET_OBJECT).
      *
      * @generated from field: platform.data.pipeline.v1.ObjectConfig object = 9;
      */
@@ -293,9 +293,9 @@ export const VectorConfigSchema: GenMessage<VectorConfig> = /*@__PURE__*/
   messageDesc(file_platform_data_pipeline_v1_pipeline, 2);
 
 /**
- * Not shown in the specification; following Airbyte's destination streams, kept minimal. Config of
- * a table destination (facet PIPELINE_FACET_TABLE); the table is created on the first ingest with
- * the columns of the template's output.
+ * (-- Not shown in the specification; following Airbyte's destination streams, kept minimal. --)
+ * Config of a table destination (facet PIPELINE_FACET_TABLE); the table is created on the first
+ * ingest with the columns of the template's output.
  *
  * @generated from message platform.data.pipeline.v1.TableConfig
  */
@@ -331,9 +331,9 @@ export const TableConfigSchema: GenMessage<TableConfig> = /*@__PURE__*/
   messageDesc(file_platform_data_pipeline_v1_pipeline, 3);
 
 /**
- * Not shown in the specification; following Fivetran's object-storage destinations, kept minimal.
- * Config of an object destination (facet PIPELINE_FACET_OBJECT): outputs are written as objects of
- * the same bucket.
+ * (-- Not shown in the specification; following Fivetran's object-storage destinations, kept
+ * minimal. --) Config of an object destination (facet PIPELINE_FACET_OBJECT): outputs are written
+ * as objects of the same bucket.
  *
  * @generated from message platform.data.pipeline.v1.ObjectConfig
  */
@@ -362,8 +362,8 @@ export const ObjectConfigSchema: GenMessage<ObjectConfig> = /*@__PURE__*/
   messageDesc(file_platform_data_pipeline_v1_pipeline, 4);
 
 /**
- * Not shown in the specification; following the script service's template catalog. A pipeline
- * template of the catalog browsed by ListTemplates and GetTemplate.
+ * (-- Not shown in the specification; following the script service's template catalog. --) A
+ * pipeline template of the catalog browsed by ListTemplates and GetTemplate.
  *
  * @generated from message platform.data.pipeline.v1.PipelineTemplate
  */
@@ -440,8 +440,8 @@ export const PipelineTemplateSchema: GenMessage<PipelineTemplate> = /*@__PURE__*
   messageDesc(file_platform_data_pipeline_v1_pipeline, 5);
 
 /**
- * Not shown in the specification; mirrors VectorConfig. The schema-shaping facts an index template's
- * ScriptContract declares, which a collection created from it gets and cannot override.
+ * (-- Not shown in the specification; mirrors VectorConfig. --) The schema-shaping facts an index
+ * template's ScriptContract declares, which a collection created from it gets and cannot override.
  *
  * @generated from message platform.data.pipeline.v1.TemplateVectorContract
  */
@@ -568,9 +568,9 @@ export enum DestinationStatus {
   ACTIVE = 1,
 
   /**
-   * Not shown in the specification; following Airbyte's destination check status, the physical
-   * collection or table could not be created or written on the last ingest. Ingest jobs carry
-   * the cause.
+   * (-- Not shown in the specification; following Airbyte's destination check status. --) The
+   * physical collection or table could not be created or written on the last ingest. Ingest jobs
+   * carry the cause.
    *
    * @generated from enum value: DESTINATION_STATUS_ERROR = 2;
    */
@@ -605,16 +605,16 @@ export enum DistanceMetric {
   COSINE = 1,
 
   /**
-   * Not shown in the specification; completed with the data-plane vector API's metrics.
-   * Euclidean (L2) distance.
+   * Euclidean (L2) distance. (-- Not shown in the specification; completed with the data-plane
+   * vector API's metrics. --)
    *
    * @generated from enum value: DISTANCE_METRIC_EUCLIDEAN = 2;
    */
   EUCLIDEAN = 2,
 
   /**
-   * Not shown in the specification; completed with the data-plane vector API's metrics.
-   * Inner (dot) product.
+   * Inner (dot) product. (-- Not shown in the specification; completed with the data-plane vector
+   * API's metrics. --)
    *
    * @generated from enum value: DISTANCE_METRIC_DOT_PRODUCT = 3;
    */
@@ -699,24 +699,24 @@ export enum EmbeddingType {
   INT8 = 2,
 
   /**
-   * Not shown in the specification; completed after Milvus vector field types.
-   * 16-bit IEEE floats.
+   * 16-bit IEEE floats. (-- Not shown in the specification; completed after Milvus vector field
+   * types. --)
    *
    * @generated from enum value: EMBEDDING_TYPE_FLOAT16 = 3;
    */
   FLOAT16 = 3,
 
   /**
-   * Not shown in the specification; completed after Milvus vector field types.
-   * bfloat16 floats.
+   * bfloat16 floats. (-- Not shown in the specification; completed after Milvus vector field
+   * types. --)
    *
    * @generated from enum value: EMBEDDING_TYPE_BFLOAT16 = 4;
    */
   BFLOAT16 = 4,
 
   /**
-   * Not shown in the specification; completed after Milvus vector field types.
-   * Packed bits (binary embeddings).
+   * Packed bits (binary embeddings). (-- Not shown in the specification; completed after Milvus
+   * vector field types. --)
    *
    * @generated from enum value: EMBEDDING_TYPE_BINARY = 5;
    */
@@ -765,8 +765,8 @@ export const EmbeddingSourceSchema: GenEnum<EmbeddingSource> = /*@__PURE__*/
   enumDesc(file_platform_data_pipeline_v1_pipeline, 5);
 
 /**
- * Not shown in the specification; following Airbyte's destination sync modes. How rows are written
- * to a table destination.
+ * (-- Not shown in the specification; following Airbyte's destination sync modes. --) How rows are
+ * written to a table destination.
  *
  * @generated from enum platform.data.pipeline.v1.TableWriteMode
  */

@@ -64,23 +64,23 @@ export interface PipelineServiceClient {
    */
   createVectorPipeline(request: MessageInitShape<typeof CreateVectorPipelineRequestSchema>, options?: CallOptions): Promise<Pipeline>;
   /**
-   * Not shown in the specification; designed like CreateVectorPipeline. Creates a table
+   * (-- Not shown in the specification; designed like CreateVectorPipeline. --) Creates a table
    * destination and the pipeline writing to it. Does not create an ingest rule.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.CreateTablePipeline
    */
   createTablePipeline(request: MessageInitShape<typeof CreateTablePipelineRequestSchema>, options?: CallOptions): Promise<Pipeline>;
   /**
-   * Not shown in the specification; designed like CreateVectorPipeline. Creates an object
+   * (-- Not shown in the specification; designed like CreateVectorPipeline. --) Creates an object
    * destination and the pipeline writing to it. Does not create an ingest rule.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.CreateObjectPipeline
    */
   createObjectPipeline(request: MessageInitShape<typeof CreateObjectPipelineRequestSchema>, options?: CallOptions): Promise<Pipeline>;
   /**
-   * Not shown in the specification; following Google AIP-133 (create with the resource's own
-   * fields). Creates a pipeline from a script template, either free (no destination) or bound to
-   * an existing destination.
+   * (-- Not shown in the specification; following Google AIP-133 (create with the resource's own
+   * fields). --) Creates a pipeline from a script template, either free (no destination) or bound
+   * to an existing destination.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.CreatePipeline
    */
@@ -102,11 +102,11 @@ export interface PipelineServiceClient {
    */
   getPipeline(request: MessageInitShape<typeof GetPipelineRequestSchema>, options?: CallOptions): Promise<Pipeline>;
   /**
-   * Renames a pipeline or edits its destination in place (for example
-   * `{"destination": {"description": "..."}}`). Only the fields present in the request change. The
-   * facet is immutable: a config of another facet is rejected, as is a destination block on a
-   * free pipeline. Not shown in the specification; the codes are INVALID_ARGUMENT and
-   * FAILED_PRECONDITION respectively, per Google AIP-193.
+   * Renames a pipeline or edits its destination in place (for example `{"destination":
+   * {"description": "..."}}`). Only the fields present in the request change. The facet is
+   * immutable: a config of another facet is rejected with INVALID_ARGUMENT, a destination block on
+   * a free pipeline with FAILED_PRECONDITION. (-- Not shown in the specification: the codes, per
+   * Google AIP-193. --)
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.UpdatePipeline
    */
@@ -129,15 +129,15 @@ export interface PipelineServiceClient {
    */
   batchDeleteArtifacts(request: MessageInitShape<typeof BatchDeleteArtifactsRequestSchema>, options?: CallOptions): Promise<BatchDeleteArtifactsResponse>;
   /**
-   * Not shown in the specification; following the script service's template catalog. Lists the
-   * pipeline templates (the catalog is small and returns in one response).
+   * (-- Not shown in the specification; following the script service's template catalog. --) Lists
+   * the pipeline templates (the catalog is small and returns in one response).
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.ListTemplates
    */
   listTemplates(request: MessageInitShape<typeof ListTemplatesRequestSchema>, options?: CallOptions): Promise<ListTemplatesResponse>;
   /**
-   * Not shown in the specification; following the script service's template catalog. Returns one
-   * pipeline template. Errors: NOT_FOUND.
+   * (-- Not shown in the specification; following the script service's template catalog. --)
+   * Returns one pipeline template. Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.GetTemplate
    */

@@ -75,7 +75,7 @@ export const CreateVectorPipelineRequestSchema: GenMessage<CreateVectorPipelineR
   messageDesc(file_platform_data_pipeline_v1_pipeline_service, 0);
 
 /**
- * Not shown in the specification; designed like CreateVectorPipelineRequest. Request of
+ * (-- Not shown in the specification; designed like CreateVectorPipelineRequest. --) Request of
  * CreateTablePipeline.
  *
  * @generated from message platform.data.pipeline.v1.CreateTablePipelineRequest
@@ -132,7 +132,7 @@ export const CreateTablePipelineRequestSchema: GenMessage<CreateTablePipelineReq
   messageDesc(file_platform_data_pipeline_v1_pipeline_service, 1);
 
 /**
- * Not shown in the specification; designed like CreateVectorPipelineRequest. Request of
+ * (-- Not shown in the specification; designed like CreateVectorPipelineRequest. --) Request of
  * CreateObjectPipeline.
  *
  * @generated from message platform.data.pipeline.v1.CreateObjectPipelineRequest
@@ -189,7 +189,7 @@ export const CreateObjectPipelineRequestSchema: GenMessage<CreateObjectPipelineR
   messageDesc(file_platform_data_pipeline_v1_pipeline_service, 2);
 
 /**
- * Not shown in the specification; following Google AIP-133. Request of CreatePipeline.
+ * (-- Not shown in the specification; following Google AIP-133. --) Request of CreatePipeline.
  *
  * @generated from message platform.data.pipeline.v1.CreatePipelineRequest
  */
@@ -404,7 +404,7 @@ export type UpdatePipelineRequest = Message<"platform.data.pipeline.v1.UpdatePip
   name?: string | undefined;
 
   /**
-   * Not shown in the specification; new script options, replacing the previous ones.
+   * (-- Not shown in the specification. --) New script options, replacing the previous ones.
    *
    * @generated from field: google.protobuf.Struct options = 4;
    */
@@ -426,10 +426,10 @@ export const UpdatePipelineRequestSchema: GenMessage<UpdatePipelineRequest> = /*
   messageDesc(file_platform_data_pipeline_v1_pipeline_service, 8);
 
 /**
- * Not shown in the specification; the complete list of editable fields follows Google AIP-134
- * with presence instead of a field mask. Edits of a destination in place; only present fields
- * change. Schema-shaping vector values (model, dimensions, metric, sparse mode, embedding type)
- * cannot be edited.
+ * Edits of a destination in place; only present fields change. Schema-shaping vector values (model,
+ * dimensions, metric, sparse mode, embedding type) cannot be edited. (-- Not shown in the
+ * specification; the complete list of editable fields follows Google AIP-134 with presence instead
+ * of a field mask. --)
  *
  * @generated from message platform.data.pipeline.v1.DestinationUpdate
  */
@@ -488,7 +488,7 @@ export const DestinationUpdateSchema: GenMessage<DestinationUpdate> = /*@__PURE_
   messageDesc(file_platform_data_pipeline_v1_pipeline_service, 9);
 
 /**
- * Not shown in the specification; following Google AIP-134. Editable part of a vector
+ * (-- Not shown in the specification; following Google AIP-134. --) Editable part of a vector
  * collection's config.
  *
  * @generated from message platform.data.pipeline.v1.VectorConfigUpdate
@@ -539,8 +539,8 @@ export const DeletePipelineRequestSchema: GenMessage<DeletePipelineRequest> = /*
   messageDesc(file_platform_data_pipeline_v1_pipeline_service, 11);
 
 /**
- * Not shown in the specification; the reference shape is a kind plus an id. One artifact to
- * delete.
+ * One artifact to delete, referenced by a kind plus an id. (-- Not shown in the specification: the
+ * reference shape. --)
  *
  * @generated from message platform.data.pipeline.v1.ArtifactRef
  */
@@ -581,16 +581,16 @@ export type BatchDeleteArtifactsRequest = Message<"platform.data.pipeline.v1.Bat
   bucket: string;
 
   /**
-   * References to delete, in any order (the server sorts them). Not shown in the specification;
-   * at most 100 references.
+   * References to delete, in any order (the server sorts them); at most 100. (-- Not shown in the
+   * specification: the limit. --)
    *
    * @generated from field: repeated platform.data.pipeline.v1.ArtifactRef artifacts = 2;
    */
   artifacts: ArtifactRef[];
 
   /**
-   * Not shown in the specification; following Milvus DropCollection as an explicit opt-in. Also
-   * drop the physical collection or table of each deleted destination. Default false: like
+   * (-- Not shown in the specification; following Milvus DropCollection as an explicit opt-in. --)
+   * Also drop the physical collection or table of each deleted destination. Default false: like
    * DeletePipeline, the data stays in the data plane.
    *
    * @generated from field: bool drop_data = 3;
@@ -606,7 +606,7 @@ export const BatchDeleteArtifactsRequestSchema: GenMessage<BatchDeleteArtifactsR
   messageDesc(file_platform_data_pipeline_v1_pipeline_service, 13);
 
 /**
- * Not shown in the specification; following Google AIP-235 batch deletes. Result for one
+ * (-- Not shown in the specification; following Google AIP-235 batch deletes. --) Result for one
  * reference.
  *
  * @generated from message platform.data.pipeline.v1.ArtifactDeleteResult
@@ -635,7 +635,7 @@ export const ArtifactDeleteResultSchema: GenMessage<ArtifactDeleteResult> = /*@_
   messageDesc(file_platform_data_pipeline_v1_pipeline_service, 14);
 
 /**
- * Not shown in the specification; one result per reference, in deletion order. Response of
+ * (-- Not shown in the specification. --) One result per reference, in deletion order. Response of
  * BatchDeleteArtifacts.
  *
  * @generated from message platform.data.pipeline.v1.BatchDeleteArtifactsResponse
@@ -776,8 +776,8 @@ export const ArtifactKindSchema: GenEnum<ArtifactKind> = /*@__PURE__*/
   enumDesc(file_platform_data_pipeline_v1_pipeline_service, 0);
 
 /**
- * Not shown in the specification; following Google AIP-235 batch deletes. What happened to one
- * reference.
+ * (-- Not shown in the specification; following Google AIP-235 batch deletes. --) What happened to
+ * one reference.
  *
  * @generated from enum platform.data.pipeline.v1.ArtifactDeleteOutcome
  */
@@ -839,7 +839,7 @@ export const PipelineService: GenService<{
     output: typeof PipelineSchema;
   },
   /**
-   * Not shown in the specification; designed like CreateVectorPipeline. Creates a table
+   * (-- Not shown in the specification; designed like CreateVectorPipeline. --) Creates a table
    * destination and the pipeline writing to it. Does not create an ingest rule.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.CreateTablePipeline
@@ -850,7 +850,7 @@ export const PipelineService: GenService<{
     output: typeof PipelineSchema;
   },
   /**
-   * Not shown in the specification; designed like CreateVectorPipeline. Creates an object
+   * (-- Not shown in the specification; designed like CreateVectorPipeline. --) Creates an object
    * destination and the pipeline writing to it. Does not create an ingest rule.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.CreateObjectPipeline
@@ -861,9 +861,9 @@ export const PipelineService: GenService<{
     output: typeof PipelineSchema;
   },
   /**
-   * Not shown in the specification; following Google AIP-133 (create with the resource's own
-   * fields). Creates a pipeline from a script template, either free (no destination) or bound to
-   * an existing destination.
+   * (-- Not shown in the specification; following Google AIP-133 (create with the resource's own
+   * fields). --) Creates a pipeline from a script template, either free (no destination) or bound
+   * to an existing destination.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.CreatePipeline
    */
@@ -897,11 +897,11 @@ export const PipelineService: GenService<{
     output: typeof PipelineSchema;
   },
   /**
-   * Renames a pipeline or edits its destination in place (for example
-   * `{"destination": {"description": "..."}}`). Only the fields present in the request change. The
-   * facet is immutable: a config of another facet is rejected, as is a destination block on a
-   * free pipeline. Not shown in the specification; the codes are INVALID_ARGUMENT and
-   * FAILED_PRECONDITION respectively, per Google AIP-193.
+   * Renames a pipeline or edits its destination in place (for example `{"destination":
+   * {"description": "..."}}`). Only the fields present in the request change. The facet is
+   * immutable: a config of another facet is rejected with INVALID_ARGUMENT, a destination block on
+   * a free pipeline with FAILED_PRECONDITION. (-- Not shown in the specification: the codes, per
+   * Google AIP-193. --)
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.UpdatePipeline
    */
@@ -936,8 +936,8 @@ export const PipelineService: GenService<{
     output: typeof BatchDeleteArtifactsResponseSchema;
   },
   /**
-   * Not shown in the specification; following the script service's template catalog. Lists the
-   * pipeline templates (the catalog is small and returns in one response).
+   * (-- Not shown in the specification; following the script service's template catalog. --) Lists
+   * the pipeline templates (the catalog is small and returns in one response).
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.ListTemplates
    */
@@ -947,8 +947,8 @@ export const PipelineService: GenService<{
     output: typeof ListTemplatesResponseSchema;
   },
   /**
-   * Not shown in the specification; following the script service's template catalog. Returns one
-   * pipeline template. Errors: NOT_FOUND.
+   * (-- Not shown in the specification; following the script service's template catalog. --)
+   * Returns one pipeline template. Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.GetTemplate
    */

@@ -17,9 +17,9 @@ export const file_platform_data_source_v1_source: GenFile = /*@__PURE__*/
   fileDesc("CiRwbGF0Zm9ybS9kYXRhL3NvdXJjZS92MS9zb3VyY2UucHJvdG8SF3BsYXRmb3JtLmRhdGEuc291cmNlLnYxIu4CCgZTb3VyY2USFgoJc291cmNlX2lkGAEgASgJQgPgQQMSEwoGYnVja2V0GAIgASgJQgPgQQMSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIzCghwcm92aWRlchgFIAEoDjIhLnBsYXRmb3JtLmRhdGEuc291cmNlLnYxLlByb3ZpZGVyEhUKDWNyZWRlbnRpYWxfaWQYBiABKAkSJwoGY29uZmlnGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIVCghpbnRlcm5hbBgIIAEoCEID4EEDEjoKBnN0YXR1cxgJIAEoDjIlLnBsYXRmb3JtLmRhdGEuc291cmNlLnYxLlNvdXJjZVN0YXR1c0ID4EEDEhoKDWVycm9yX21lc3NhZ2UYCiABKAlCA+BBAxIXCgpjcmVhdGVkX2F0GAsgASgDQgPgQQMSFwoKdXBkYXRlZF9hdBgMIAEoA0ID4EEDIpoCCgpDcmVkZW50aWFsEhoKDWNyZWRlbnRpYWxfaWQYASABKAlCA+BBAxIMCgRuYW1lGAIgASgJEjMKCHByb3ZpZGVyGAMgASgOMiEucGxhdGZvcm0uZGF0YS5zb3VyY2UudjEuUHJvdmlkZXISOgoEdHlwZRgEIAEoDjInLnBsYXRmb3JtLmRhdGEuc291cmNlLnYxLkNyZWRlbnRpYWxUeXBlQgPgQQMSEQoJc291cmNlX2lkGAUgASgJEhMKBnNjb3BlcxgGIAMoCUID4EEDEhcKCmV4cGlyZXNfYXQYByABKANCA+BBAxIXCgpjcmVhdGVkX2F0GAggASgDQgPgQQMSFwoKdXBkYXRlZF9hdBgJIAEoA0ID4EEDImkKD0FjY2Vzc0tleVNlY3JldBIaCg1hY2Nlc3Nfa2V5X2lkGAEgASgJQgPgQQISHgoRc2VjcmV0X2FjY2Vzc19rZXkYAiABKAlCA+BBAhIaCg1zZXNzaW9uX3Rva2VuGAMgASgJQgPgQQEq5AIKCFByb3ZpZGVyEhgKFFBST1ZJREVSX1VOU1BFQ0lGSUVEEAASFQoRUFJPVklERVJfSU5URVJOQUwQARIWChJQUk9WSURFUl9BTUFaT05fUzMQAhIhCh1QUk9WSURFUl9HT09HTEVfQ0xPVURfU1RPUkFHRRADEh8KG1BST1ZJREVSX0FaVVJFX0JMT0JfU1RPUkFHRRAEEhkKFVBST1ZJREVSX0dPT0dMRV9EUklWRRAFEh8KG1BST1ZJREVSX01JQ1JPU09GVF9PTkVEUklWRRAGEhQKEFBST1ZJREVSX0RST1BCT1gQBxIQCgxQUk9WSURFUl9CT1gQCBITCg9QUk9WSURFUl9OT1RJT04QCRIXChNQUk9WSURFUl9DT05GTFVFTkNFEAoSEgoOUFJPVklERVJfU0xBQ0sQCxITCg9QUk9WSURFUl9HSVRIVUIQDBIQCgxQUk9WSURFUl9XRUIQDSpgCgxTb3VyY2VTdGF0dXMSHQoZU09VUkNFX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFFNPVVJDRV9TVEFUVVNfQUNUSVZFEAESFwoTU09VUkNFX1NUQVRVU19FUlJPUhACKqQBCg5DcmVkZW50aWFsVHlwZRIfChtDUkVERU5USUFMX1RZUEVfVU5TUEVDSUZJRUQQABIZChVDUkVERU5USUFMX1RZUEVfT0FVVEgQARIbChdDUkVERU5USUFMX1RZUEVfQVBJX0tFWRACEhkKFUNSRURFTlRJQUxfVFlQRV9UT0tFThADEh4KGkNSRURFTlRJQUxfVFlQRV9BQ0NFU1NfS0VZEARiBnByb3RvMw", [file_google_api_field_behavior, file_google_protobuf_struct]);
 
 /**
- * Not shown in the specification; the fields follow Airbyte's source resource. An external
- * data source of a bucket, or the bucket's auto-created internal object-storage source. Ingest rules
- * route its objects to pipelines.
+ * An external data source of a bucket, or the bucket's auto-created internal object-storage source.
+ * Ingest rules route its objects to pipelines. (-- Not shown in the specification; the fields
+ * follow Airbyte's source resource. --)
  *
  * @generated from message platform.data.source.v1.Source
  */
@@ -119,9 +119,9 @@ export const SourceSchema: GenMessage<Source> = /*@__PURE__*/
   messageDesc(file_platform_data_source_v1_source, 0);
 
 /**
- * Not shown in the specification; the fields follow Airbyte's and Nango's connection records.
  * A stored credential of the organization. Secret values are write-only: they are stored encrypted,
- * used by the platform to connect, and never returned.
+ * used by the platform to connect, and never returned. (-- Not shown in the specification; the
+ * fields follow Airbyte's and Nango's connection records. --)
  *
  * @generated from message platform.data.source.v1.Credential
  */
@@ -199,8 +199,8 @@ export const CredentialSchema: GenMessage<Credential> = /*@__PURE__*/
   messageDesc(file_platform_data_source_v1_source, 1);
 
 /**
- * An access key pair (write-only), as issued by object stores. Not shown in the specification;
- * the fields follow AWS access keys (key id, secret, optional session token).
+ * An access key pair (write-only), as issued by object stores: key id, secret and optional session
+ * token. (-- Not shown in the specification; the fields follow AWS access keys. --)
  *
  * @generated from message platform.data.source.v1.AccessKeySecret
  */
@@ -235,9 +235,9 @@ export const AccessKeySecretSchema: GenMessage<AccessKeySecret> = /*@__PURE__*/
   messageDesc(file_platform_data_source_v1_source, 2);
 
 /**
- * Not shown in the specification; the value list is a modest set following Airbyte's and Fivetran's
- * most used file and document connectors. The system a source or credential belongs to. Over HTTP
- * the ListCredentials query takes the enum number.
+ * The system a source or credential belongs to. Over HTTP the ListCredentials query takes the enum
+ * number. (-- Not shown in the specification; the value list is a modest set following Airbyte's
+ * and Fivetran's most used file and document connectors. --)
  *
  * @generated from enum platform.data.source.v1.Provider
  */
@@ -349,7 +349,8 @@ export const ProviderSchema: GenEnum<Provider> = /*@__PURE__*/
   enumDesc(file_platform_data_source_v1_source, 0);
 
 /**
- * Not shown in the specification; following Fivetran's connector setup state. Health of a source.
+ * (-- Not shown in the specification; following Fivetran's connector setup state. --) Health of a
+ * source.
  *
  * @generated from enum platform.data.source.v1.SourceStatus
  */
@@ -384,8 +385,8 @@ export const SourceStatusSchema: GenEnum<SourceStatus> = /*@__PURE__*/
   enumDesc(file_platform_data_source_v1_source, 1);
 
 /**
- * Kind of secret a credential holds: the four kinds the specification names (OAuth, API keys,
- * tokens, access keys). Not shown in the specification; this enum and its value names are ours.
+ * Kind of secret a credential holds: OAuth, API keys, tokens or access keys. (-- The specification
+ * names the four kinds; this enum and its value names are ours. --)
  *
  * @generated from enum platform.data.source.v1.CredentialType
  */

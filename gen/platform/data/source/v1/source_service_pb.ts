@@ -120,7 +120,7 @@ export type ListSourcesRequest = Message<"platform.data.source.v1.ListSourcesReq
 
   /**
    * Maximum number of sources per page, over gRPC only; ignored over HTTP (every row returns).
-   * Not shown in the specification; default 100, maximum 1000.
+   * (-- Not shown in the specification. --) Default 100, maximum 1000.
    *
    * @generated from field: int32 page_size = 2;
    */
@@ -542,18 +542,19 @@ export const RefreshOAuthTokenRequestSchema: GenMessage<RefreshOAuthTokenRequest
 
 /**
  * Sources (external data sources and the auto-created internal object-storage source of each
- * bucket) and credentials (OAuth, API keys, tokens, access keys). Not shown in the specification;
- * the request and response shapes and the routes other than GET /{bucket}/sources and GET
- * /admin/credentials follow Airbyte's sources and Nango's OAuth connect flow, kept modest.
- * GetCredential and ValidateCredential are retired (no replacement). HTTP routes are under the data
- * API base URL; every method requires a bearer token (JWT or IAM-issued API key).
+ * bucket) and credentials (OAuth, API keys, tokens, access keys). GetCredential and
+ * ValidateCredential are retired (no replacement). HTTP routes are under the data API base URL;
+ * every method requires a bearer token (JWT or IAM-issued API key). (-- Not shown in the
+ * specification; the request and response shapes and the routes other than GET /{bucket}/sources
+ * and GET /admin/credentials follow Airbyte's sources and Nango's OAuth connect flow, kept
+ * modest. --)
  *
  * @generated from service platform.data.source.v1.SourceService
  */
 export const SourceService: GenService<{
   /**
-   * Not shown in the specification; following Airbyte's create source. Creates a source in a
-   * bucket. Errors: INVALID_ARGUMENT (blank name, PROVIDER_INTERNAL, config rejected by the
+   * (-- Not shown in the specification; following Airbyte's create source. --) Creates a source in
+   * a bucket. Errors: INVALID_ARGUMENT (blank name, PROVIDER_INTERNAL, config rejected by the
    * provider), ALREADY_EXISTS (name taken in the bucket), NOT_FOUND (unknown credential_id).
    *
    * @generated from rpc platform.data.source.v1.SourceService.CreateSource
@@ -564,7 +565,7 @@ export const SourceService: GenService<{
     output: typeof SourceSchema;
   },
   /**
-   * Not shown in the specification; following Google AIP-131. Returns one source. Errors:
+   * (-- Not shown in the specification; following Google AIP-131. --) Returns one source. Errors:
    * NOT_FOUND.
    *
    * @generated from rpc platform.data.source.v1.SourceService.GetSource
@@ -586,8 +587,8 @@ export const SourceService: GenService<{
     output: typeof ListSourcesResponseSchema;
   },
   /**
-   * Not shown in the specification; following Google AIP-134 with presence instead of a field
-   * mask. Changes the present fields of a source. Errors: NOT_FOUND, FAILED_PRECONDITION (the
+   * (-- Not shown in the specification; following Google AIP-134 with presence instead of a field
+   * mask. --) Changes the present fields of a source. Errors: NOT_FOUND, FAILED_PRECONDITION (the
    * internal source).
    *
    * @generated from rpc platform.data.source.v1.SourceService.UpdateSource
@@ -598,9 +599,9 @@ export const SourceService: GenService<{
     output: typeof SourceSchema;
   },
   /**
-   * Not shown in the specification; following Google AIP-135. Deletes a source. Errors: NOT_FOUND,
-   * FAILED_PRECONDITION (the internal source, or ingest rules still reference the source: delete
-   * them first).
+   * (-- Not shown in the specification; following Google AIP-135. --) Deletes a source. Errors:
+   * NOT_FOUND, FAILED_PRECONDITION (the internal source, or ingest rules still reference the
+   * source: delete them first).
    *
    * @generated from rpc platform.data.source.v1.SourceService.DeleteSource
    */
@@ -610,9 +611,9 @@ export const SourceService: GenService<{
     output: typeof EmptySchema;
   },
   /**
-   * Not shown in the specification; following Airbyte's and Nango's credential stores. Stores a
-   * non-OAuth credential (API key, token or access key) for the organization. The secret is
-   * encrypted at rest and never returned.
+   * (-- Not shown in the specification; following Airbyte's and Nango's credential stores. --)
+   * Stores a non-OAuth credential (API key, token or access key) for the organization. The secret
+   * is encrypted at rest and never returned.
    *
    * @generated from rpc platform.data.source.v1.SourceService.StoreCredential
    */
@@ -633,8 +634,8 @@ export const SourceService: GenService<{
     output: typeof ListCredentialsResponseSchema;
   },
   /**
-   * Not shown in the specification; following Google AIP-135. Deletes a credential and its secret;
-   * sources using it fail on their next sync until given another. Errors: NOT_FOUND.
+   * (-- Not shown in the specification; following Google AIP-135. --) Deletes a credential and its
+   * secret; sources using it fail on their next sync until given another. Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.source.v1.SourceService.DeleteCredential
    */
@@ -644,10 +645,11 @@ export const SourceService: GenService<{
     output: typeof EmptySchema;
   },
   /**
-   * Not shown in the specification; following Nango's and Airbyte's OAuth consent URL. Returns the
-   * provider's authorization URL (authorization code flow with PKCE) and the opaque `state` to pass
-   * back to ExchangeOAuthCode. The state is self-contained (signed and encrypted by the server), so
-   * the call stores nothing. Errors: INVALID_ARGUMENT (provider without OAuth, blank redirect_uri).
+   * (-- Not shown in the specification; following Nango's and Airbyte's OAuth consent URL. --)
+   * Returns the provider's authorization URL (authorization code flow with PKCE) and the opaque
+   * `state` to pass back to ExchangeOAuthCode. The state is self-contained (signed and encrypted by
+   * the server), so the call stores nothing. Errors: INVALID_ARGUMENT (provider without OAuth,
+   * blank redirect_uri).
    *
    * @generated from rpc platform.data.source.v1.SourceService.GetOAuthUrl
    */
@@ -657,10 +659,10 @@ export const SourceService: GenService<{
     output: typeof GetOAuthUrlResponseSchema;
   },
   /**
-   * Not shown in the specification; following Nango's OAuth callback. Exchanges the authorization
-   * code returned to the redirect URI for tokens and stores them as an OAuth credential. Errors:
-   * INVALID_ARGUMENT (state invalid, expired or issued for another redirect_uri), FAILED_PRECONDITION
-   * (the provider rejected the code).
+   * (-- Not shown in the specification; following Nango's OAuth callback. --) Exchanges the
+   * authorization code returned to the redirect URI for tokens and stores them as an OAuth
+   * credential. Errors: INVALID_ARGUMENT (state invalid, expired or issued for another redirect_uri),
+   * FAILED_PRECONDITION (the provider rejected the code).
    *
    * @generated from rpc platform.data.source.v1.SourceService.ExchangeOAuthCode
    */
@@ -670,10 +672,10 @@ export const SourceService: GenService<{
     output: typeof CredentialSchema;
   },
   /**
-   * Not shown in the specification; following Nango's token refresh. Refreshes the access token of
-   * an OAuth credential now (the platform also refreshes before expiry on its own). Errors:
-   * NOT_FOUND, FAILED_PRECONDITION (not an OAuth credential, or the provider revoked the refresh
-   * token: reconnect through GetOAuthUrl).
+   * (-- Not shown in the specification; following Nango's token refresh. --) Refreshes the access
+   * token of an OAuth credential now (the platform also refreshes before expiry on its own).
+   * Errors: NOT_FOUND, FAILED_PRECONDITION (not an OAuth credential, or the provider revoked the
+   * refresh token: reconnect through GetOAuthUrl).
    *
    * @generated from rpc platform.data.source.v1.SourceService.RefreshOAuthToken
    */

@@ -32,9 +32,9 @@ export const VectorServiceMethods = {
  * The per-bucket vector engine (1:1 with the bucket: vector database connection, IAM service
  * account, collections) and vector search over the bucket's collections. Collections themselves are
  * created, read and deleted through PipelineService. HTTP routes are under the data API base URL;
- * every method requires a bearer token (JWT or IAM-issued API key). Not shown in the specification;
- * the error codes of the engine operations follow Google AIP-193 (NOT_FOUND for a bucket without an
- * engine, INVALID_ARGUMENT for a bad mode or missing connection values).
+ * every method requires a bearer token (JWT or IAM-issued API key). Engine operations answer
+ * NOT_FOUND for a bucket without an engine and INVALID_ARGUMENT for a bad mode or missing
+ * connection values. (-- Not shown in the specification; the error codes follow Google AIP-193. --)
  */
 export interface VectorServiceClient {
   /**
@@ -78,9 +78,9 @@ export interface VectorServiceClient {
    * reports a fail_reason in collection_statuses, not an error. Errors: FAILED_PRECONDITION (text
    * query on a collection without embed_model), INVALID_ARGUMENT (vector length differs from the
    * collection's dimensions; sparse vectors on a collection whose sparse mode is not EXTERNAL),
-   * UNIMPLEMENTED (a multi-vector batch with caller sparse vectors).
-   * Not shown in the specification; which of the two HTTP routes is current is unknown, so both
-   * are served.
+   * UNIMPLEMENTED (a multi-vector batch with caller sparse vectors). Both HTTP routes are served.
+   * (-- Not shown in the specification: which of the two routes is current is unknown, so both are
+   * served. --)
    *
    * @generated from rpc platform.data.vector.v1.VectorService.Search
    */

@@ -22,16 +22,16 @@ export const file_platform_data_vector_v1_vector_service: GenFile = /*@__PURE__*
   fileDesc("CixwbGF0Zm9ybS9kYXRhL3ZlY3Rvci92MS92ZWN0b3Jfc2VydmljZS5wcm90bxIXcGxhdGZvcm0uZGF0YS52ZWN0b3IudjEi6QIKBkVuZ2luZRIWCgllbmdpbmVfaWQYASABKAlCA+BBAxITCgZidWNrZXQYAiABKAlCA+BBAxIMCgRtb2RlGAMgASgJEhMKBnN0YXR1cxgEIAEoCUID4EEDEhoKDWVycm9yX21lc3NhZ2UYBSABKAlCA+BBAxJDCgtjb2xsZWN0aW9ucxgGIAMoCzIpLnBsYXRmb3JtLmRhdGEudmVjdG9yLnYxLkVuZ2luZUNvbGxlY3Rpb25CA+BBAxIZChF2ZWN0b3JkYl9lbmRwb2ludBgHIAEoCRIVCg12ZWN0b3JkYl9wb3J0GAggASgFEhgKEHZlY3RvcmRiX2RiX25hbWUYCSABKAkSEgoKc2VydmljZV9pZBgKIAEoCRIcCg9zZXJ2aWNlX2FjY291bnQYCyABKAlCA+BBAxIXCgpjcmVhdGVkX2F0GAwgASgDQgPgQQMSFwoKdXBkYXRlZF9hdBgNIAEoA0ID4EEDIrYBChBFbmdpbmVDb2xsZWN0aW9uEgwKBG5hbWUYASABKAkSFwoPc3RvcmVfZW50aXR5X2lkGAIgASgJEhMKC3BpcGVsaW5lX2lkGAMgASgJEhUKDXBoeXNpY2FsX25hbWUYBCABKAkSEgoKZGltZW5zaW9ucxgFIAEoBRITCgtlbWJlZF9tb2RlbBgGIAEoCRIQCghtb2RhbGl0eRgHIAEoCRIUCgxtYXRlcmlhbGl6ZWQYCCABKAgibgoQVmVjdG9yRGJJbnN0YW5jZRISCgpzZXJ2aWNlX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGc3RhdHVzGAMgASgJEhQKDHNlcnZpY2VfdHlwZRgEIAEoCRISCgpjcmVhdGVkX2F0GAUgASgJIrQBChZDb25maWd1cmVFbmdpbmVSZXF1ZXN0EhMKBmJ1Y2tldBgBIAEoCUID4EECEhEKBG1vZGUYAiABKAlCA+BBAhIeChF2ZWN0b3JkYl9lbmRwb2ludBgDIAEoCUID4EEBEhoKDXZlY3RvcmRiX3BvcnQYBCABKAVCA+BBARIdChB2ZWN0b3JkYl9kYl9uYW1lGAUgASgJQgPgQQESFwoKc2VydmljZV9pZBgGIAEoCUID4EEBIicKEEdldEVuZ2luZVJlcXVlc3QSEwoGYnVja2V0GAEgASgJQgPgQQIiSAoTRGVsZXRlRW5naW5lUmVxdWVzdBITCgZidWNrZXQYASABKAlCA+BBAhIcCg9kZWxldGVfZGF0YWJhc2UYAiABKAhCA+BBASIeChxMaXN0VmVjdG9yRGJJbnN0YW5jZXNSZXF1ZXN0Il0KHUxpc3RWZWN0b3JEYkluc3RhbmNlc1Jlc3BvbnNlEjwKCWluc3RhbmNlcxgBIAMoCzIpLnBsYXRmb3JtLmRhdGEudmVjdG9yLnYxLlZlY3RvckRiSW5zdGFuY2UiwAMKDVNlYXJjaFJlcXVlc3QSEwoGYnVja2V0GAEgASgJQgPgQQISHAoPY29sbGVjdGlvbl9uYW1lGAIgASgJQgPgQQESDgoEdGV4dBgDIAEoCUgAEjYKBnZlY3RvchgEIAEoCzIkLnBsYXRmb3JtLmRhdGEudmVjdG9yLnYxLlZlY3RvcklucHV0SAASEAoGczNfa2V5GAUgASgJSAASGQoMY29udGVudF90eXBlGAYgASgJQgPgQQESEgoFdG9wX2sYByABKAVCA+BBARI9CgtzZWFyY2hfbW9kZRgIIAEoDjIjLnBsYXRmb3JtLmRhdGEudmVjdG9yLnYxLlNlYXJjaE1vZGVCA+BBARITCgZyZXJhbmsYCSABKAhCA+BBARIYCgtyZXJhbmtfdGV4dBgKIAEoCUID4EEBEhwKD2luY2x1ZGVfY29udGVudBgLIAEoCEID4EEBEh8KEmluY2x1ZGVfaGlnaGxpZ2h0cxgMIAEoCEID4EEBEj0KCnByZV9maWx0ZXIYDSABKAsyJC5wbGF0Zm9ybS5kYXRhLnZlY3Rvci52MS5GaWx0ZXJHcm91cEID4EEBQgcKBXF1ZXJ5Is0BCg5TZWFyY2hSZXNwb25zZRI2CgdyZXN1bHRzGAEgAygLMiUucGxhdGZvcm0uZGF0YS52ZWN0b3IudjEuU2VhcmNoUmVzdWx0Eg8KB3Rvb2tfbXMYAiABKAMSGAoQc2VhcmNoX21vZGVfdXNlZBgDIAEoCRIQCgh3YXJuaW5ncxgEIAMoCRJGChNjb2xsZWN0aW9uX3N0YXR1c2VzGAUgAygLMikucGxhdGZvcm0uZGF0YS52ZWN0b3IudjEuQ29sbGVjdGlvblN0YXR1czLXBQoNVmVjdG9yU2VydmljZRKDAQoPQ29uZmlndXJlRW5naW5lEi8ucGxhdGZvcm0uZGF0YS52ZWN0b3IudjEuQ29uZmlndXJlRW5naW5lUmVxdWVzdBofLnBsYXRmb3JtLmRhdGEudmVjdG9yLnYxLkVuZ2luZSIekAICgtPkkwIVOgEqIhAve2J1Y2tldH0vdmVjdG9yEnQKCUdldEVuZ2luZRIpLnBsYXRmb3JtLmRhdGEudmVjdG9yLnYxLkdldEVuZ2luZVJlcXVlc3QaHy5wbGF0Zm9ybS5kYXRhLnZlY3Rvci52MS5FbmdpbmUiG5ACAYLT5JMCEhIQL3tidWNrZXR9L3ZlY3RvchJ0CgxEZWxldGVFbmdpbmUSLC5wbGF0Zm9ybS5kYXRhLnZlY3Rvci52MS5EZWxldGVFbmdpbmVSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5Ih6QAgKC0+STAhU6ASoqEC97YnVja2V0fS92ZWN0b3ISrAEKFUxpc3RWZWN0b3JEYkluc3RhbmNlcxI1LnBsYXRmb3JtLmRhdGEudmVjdG9yLnYxLkxpc3RWZWN0b3JEYkluc3RhbmNlc1JlcXVlc3QaNi5wbGF0Zm9ybS5kYXRhLnZlY3Rvci52MS5MaXN0VmVjdG9yRGJJbnN0YW5jZXNSZXNwb25zZSIkkAIBgtPkkwIbEhkvYWRtaW4vdmVjdG9yZGItaW5zdGFuY2VzEp4BCgZTZWFyY2gSJi5wbGF0Zm9ybS5kYXRhLnZlY3Rvci52MS5TZWFyY2hSZXF1ZXN0GicucGxhdGZvcm0uZGF0YS52ZWN0b3IudjEuU2VhcmNoUmVzcG9uc2UiQ5ACAYLT5JMCOjoBKlocOgEqIhcve2J1Y2tldH0vc2VhcmNoL3ZlY3RvciIXL3tidWNrZXR9L3ZlY3Rvci9zZWFyY2gaBKC1GAFiBnByb3RvMw", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_empty, file_platform_api_v1_annotations, file_platform_data_vector_v1_search]);
 
 /**
- * A bucket's vector engine. Not shown in the specification; the full field list is designed: the
- * fields beyond the ones the specification names (engine_id, service_account, timestamps) follow
- * Milvus/Zilliz connection records.
+ * A bucket's vector engine. (-- Not shown in the specification; the full field list is designed:
+ * the fields beyond the ones the specification names (engine_id, service_account, timestamps)
+ * follow Milvus/Zilliz connection records. --)
  *
  * @generated from message platform.data.vector.v1.Engine
  */
 export type Engine = Message<"platform.data.vector.v1.Engine"> & {
   /**
-   * Engine id; the destination.engine_id of its collections. Not shown in the specification;
-   * named after Destination.engine_id.
+   * Engine id; the destination.engine_id of its collections. (-- Not shown in the specification;
+   * named after Destination.engine_id. --)
    *
    * @generated from field: string engine_id = 1;
    */
@@ -103,24 +103,24 @@ export type Engine = Message<"platform.data.vector.v1.Engine"> & {
   serviceId: string;
 
   /**
-   * IAM service account the engine uses to reach the database. Not shown in the specification;
-   * the specification only says that the engine holds one, not how it is reported.
+   * IAM service account the engine uses to reach the database. (-- Not shown in the specification;
+   * the specification only says that the engine holds one, not how it is reported. --)
    *
    * @generated from field: string service_account = 11;
    */
   serviceAccount: string;
 
   /**
-   * Creation time, epoch milliseconds (a JSON string). Not shown in the specification; named
-   * like Pipeline.created_at.
+   * Creation time, epoch milliseconds (a JSON string). (-- Not shown in the specification; named
+   * like Pipeline.created_at. --)
    *
    * @generated from field: int64 created_at = 12;
    */
   createdAt: bigint;
 
   /**
-   * Last update time, epoch milliseconds (a JSON string). Not shown in the specification; named
-   * like Pipeline.updated_at.
+   * Last update time, epoch milliseconds (a JSON string). (-- Not shown in the specification; named
+   * like Pipeline.updated_at. --)
    *
    * @generated from field: int64 updated_at = 13;
    */
@@ -135,8 +135,8 @@ export const EngineSchema: GenMessage<Engine> = /*@__PURE__*/
   messageDesc(file_platform_data_vector_v1_vector_service, 0);
 
 /**
- * Not shown in the specification; the collection entry of GetEngine is a summary of the vector
- * destination, after Milvus DescribeCollection. One collection of an engine.
+ * One collection of an engine: a summary of the vector destination. (-- Not shown in the
+ * specification; after Milvus DescribeCollection. --)
  *
  * @generated from message platform.data.vector.v1.EngineCollection
  */
@@ -456,7 +456,7 @@ export type SearchRequest = Message<"platform.data.vector.v1.SearchRequest"> & {
   contentType: string;
 
   /**
-   * Number of results wanted. Not shown in the specification; default 10, maximum 1000.
+   * Number of results wanted. (-- Not shown in the specification. --) Default 10, maximum 1000.
    *
    * @generated from field: int32 top_k = 7;
    */
@@ -566,9 +566,9 @@ export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
  * The per-bucket vector engine (1:1 with the bucket: vector database connection, IAM service
  * account, collections) and vector search over the bucket's collections. Collections themselves are
  * created, read and deleted through PipelineService. HTTP routes are under the data API base URL;
- * every method requires a bearer token (JWT or IAM-issued API key). Not shown in the specification;
- * the error codes of the engine operations follow Google AIP-193 (NOT_FOUND for a bucket without an
- * engine, INVALID_ARGUMENT for a bad mode or missing connection values).
+ * every method requires a bearer token (JWT or IAM-issued API key). Engine operations answer
+ * NOT_FOUND for a bucket without an engine and INVALID_ARGUMENT for a bad mode or missing
+ * connection values. (-- Not shown in the specification; the error codes follow Google AIP-193. --)
  *
  * @generated from service platform.data.vector.v1.VectorService
  */
@@ -630,9 +630,9 @@ export const VectorService: GenService<{
    * reports a fail_reason in collection_statuses, not an error. Errors: FAILED_PRECONDITION (text
    * query on a collection without embed_model), INVALID_ARGUMENT (vector length differs from the
    * collection's dimensions; sparse vectors on a collection whose sparse mode is not EXTERNAL),
-   * UNIMPLEMENTED (a multi-vector batch with caller sparse vectors).
-   * Not shown in the specification; which of the two HTTP routes is current is unknown, so both
-   * are served.
+   * UNIMPLEMENTED (a multi-vector batch with caller sparse vectors). Both HTTP routes are served.
+   * (-- Not shown in the specification: which of the two routes is current is unknown, so both are
+   * served. --)
    *
    * @generated from rpc platform.data.vector.v1.VectorService.Search
    */
