@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
+import { readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -88,5 +89,16 @@ describe("swagger-parser", () => {
 describe("public descriptions", () => {
   it.each(documents)("of %s describe our API only, without remarks on where a choice came from", async (document) => {
     expect(provenanceRemarks(await readFile(join(root, document), "utf8"))).toEqual([]);
+  });
+});
+
+describe("the SDK clients' documentation", () => {
+  const clients = readdirSync(join(root, "gen/platform"), { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith("_client.ts"))
+    .map((file) => `gen/platform/${file}`);
+
+  it.each(clients)("in %s describes our API only, like the documents", async (client) => {
+    expect(clients.length).toBeGreaterThan(0);
+    expect(provenanceRemarks(await readFile(join(root, client), "utf8"))).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import type { DescMethod } from "@bufbuild/protobuf";
-import { commentOf, type MethodModel, type ServiceModel } from "./binding-model.js";
+import { type MethodModel, type ServiceModel } from "./binding-model.js";
+import { publicComment } from "./public-comment.js";
 import type { ProtoTsFile } from "./proto-ts-file.js";
 import { RUNTIME_MODULE } from "../printer/runtime-module.js";
 
@@ -29,7 +30,7 @@ export function emitClient(f: ProtoTsFile, model: ServiceModel): void {
   f.print("} as const satisfies Record<string, ", methodFacts, ">;");
   f.print();
 
-  const doc = commentOf(service);
+  const doc = publicComment(service);
   f.print(f.jsDoc(doc === "" ? `Client of ${service.typeName}.` : doc), `export interface ${name}Client {`);
   for (const m of model.methods) {
     const method = m.method;
@@ -144,6 +145,6 @@ function methodFactsLiteral(m: MethodModel): string {
 }
 
 function methodDoc(method: DescMethod): string {
-  const doc = commentOf(method);
+  const doc = publicComment(method);
   return `${doc === "" ? method.name : doc}\n\n@generated from rpc ${method.parent.typeName}.${method.name}`;
 }

@@ -1,6 +1,6 @@
 import { OpenApiBuilder, type OpenAPIObject, type PathItemObject } from "openapi3-ts/oas31";
 import type { ServiceModel } from "../binding-model.js";
-import { publicComment } from "./public-comment.js";
+import { publicComment } from "../public-comment.js";
 import type { OptionReader } from "../options.js";
 import { addErrorComponents, addSecuritySchemes } from "./shared-components.js";
 import { buildOperation } from "./operations.js";

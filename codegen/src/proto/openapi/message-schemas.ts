@@ -1,6 +1,6 @@
 import { ScalarType, type DescEnum, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import type { ReferenceObject, SchemaObject } from "openapi3-ts/oas31";
-import { publicComment } from "./public-comment.js";
+import { publicComment } from "../public-comment.js";
 import { FieldBehavior, type OptionReader } from "../options.js";
 import { GenerationError } from "../../generation-error.js";
 

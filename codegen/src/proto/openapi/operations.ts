@@ -3,7 +3,7 @@ import type { OperationObject, ParameterObject, ReferenceObject, SchemaObject } 
 import type { HttpRoute } from "../../../runtime/http-route.js";
 import { toOpenApiPath } from "../../../runtime/path-template/index.js";
 import { resolveFieldPath, type MethodModel, type ServiceModel } from "../binding-model.js";
-import { publicComment } from "./public-comment.js";
+import { publicComment } from "../public-comment.js";
 import { FieldBehavior, type OptionReader } from "../options.js";
 import { scalarSchema, wellKnownSchema, type SchemaCollector } from "./message-schemas.js";
 import { streamContent, streamDescription } from "./stream-content.js";

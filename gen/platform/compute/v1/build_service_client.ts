@@ -41,9 +41,6 @@ export const BuildServiceMethods = {
  * context, an inline zip or a git repository. Builds are asynchronous: CreateBuild returns a
  * queued build; follow it with StreamBuildLogs or GetBuild. Every method needs
  * `Authorization: Bearer <ACCESS_TOKEN>`; the organization is the token's.
- * (-- Not shown in the specification; the request and response shapes follow Google Cloud
- * Build (create / get / list / cancel returning the Build resource), Docker BuildKit build
- * options and Depot. --)
  */
 export interface BuildServiceClient {
   /**
@@ -67,10 +64,9 @@ export interface BuildServiceClient {
   /** Every item of ListBuilds, fetching pages as the iteration needs them. */
   listBuildsAll(request: MessageInitShape<typeof ListBuildsRequestSchema>, options?: CallOptions): AsyncIterable<Build>;
   /**
-   * Streams a build's log. Server-sent events over HTTP. (-- Not shown in the specification. --)
+   * Streams a build's log. Server-sent events over HTTP.
    * The stream carries the lines so far from the start, then live lines until the build ends,
-   * then one final `done` event with the terminal status (-- as `docker logs --follow` and Cloud
-   * Build log streaming --). On a finished build it replays the stored log and ends.
+   * then one final `done` event with the terminal status. On a finished build it replays the stored log and ends.
    *
    * @generated from rpc platform.compute.v1.BuildService.StreamBuildLogs
    */

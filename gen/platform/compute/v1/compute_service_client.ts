@@ -60,20 +60,19 @@ export const ComputeServiceMethods = {
 export interface ComputeServiceClient {
   /**
    * Creates an app with no code and no version. The route is the organization's app
-   * collection. (-- Not shown in the specification; as AIP-133 creates under the parent. --)
+   * collection.
    *
    * @generated from rpc platform.compute.v1.ComputeService.CreateApp
    */
   createApp(request: MessageInitShape<typeof CreateAppRequestSchema>, options?: CallOptions): Promise<CreateAppResponse>;
   /**
-   * Returns an app's metadata. (-- Not shown in the specification; AIP-131. --)
+   * Returns an app's metadata.
    *
    * @generated from rpc platform.compute.v1.ComputeService.GetApp
    */
   getApp(request: MessageInitShape<typeof GetAppRequestSchema>, options?: CallOptions): Promise<GetAppResponse>;
   /**
    * Lists an organization's apps, by name, with cursor pagination.
-   * (-- Not shown in the specification; AIP-132 / AIP-158. --)
    *
    * @generated from rpc platform.compute.v1.ComputeService.ListApps
    */
@@ -83,7 +82,6 @@ export interface ComputeServiceClient {
   /**
    * Changes an app's configuration (description, MCP exposure, schemas): only the fields
    * named in `update_mask` change. MCP changes take effect at the next publish.
-   * (-- Not shown in the specification; AIP-134 (PATCH with a field mask). --)
    *
    * @generated from rpc platform.compute.v1.ComputeService.UpdateAppConfig
    */
@@ -109,9 +107,8 @@ export interface ComputeServiceClient {
    * Starts compiling a Rust (native or wasm) draft: the draft moves to
    * VERSION_STATUS_COMPILING, then back to VERSION_STATUS_DRAFT on success or to
    * VERSION_STATUS_COMPILE_FAILED. Poll GetDraftInfo for the outcome.
-   * (-- Not shown in the specification. --) Other runtimes fail with FAILED_PRECONDITION
-   * (Python drafts need no compile). (-- As Google AIP-193 reports a call the resource's state
-   * does not allow. --)
+   * Other runtimes fail with FAILED_PRECONDITION
+   * (Python drafts need no compile).
    *
    * @generated from rpc platform.compute.v1.ComputeService.CompileDraft
    */
@@ -133,8 +130,7 @@ export interface ComputeServiceClient {
   testDraft(request: MessageInitShape<typeof TestDraftRequestSchema>, options?: CallOptions): Promise<TestDraftResponse>;
   /**
    * Returns the status and output of an execution (a TestDraft run or an invocation).
-   * The route nests executions under their app. (-- Not shown in the specification; as AIP-131
-   * gets a child resource. --)
+   * The route nests executions under their app.
    *
    * @generated from rpc platform.compute.v1.ComputeService.GetExecution
    */

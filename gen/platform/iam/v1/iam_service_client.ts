@@ -47,10 +47,7 @@ export const IamServiceMethods = {
  * the retired `/admin/api-keys` routes; the data API gateways, the managed vector database control
  * plane, the git gateway and the registry all verify keys issued here. Roles are `<service>.<role>`
  * strings bound to principals, optionally on one resource; a key's secret is shown once, only its
- * hash is stored, and keys can be rolled and irreversibly revoked. (-- Only the routes
- * `/v1/iam/orgs/{org_id}/api-keys` and `/v1/iam/orgs/{org_id}/permissions` are named in the
- * specification; everything else is not shown and follows Google IAM (roles bound to principals)
- * and Stripe restricted keys. --) Roles in use: `script.editor`, `secrets.admin`,
+ * hash is stored, and keys can be rolled and irreversibly revoked. Roles in use: `script.editor`, `secrets.admin`,
  * `registry.developer`, `git.admin`, `git.editor`, `git.viewer`, and for the managed vector
  * databases `vectordb.admin` (every scope) and `vectordb.viewer` (scopes GetVectorDbService,
  * GetVectorDbServiceAccess, ListVectorDbService). Every method requires a bearer token; managing an

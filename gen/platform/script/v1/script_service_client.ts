@@ -102,8 +102,7 @@ export const ScriptServiceMethods = {
  * and the `x-organization-name` header. Errors use the Connect error envelope `{code, message,
  * details}`: INVALID_ARGUMENT for bad input naming the field, NOT_FOUND for an unknown thread,
  * step, script, variable or template in the caller's organization, FAILED_PRECONDITION for a
- * transition the thread's status does not allow. (-- Not shown in the specification; the error
- * codes follow Google AIP-193. --)
+ * transition the thread's status does not allow.
  */
 export interface ScriptServiceClient {
   /**
@@ -122,8 +121,7 @@ export interface ScriptServiceClient {
   getThread(request: MessageInitShape<typeof GetThreadRequestSchema>, options?: CallOptions): Promise<Thread>;
   /**
    * Lists the threads of the caller's organization with cursor pagination and optional status and
-   * script filters, newest first (created_at_ms descending). (-- Not shown in the specification:
-   * the order, as Temporal lists workflow executions. --)
+   * script filters, newest first (created_at_ms descending).
    *
    * @generated from rpc platform.script.v1.ScriptService.ListThreads
    */
@@ -135,8 +133,7 @@ export interface ScriptServiceClient {
    * thread becomes CANCELLING: no further step starts, the running step is told to stop (through
    * its lease), and when it ends, its result is discarded and the thread becomes CANCELLED with a
    * `cancelled` event. Cancelling a CANCELLING or CANCELLED thread returns its status again, and
-   * cancelling a COMPLETED or FAILED thread is FAILED_PRECONDITION. (-- Not shown in the
-   * specification: repeat calls and finished threads, where we follow Temporal. --)
+   * cancelling a COMPLETED or FAILED thread is FAILED_PRECONDITION.
    *
    * @generated from rpc platform.script.v1.ScriptService.CancelThread
    */
@@ -155,9 +152,7 @@ export interface ScriptServiceClient {
    * Streams the events of a thread (signals only; read content through the result methods). Over
    * HTTP, server-sent events, one `data:` event per ThreadEvent. The stream first replays the
    * events recorded so far, then follows live ones, and ends after a terminal event (`completed`,
-   * `failed` or `cancelled`). A PAUSED thread keeps the stream open. (-- Not shown in the
-   * specification; replay and end of stream follow Temporal's history follow and Trigger.dev run
-   * streams. --)
+   * `failed` or `cancelled`). A PAUSED thread keeps the stream open.
    *
    * @generated from rpc platform.script.v1.ScriptService.WatchThread
    */
@@ -167,7 +162,7 @@ export interface ScriptServiceClient {
    * then `decision` for decide steps, and finally `done` or `step_failed`. Over HTTP, server-sent
    * events. As with WatchThread, the stream ends after `done` or `step_failed` (at once after the
    * snapshot for a step already finished), and NOT_FOUND answers a step_path the thread does not
-   * have. (-- Not shown in the specification: the end of the stream and the error. --)
+   * have.
    *
    * @generated from rpc platform.script.v1.ScriptService.WatchStep
    */
@@ -186,8 +181,7 @@ export interface ScriptServiceClient {
    * message first, then `output` chunks in chunk_index order until one has is_final true. Over
    * HTTP, server-sent events. Rather than block (use WatchThread to wait), a thread that is not
    * COMPLETED yields `meta` with its current status only, then the stream ends. A COMPLETED thread
-   * always yields at least one `output` chunk (empty data when the output is empty). (-- Not shown
-   * in the specification: the behaviour on a thread that is not COMPLETED. --)
+   * always yields at least one `output` chunk (empty data when the output is empty).
    *
    * @generated from rpc platform.script.v1.ScriptService.StreamThreadResult
    */
@@ -202,16 +196,14 @@ export interface ScriptServiceClient {
   streamStepResult(request: MessageInitShape<typeof StreamStepResultRequestSchema>, options?: CallOptions): AsyncIterable<StepResultChunk>;
   /**
    * Lists the files a thread produced, each with a short-lived pre-signed download URL, sorted by
-   * path ascending. (-- Not shown in the specification: the order, as object-store listings
-   * are. --)
+   * path ascending.
    *
    * @generated from rpc platform.script.v1.ScriptService.ListArtifacts
    */
   listArtifacts(request: MessageInitShape<typeof ListArtifactsRequestSchema>, options?: CallOptions): Promise<ListArtifactsResponse>;
   /**
    * Lists the tools available to the caller's scripts (built-in native tools and compute-platform
-   * tools), with cursor pagination, sorted by name ascending, a stable order. (-- Not shown in the
-   * specification: the order, as in Kubernetes lists. --)
+   * tools), with cursor pagination, sorted by name ascending, a stable order.
    *
    * @generated from rpc platform.script.v1.ScriptService.ListTools
    */
@@ -233,14 +225,14 @@ export interface ScriptServiceClient {
   getEnvVar(request: MessageInitShape<typeof GetEnvVarRequestSchema>, options?: CallOptions): Promise<GetEnvVarResponse>;
   /**
    * Lists every tenant-wide environment variable, values included, sorted by key ascending like the
-   * per-script overlay. (-- Not shown in the specification: the order. --)
+   * per-script overlay.
    *
    * @generated from rpc platform.script.v1.ScriptService.ListEnvVars
    */
   listEnvVars(request: MessageInitShape<typeof ListEnvVarsRequestSchema>, options?: CallOptions): Promise<ListEnvVarsResponse>;
   /**
    * Deletes one tenant-wide environment variable. As DeleteSecret does, deleting a key that is not
-   * set succeeds, so the call is safe to repeat. (-- Not shown in the specification. --)
+   * set succeeds, so the call is safe to repeat.
    *
    * @generated from rpc platform.script.v1.ScriptService.DeleteEnvVar
    */
@@ -257,20 +249,19 @@ export interface ScriptServiceClient {
    * existing script and makes it active. The source is validated first; INVALID_ARGUMENT names the
    * line and field of the first problem. Publishing the same source as the latest version publishes
    * nothing and returns the script as it is. `env` seeds (merges into) the script's environment
-   * overlay, with the rules of UpdateScriptEnv. (-- Not shown in the specification. --)
+   * overlay, with the rules of UpdateScriptEnv.
    *
    * @generated from rpc platform.script.v1.ScriptService.CreateScript
    */
   createScript(request: MessageInitShape<typeof CreateScriptRequestSchema>, options?: CallOptions): Promise<Script>;
   /**
-   * Returns one script with its active version's contract. (-- Not shown in the specification. --)
+   * Returns one script with its active version's contract.
    *
    * @generated from rpc platform.script.v1.ScriptService.GetScript
    */
   getScript(request: MessageInitShape<typeof GetScriptRequestSchema>, options?: CallOptions): Promise<GetScriptResponse>;
   /**
-   * Lists the organization's scripts by name, a page at a time. (-- Not shown in the
-   * specification. --)
+   * Lists the organization's scripts by name, a page at a time.
    *
    * @generated from rpc platform.script.v1.ScriptService.ListScripts
    */
@@ -279,8 +270,7 @@ export interface ScriptServiceClient {
   listScriptsAll(request: MessageInitShape<typeof ListScriptsRequestSchema>, options?: CallOptions): AsyncIterable<Script>;
   /**
    * Makes an earlier (or the latest) version the active one: threads created with version 0 run it
-   * from then on; running threads keep the version they started with. (-- Not shown in the
-   * specification. --)
+   * from then on; running threads keep the version they started with.
    *
    * @generated from rpc platform.script.v1.ScriptService.ActivateScriptVersion
    */
@@ -304,8 +294,7 @@ export interface ScriptServiceClient {
   /**
    * Returns the organization's key for verifying callback_url deliveries, creating it on first use.
    * The key is shown as `whsec_` followed by the base64 of 32 random bytes. Reading it needs the
-   * write role, since it lets its holder forge deliveries. (-- Not shown in the specification; as
-   * with Standard Webhooks. --)
+   * write role, since it lets its holder forge deliveries.
    *
    * @generated from rpc platform.script.v1.ScriptService.GetCallbackSigningKey
    */
@@ -321,8 +310,7 @@ export interface ScriptServiceClient {
   /**
    * Lists the public templates (pre-built, read-only scripts), with filters and cursor pagination.
    * Public: no credentials needed. Filters of different kinds (tags, labels, category, search)
-   * combine with AND, and results are sorted by id ascending, a stable order for paging. (-- Not
-   * shown in the specification; as Kubernetes list selectors do. --)
+   * combine with AND, and results are sorted by id ascending, a stable order for paging.
    *
    * @generated from rpc platform.script.v1.ScriptService.ListTemplates
    */

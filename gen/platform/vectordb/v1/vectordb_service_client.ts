@@ -72,8 +72,7 @@ export const VectorDbServiceMethods = {
  * change. HTTP routes are under the platform API base URL. Every method except HealthCheck requires
  * `Authorization: Bearer <IAM_TOKEN>` whose grants include the method's scope (named in each
  * method's description). Failures are errors with a canonical status code, while outcomes a caller
- * should inspect come in MsgResp. (-- Not shown in the specification; the scopes of the preview
- * methods are not named, and failures use Google AIP-193 error codes. --)
+ * should inspect come in MsgResp.
  */
 export interface VectorDbServiceClient {
   /**
@@ -148,8 +147,7 @@ export interface VectorDbServiceClient {
    */
   deleteCluster(request: MessageInitShape<typeof DeleteClusterRequestSchema>, options?: CallOptions): Promise<MsgResp>;
   /**
-   * Preview. Lists the operations in progress on a cluster. (-- Not shown in the specification; the
-   * HTTP method is GET, as the call only reads (AIP-131). --)
+   * Preview. Lists the operations in progress on a cluster.
    *
    * @generated from rpc platform.vectordb.v1.VectorDbService.GetClusterInProgressTasks
    */
@@ -197,8 +195,7 @@ export interface VectorDbServiceClient {
    */
   createBackupPolicy(request: MessageInitShape<typeof CreateBackupPolicyRequestSchema>, options?: CallOptions): Promise<BackupPolicyResponse>;
   /**
-   * Preview. Changes the present fields of a backup policy. (-- A POST, per the specification's
-   * route. --)
+   * Preview. Changes the present fields of a backup policy.
    *
    * @generated from rpc platform.vectordb.v1.VectorDbService.UpdateBackupPolicy
    */

@@ -108,8 +108,7 @@ export interface ActionsServiceClient {
   /**
    * Saves a run's output permanently, to an object or to a warehouse table, and stamps the
    * manifest's `promoted` field. Object content is unchanged. Idempotent on (run_id, target_key):
-   * repeating a save returns the existing promotion without copying again. (-- Not shown in the
-   * specification. --) A warehouse-table save is idempotent on (run_id, target table) in the same
+   * repeating a save returns the existing promotion without copying again. A warehouse-table save is idempotent on (run_id, target table) in the same
    * way.
    *
    * @generated from rpc platform.data.actions.v1.ActionsService.SaveActionOutput

@@ -45,13 +45,11 @@ export const IngestServiceMethods = {
 /**
  * Ingest rules (triggers routing a source's objects to a pipeline), source sync (discovery,
  * ingestion, sync status) and ingest jobs. HTTP routes are under the data API base URL; every
- * method requires a bearer token (JWT or IAM-issued API key). (-- Not shown in the specification;
- * the request and response shapes and the routes other than GET /{bucket}/rules and GET
- * /{bucket}/ingest/jobs follow Airbyte's connections and jobs, kept modest. --)
+ * method requires a bearer token (JWT or IAM-issued API key).
  */
 export interface IngestServiceClient {
   /**
-   * (-- Not shown in the specification; following Airbyte's create connection. --) Creates an
+   * Creates an
    * ingest rule binding a source to a pipeline: the mandatory step after creating a pipeline.
    * Errors: NOT_FOUND (unknown source or pipeline), INVALID_ARGUMENT (RULE_TRIGGER_SCHEDULE without
    * a valid schedule_cron).
@@ -60,7 +58,7 @@ export interface IngestServiceClient {
    */
   createRule(request: MessageInitShape<typeof CreateRuleRequestSchema>, options?: CallOptions): Promise<IngestRule>;
   /**
-   * (-- Not shown in the specification; following Google AIP-131. --) Returns one rule. Errors:
+   * Returns one rule. Errors:
    * NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.GetRule
@@ -76,22 +74,21 @@ export interface IngestServiceClient {
   /** Every item of ListRules, fetching pages as the iteration needs them. */
   listRulesAll(request: MessageInitShape<typeof ListRulesRequestSchema>, options?: CallOptions): AsyncIterable<IngestRule>;
   /**
-   * (-- Not shown in the specification; following Google AIP-134 with presence instead of a field
-   * mask. --) Changes the present fields of a rule (rebinding it to another pipeline included).
+   * Changes the present fields of a rule (rebinding it to another pipeline included).
    * Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.UpdateRule
    */
   updateRule(request: MessageInitShape<typeof UpdateRuleRequestSchema>, options?: CallOptions): Promise<IngestRule>;
   /**
-   * (-- Not shown in the specification; following Google AIP-135. --) Deletes a rule; running jobs
+   * Deletes a rule; running jobs
    * it started finish. Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.DeleteRule
    */
   deleteRule(request: MessageInitShape<typeof DeleteRuleRequestSchema>, options?: CallOptions): Promise<Empty>;
   /**
-   * (-- Not shown in the specification; following Airbyte's discover schema. --) Starts a discovery
+   * Starts a discovery
    * run of a source (enumerates its objects, ingests nothing) and returns it queued; poll
    * GetSyncStatus. Errors: NOT_FOUND, FAILED_PRECONDITION (a run of the source is already in
    * progress).
@@ -100,7 +97,7 @@ export interface IngestServiceClient {
    */
   triggerDiscovery(request: MessageInitShape<typeof TriggerDiscoveryRequestSchema>, options?: CallOptions): Promise<SyncRun>;
   /**
-   * (-- Not shown in the specification; following Fivetran's sync now. --) Starts an ingestion run
+   * Starts an ingestion run
    * of a source: new and changed objects matching its (unpaused) rules become ingest jobs. Returns
    * the queued run; poll GetSyncStatus. Errors: NOT_FOUND, FAILED_PRECONDITION (a run of the source
    * is already in progress, or no unpaused rule uses the source).
@@ -109,14 +106,14 @@ export interface IngestServiceClient {
    */
   triggerIngestion(request: MessageInitShape<typeof TriggerIngestionRequestSchema>, options?: CallOptions): Promise<SyncRun>;
   /**
-   * (-- Not shown in the specification; following Fivetran's connector status. --) Returns the
+   * Returns the
    * latest discovery and ingestion runs of a source. Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.GetSyncStatus
    */
   getSyncStatus(request: MessageInitShape<typeof GetSyncStatusRequestSchema>, options?: CallOptions): Promise<SyncStatus>;
   /**
-   * (-- Not shown in the specification; following Airbyte's manual sync. --) Starts an ingest job
+   * Starts an ingest job
    * through a rule for explicit objects (or everything the rule matches) and returns it queued.
    * Errors: NOT_FOUND (unknown rule), FAILED_PRECONDITION (the rule is paused or its pipeline is
    * gone).
@@ -125,7 +122,7 @@ export interface IngestServiceClient {
    */
   triggerIngest(request: MessageInitShape<typeof TriggerIngestRequestSchema>, options?: CallOptions): Promise<IngestJob>;
   /**
-   * (-- Not shown in the specification; following Google AIP-131. --) Returns one ingest job.
+   * Returns one ingest job.
    * Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.ingest.v1.IngestService.GetIngestStatus
@@ -142,7 +139,7 @@ export interface IngestServiceClient {
   /** Every item of ListIngestJobs, fetching pages as the iteration needs them. */
   listIngestJobsAll(request: MessageInitShape<typeof ListIngestJobsRequestSchema>, options?: CallOptions): AsyncIterable<IngestJob>;
   /**
-   * (-- Not shown in the specification; following Airbyte's job attempts. --) Re-queues the objects
+   * Re-queues the objects
    * of a failed or partially failed job as a new attempt of the same job (objects that succeeded
    * are not reprocessed). Errors: NOT_FOUND, FAILED_PRECONDITION (the job is not FAILED or
    * PARTIALLY_FAILED).

@@ -64,22 +64,21 @@ export interface PipelineServiceClient {
    */
   createVectorPipeline(request: MessageInitShape<typeof CreateVectorPipelineRequestSchema>, options?: CallOptions): Promise<Pipeline>;
   /**
-   * (-- Not shown in the specification; designed like CreateVectorPipeline. --) Creates a table
+   * Creates a table
    * destination and the pipeline writing to it. Does not create an ingest rule.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.CreateTablePipeline
    */
   createTablePipeline(request: MessageInitShape<typeof CreateTablePipelineRequestSchema>, options?: CallOptions): Promise<Pipeline>;
   /**
-   * (-- Not shown in the specification; designed like CreateVectorPipeline. --) Creates an object
+   * Creates an object
    * destination and the pipeline writing to it. Does not create an ingest rule.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.CreateObjectPipeline
    */
   createObjectPipeline(request: MessageInitShape<typeof CreateObjectPipelineRequestSchema>, options?: CallOptions): Promise<Pipeline>;
   /**
-   * (-- Not shown in the specification; following Google AIP-133 (create with the resource's own
-   * fields). --) Creates a pipeline from a script template, either free (no destination) or bound
+   * Creates a pipeline from a script template, either free (no destination) or bound
    * to an existing destination.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.CreatePipeline
@@ -105,8 +104,7 @@ export interface PipelineServiceClient {
    * Renames a pipeline or edits its destination in place (for example `{"destination":
    * {"description": "..."}}`). Only the fields present in the request change. The facet is
    * immutable: a config of another facet is rejected with INVALID_ARGUMENT, a destination block on
-   * a free pipeline with FAILED_PRECONDITION. (-- Not shown in the specification: the codes, per
-   * Google AIP-193. --)
+   * a free pipeline with FAILED_PRECONDITION.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.UpdatePipeline
    */
@@ -129,14 +127,13 @@ export interface PipelineServiceClient {
    */
   batchDeleteArtifacts(request: MessageInitShape<typeof BatchDeleteArtifactsRequestSchema>, options?: CallOptions): Promise<BatchDeleteArtifactsResponse>;
   /**
-   * (-- Not shown in the specification; following the script service's template catalog. --) Lists
+   * Lists
    * the pipeline templates (the catalog is small and returns in one response).
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.ListTemplates
    */
   listTemplates(request: MessageInitShape<typeof ListTemplatesRequestSchema>, options?: CallOptions): Promise<ListTemplatesResponse>;
   /**
-   * (-- Not shown in the specification; following the script service's template catalog. --)
    * Returns one pipeline template. Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.pipeline.v1.PipelineService.GetTemplate

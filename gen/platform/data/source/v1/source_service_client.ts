@@ -45,14 +45,11 @@ export const SourceServiceMethods = {
  * Sources (external data sources and the auto-created internal object-storage source of each
  * bucket) and credentials (OAuth, API keys, tokens, access keys). GetCredential and
  * ValidateCredential are retired (no replacement). HTTP routes are under the data API base URL;
- * every method requires a bearer token (JWT or IAM-issued API key). (-- Not shown in the
- * specification; the request and response shapes and the routes other than GET /{bucket}/sources
- * and GET /admin/credentials follow Airbyte's sources and Nango's OAuth connect flow, kept
- * modest. --)
+ * every method requires a bearer token (JWT or IAM-issued API key).
  */
 export interface SourceServiceClient {
   /**
-   * (-- Not shown in the specification; following Airbyte's create source. --) Creates a source in
+   * Creates a source in
    * a bucket. Errors: INVALID_ARGUMENT (blank name, PROVIDER_INTERNAL, config rejected by the
    * provider), ALREADY_EXISTS (name taken in the bucket), NOT_FOUND (unknown credential_id).
    *
@@ -60,7 +57,7 @@ export interface SourceServiceClient {
    */
   createSource(request: MessageInitShape<typeof CreateSourceRequestSchema>, options?: CallOptions): Promise<Source>;
   /**
-   * (-- Not shown in the specification; following Google AIP-131. --) Returns one source. Errors:
+   * Returns one source. Errors:
    * NOT_FOUND.
    *
    * @generated from rpc platform.data.source.v1.SourceService.GetSource
@@ -76,15 +73,14 @@ export interface SourceServiceClient {
   /** Every item of ListSources, fetching pages as the iteration needs them. */
   listSourcesAll(request: MessageInitShape<typeof ListSourcesRequestSchema>, options?: CallOptions): AsyncIterable<Source>;
   /**
-   * (-- Not shown in the specification; following Google AIP-134 with presence instead of a field
-   * mask. --) Changes the present fields of a source. Errors: NOT_FOUND, FAILED_PRECONDITION (the
+   * Changes the present fields of a source. Errors: NOT_FOUND, FAILED_PRECONDITION (the
    * internal source).
    *
    * @generated from rpc platform.data.source.v1.SourceService.UpdateSource
    */
   updateSource(request: MessageInitShape<typeof UpdateSourceRequestSchema>, options?: CallOptions): Promise<Source>;
   /**
-   * (-- Not shown in the specification; following Google AIP-135. --) Deletes a source. Errors:
+   * Deletes a source. Errors:
    * NOT_FOUND, FAILED_PRECONDITION (the internal source, or ingest rules still reference the
    * source: delete them first).
    *
@@ -92,7 +88,6 @@ export interface SourceServiceClient {
    */
   deleteSource(request: MessageInitShape<typeof DeleteSourceRequestSchema>, options?: CallOptions): Promise<Empty>;
   /**
-   * (-- Not shown in the specification; following Airbyte's and Nango's credential stores. --)
    * Stores a non-OAuth credential (API key, token or access key) for the organization. The secret
    * is encrypted at rest and never returned.
    *
@@ -107,14 +102,13 @@ export interface SourceServiceClient {
    */
   listCredentials(request: MessageInitShape<typeof ListCredentialsRequestSchema>, options?: CallOptions): Promise<ListCredentialsResponse>;
   /**
-   * (-- Not shown in the specification; following Google AIP-135. --) Deletes a credential and its
+   * Deletes a credential and its
    * secret; sources using it fail on their next sync until given another. Errors: NOT_FOUND.
    *
    * @generated from rpc platform.data.source.v1.SourceService.DeleteCredential
    */
   deleteCredential(request: MessageInitShape<typeof DeleteCredentialRequestSchema>, options?: CallOptions): Promise<Empty>;
   /**
-   * (-- Not shown in the specification; following Nango's and Airbyte's OAuth consent URL. --)
    * Returns the provider's authorization URL (authorization code flow with PKCE) and the opaque
    * `state` to pass back to ExchangeOAuthCode. The state is self-contained (signed and encrypted by
    * the server), so the call stores nothing. Errors: INVALID_ARGUMENT (provider without OAuth,
@@ -124,7 +118,7 @@ export interface SourceServiceClient {
    */
   getOAuthUrl(request: MessageInitShape<typeof GetOAuthUrlRequestSchema>, options?: CallOptions): Promise<GetOAuthUrlResponse>;
   /**
-   * (-- Not shown in the specification; following Nango's OAuth callback. --) Exchanges the
+   * Exchanges the
    * authorization code returned to the redirect URI for tokens and stores them as an OAuth
    * credential. Errors: INVALID_ARGUMENT (state invalid, expired or issued for another redirect_uri),
    * FAILED_PRECONDITION (the provider rejected the code).
@@ -133,7 +127,7 @@ export interface SourceServiceClient {
    */
   exchangeOAuthCode(request: MessageInitShape<typeof ExchangeOAuthCodeRequestSchema>, options?: CallOptions): Promise<Credential>;
   /**
-   * (-- Not shown in the specification; following Nango's token refresh. --) Refreshes the access
+   * Refreshes the access
    * token of an OAuth credential now (the platform also refreshes before expiry on its own).
    * Errors: NOT_FOUND, FAILED_PRECONDITION (not an OAuth credential, or the provider revoked the
    * refresh token: reconnect through GetOAuthUrl).

@@ -34,7 +34,7 @@ export const VectorServiceMethods = {
  * created, read and deleted through PipelineService. HTTP routes are under the data API base URL;
  * every method requires a bearer token (JWT or IAM-issued API key). Engine operations answer
  * NOT_FOUND for a bucket without an engine and INVALID_ARGUMENT for a bad mode or missing
- * connection values. (-- Not shown in the specification; the error codes follow Google AIP-193. --)
+ * connection values.
  */
 export interface VectorServiceClient {
   /**
@@ -79,8 +79,6 @@ export interface VectorServiceClient {
    * query on a collection without embed_model), INVALID_ARGUMENT (vector length differs from the
    * collection's dimensions; sparse vectors on a collection whose sparse mode is not EXTERNAL),
    * UNIMPLEMENTED (a multi-vector batch with caller sparse vectors). Both HTTP routes are served.
-   * (-- Not shown in the specification: which of the two routes is current is unknown, so both are
-   * served. --)
    *
    * @generated from rpc platform.data.vector.v1.VectorService.Search
    */
