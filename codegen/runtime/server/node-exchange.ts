@@ -15,7 +15,8 @@ export interface PlaneRequest extends ExchangeRequest {
 export interface PlaneResponse {
   readonly status: number;
   readonly header: Headers;
-  readonly body?: Uint8Array;
+  /** A string is written as UTF-8, joined to the head in one write (the JSON of a unary answer). */
+  readonly body?: Uint8Array | string;
 }
 
 /**
@@ -60,10 +61,12 @@ export function writePlaneResponse(response: NodeResponse, answer: PlaneResponse
   });
   const cookies = answer.header.getSetCookie();
   if (cookies.length > 0) headers["set-cookie"] = cookies;
-  if (answer.body) headers["content-length"] = String(answer.body.byteLength);
+  const { body } = answer;
+  if (body !== undefined)
+    headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
   // One call for both node:http and node:http2, whose writeHead overloads differ.
   (response as http.ServerResponse).writeHead(answer.status, headers);
-  if (answer.body) response.end(answer.body);
+  if (body !== undefined) response.end(body);
   else response.end();
 }
 

@@ -70,7 +70,7 @@ type ClientWatch = (abort: () => void) => () => void;
 interface RestAnswer {
   readonly status: number;
   readonly header: Headers;
-  readonly body?: Uint8Array | AsyncIterable<Uint8Array>;
+  readonly body?: Uint8Array | string | AsyncIterable<Uint8Array>;
 }
 
 type RestCallFn = (request: ExchangeRequest, watch: ClientWatch | undefined) => Promise<RestAnswer>;
@@ -98,7 +98,12 @@ export function createRestHandler(
     return {
       status: answer.status,
       header: answer.header,
-      body: body instanceof Uint8Array ? createAsyncIterable([body]) : body,
+      body:
+        typeof body === "string"
+          ? createAsyncIterable([encoder.encode(body)])
+          : body instanceof Uint8Array
+            ? createAsyncIterable([body])
+            : body,
     } satisfies UniversalServerResponse;
   };
 }
@@ -133,7 +138,7 @@ export function createRestNodeHandler(
     call(exchangeRequestOfNode(request, response), watch)
       .then((answer) => {
         const { body } = answer;
-        if (body === undefined || body instanceof Uint8Array) {
+        if (body === undefined || typeof body === "string" || body instanceof Uint8Array) {
           writePlaneResponse(response, { status: answer.status, header: answer.header, body });
           return;
         }
@@ -226,7 +231,8 @@ function createRestCall(targets: readonly RestRouteTarget[], options: RestHandle
           const header = context.responseHeader;
           context.responseTrailer.forEach((value, key) => header.append(key, value));
           header.set("content-type", "application/json");
-          const body = encoder.encode(JSON.stringify(encodeResponse(spec.method.output, route, output)));
+          // Left a string: node writes it with the head in one write, and no copy is encoded here.
+          const body = JSON.stringify(encodeResponse(spec.method.output, route, output));
           return head ? { status: 200, header } : { status: 200, header, body };
         }
         if (spec.kind === "server_streaming") {
