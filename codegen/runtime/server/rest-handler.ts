@@ -1,3 +1,4 @@
+import type * as http from "node:http";
 import {
   Code,
   ConnectError,
@@ -305,10 +306,10 @@ async function writeStream(
   const headers: Record<string, string> = {};
   header.forEach((value, name) => (headers[name] = value));
   // One call for both node:http and node:http2, whose writeHead overloads differ.
-  (response as import("node:http").ServerResponse).writeHead(status, headers);
+  (response as http.ServerResponse).writeHead(status, headers);
   for await (const frame of frames) {
     if (response.destroyed || response.writableEnded) break;
-    if (!(response as import("node:http").ServerResponse).write(frame)) await drained(response);
+    if (!(response as http.ServerResponse).write(frame)) await drained(response);
   }
   if (!response.destroyed && !response.writableEnded) response.end();
 }
