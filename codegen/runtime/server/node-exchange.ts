@@ -28,7 +28,8 @@ export interface PlaneResponse {
 export function planeRequestOf(request: NodeRequest, response: NodeResponse): PlaneRequest {
   const controller = new AbortController();
   response.once("close", () => {
-    if (!response.writableFinished) controller.abort();
+    // Not `writableFinished`: node:http2 reports a cancelled stream's response as finished.
+    if (!response.writableEnded) controller.abort();
   });
   return { ...exchangeRequestOfNode(request, response), signal: controller.signal };
 }

@@ -127,7 +127,8 @@ export function createRestNodeHandler(
     let abortCall: (() => void) | undefined;
     let gone = false;
     response.once("close", () => {
-      if (response.writableFinished) return;
+      // Not `writableFinished`: node:http2 reports a cancelled stream's response as finished.
+      if (response.writableEnded) return;
       gone = true;
       abortCall?.();
     });
@@ -143,7 +144,7 @@ export function createRestNodeHandler(
           writePlaneResponse(response, { status: answer.status, header: answer.header, body });
           return;
         }
-        return writeStream(response, answer.status, answer.header, body);
+        return writeStream(response, answer.status, answer.header, body, () => gone);
       })
       .catch(() => {
         // The client went away while the body was read, or mid-answer: nothing more to send.
@@ -302,21 +303,28 @@ async function writeStream(
   status: number,
   header: Headers,
   frames: AsyncIterable<Uint8Array>,
+  gone: () => boolean,
 ): Promise<void> {
-  const headers: Record<string, string> = {};
-  header.forEach((value, name) => (headers[name] = value));
+  const headers: Record<string, string | string[]> = {};
+  header.forEach((value, name) => {
+    if (name !== "set-cookie") headers[name] = value;
+  });
+  const cookies = header.getSetCookie();
+  if (cookies.length > 0) headers["set-cookie"] = cookies;
   // One call for both node:http and node:http2, whose writeHead overloads differ.
   (response as http.ServerResponse).writeHead(status, headers);
   for await (const frame of frames) {
-    if (response.destroyed || response.writableEnded) break;
-    if (!(response as http.ServerResponse).write(frame)) await drained(response);
+    // node:http2's response has no `destroyed`: the handler's own flag says the client left.
+    if (gone() || response.writableEnded) break;
+    if (!(response as http.ServerResponse).write(frame)) await drained(response, gone);
   }
-  if (!response.destroyed && !response.writableEnded) response.end();
+  if (!gone() && !response.writableEnded) response.end();
 }
 
-/** Resolves once the response can take more, or is closed. */
-function drained(response: NodeResponse): Promise<void> {
+/** Resolves once the response can take more, or is closed (at once, if it closed already). */
+function drained(response: NodeResponse, gone: () => boolean): Promise<void> {
   return new Promise((resolve) => {
+    if (gone()) return resolve();
     const done = () => {
       response.off("drain", done);
       response.off("close", done);

@@ -1,5 +1,6 @@
 import { getEventListeners, once, setMaxListeners } from "node:events";
 import * as http from "node:http";
+import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -39,16 +40,16 @@ const implementation: Partial<ScriptServiceImplementation> = {
   },
 };
 
-const servers: http.Server[] = [];
+const servers: (http.Server | http2.Http2Server)[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
   watchEnded = undefined;
 });
 
-async function serve(shutdownSignal: AbortSignal): Promise<string> {
+async function serve(shutdownSignal: AbortSignal, version: 1 | 2 = 1): Promise<string> {
   const router = createServiceRouter({ shutdownSignal });
   registerScriptService(router, implementation);
-  const server = http.createServer(router.nodeHandler());
+  const server = version === 1 ? http.createServer(router.nodeHandler()) : http2.createServer(router.nodeHandler());
   servers.push(server);
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -127,5 +128,27 @@ describe("the HTTP routes on node's own request and response", () => {
     expect(watchEnded!.reason).toBeInstanceOf(ConnectError);
     expect((watchEnded!.reason as ConnectError).code).toBe(Code.Canceled);
     await expect.poll(() => listeners(shutdown.signal), { timeout: 2000 }).toBe(baseline);
+  });
+
+  it("abort and end a stream's call over HTTP/2 when its client cancels the stream", async () => {
+    const shutdown = new AbortController();
+    const origin = await serve(shutdown.signal, 2);
+    const baseline = listeners(shutdown.signal);
+    const session = http2.connect(origin);
+    try {
+      const stream = session.request({ ":path": "/v1/script/threads/long/watch" });
+      const [headers] = (await once(stream, "response")) as [http2.IncomingHttpHeaders];
+      expect(headers[":status"]).toBe(200);
+      const [first] = (await once(stream, "data")) as [Buffer];
+      expect(first.toString("utf8")).toContain('"threadId":"long"');
+      expect(listeners(shutdown.signal)).toBe(baseline + 1);
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+      await expect.poll(() => watchEnded, { timeout: 2000 }).toBeDefined();
+      expect(watchEnded!.aborted).toBe(true);
+      expect((watchEnded!.reason as ConnectError).code).toBe(Code.Canceled);
+      await expect.poll(() => listeners(shutdown.signal), { timeout: 2000 }).toBe(baseline);
+    } finally {
+      session.close();
+    }
   });
 });
