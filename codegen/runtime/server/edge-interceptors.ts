@@ -11,11 +11,13 @@ import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normaliz
  */
 export function createErrorNormalizer(onUnexpected: UnexpectedErrorHandler = () => {}): Interceptor {
   return (next) => async (request) => {
-    const requestId = requestIdOf(request.header);
-    const normalize = (error: unknown) =>
-      toApiError(error, requestId, (unexpected) =>
+    // The request id is looked up only when there is an error to answer.
+    const normalize = (error: unknown) => {
+      const requestId = requestIdOf(request.header);
+      return toApiError(error, requestId, (unexpected) =>
         onUnexpected(unexpected, { procedure: `/${request.service.typeName}/${request.method.name}`, requestId }),
       );
+    };
     try {
       const response = await next(request);
       if (!response.stream) return response;

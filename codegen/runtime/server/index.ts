@@ -1,5 +1,10 @@
 // Node-only part of the runtime: serving registered services over every protocol, and REST planes.
-export { createRestHandler, type RestHandlerOptions, type RestRouteTarget } from "./rest-handler.js";
+export {
+  createRestHandler,
+  createRestNodeHandler,
+  type RestHandlerOptions,
+  type RestRouteTarget,
+} from "./rest-handler.js";
 export { createServiceRouter, type ServiceRouter, type ServiceRouterOptions } from "./service-router.js";
 export type { NodeRequest, NodeResponse } from "./node-exchange.js";
 export {

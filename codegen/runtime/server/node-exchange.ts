@@ -15,7 +15,8 @@ export interface PlaneRequest extends ExchangeRequest {
 export interface PlaneResponse {
   readonly status: number;
   readonly header: Headers;
-  readonly body?: Uint8Array;
+  /** A string is written as UTF-8, joined to the head in one write (the JSON of a unary answer). */
+  readonly body?: Uint8Array | string;
 }
 
 /**
@@ -27,13 +28,22 @@ export interface PlaneResponse {
 export function planeRequestOf(request: NodeRequest, response: NodeResponse): PlaneRequest {
   const controller = new AbortController();
   response.once("close", () => {
-    if (!response.writableFinished) controller.abort();
+    // Not `writableFinished`: node:http2 reports a cancelled stream's response as finished.
+    if (!response.writableEnded) controller.abort();
   });
+  return { ...exchangeRequestOfNode(request, response), signal: controller.signal };
+}
+
+/**
+ * A node:http or node:http2 request as the exchange reads it, with no signal: the transcoded
+ * HTTP routes (rest-handler.ts) link the client's going away to the call's own context instead,
+ * so that a call holds one AbortController rather than one per layer.
+ */
+export function exchangeRequestOfNode(request: NodeRequest, response: NodeResponse): ExchangeRequest {
   return {
     method: request.method ?? "GET",
     url: request.url ?? "/",
     header: headersOf(request.headers),
-    signal: controller.signal,
     readBody: async (readMaxBytes) => {
       const body = await readBody(request, readMaxBytes);
       // Over HTTP/1.1 the unread rest would be drained to keep the connection: close it instead.
@@ -52,10 +62,12 @@ export function writePlaneResponse(response: NodeResponse, answer: PlaneResponse
   });
   const cookies = answer.header.getSetCookie();
   if (cookies.length > 0) headers["set-cookie"] = cookies;
-  if (answer.body) headers["content-length"] = String(answer.body.byteLength);
+  const { body } = answer;
+  if (body !== undefined)
+    headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
   // One call for both node:http and node:http2, whose writeHead overloads differ.
   (response as http.ServerResponse).writeHead(answer.status, headers);
-  if (answer.body) response.end(answer.body);
+  if (body !== undefined) response.end(body);
   else response.end();
 }
 
@@ -70,8 +82,15 @@ function headersOf(incoming: NodeRequest["headers"]): Headers {
   return header;
 }
 
+const NO_BODY = new Uint8Array(0);
+
 function readBody(request: NodeRequest, readMaxBytes: number): Promise<Uint8Array | "too-large"> {
-  if (Number(request.headers["content-length"]) > readMaxBytes) return Promise.resolve("too-large");
+  const length = request.headers["content-length"];
+  // An HTTP/1.1 request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112
+  // section 6.3): nothing to wait for.
+  if (length === undefined && request.httpVersionMajor === 1 && request.headers["transfer-encoding"] === undefined)
+    return Promise.resolve(NO_BODY);
+  if (Number(length) > readMaxBytes) return Promise.resolve("too-large");
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

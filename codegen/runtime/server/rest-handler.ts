@@ -1,8 +1,10 @@
+import type * as http from "node:http";
 import {
   Code,
   ConnectError,
-  createHandlerContext,
+  createContextValues,
   type ContextValues,
+  type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
 } from "@connectrpc/connect";
@@ -11,7 +13,6 @@ import {
   invokeUnaryImplementation,
   transformInvokeImplementation,
   type UniversalHandlerFn,
-  type UniversalServerRequest,
   type UniversalServerResponse,
 } from "@connectrpc/connect/protocol";
 import type { HttpRoute } from "../http-route.js";
@@ -20,8 +21,9 @@ import { decodeRequest } from "../transcode/decode-request.js";
 import { encodeResponse } from "../transcode/encode-response.js";
 import { answerError, renderConnectError } from "./error-answer.js";
 import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normalize-error.js";
+import { exchangeRequestOfNode, writePlaneResponse, type NodeRequest, type NodeResponse } from "./node-exchange.js";
 import { exchangeRequestOf } from "./universal-exchange.js";
-import { createRestExchange, type BodyRule } from "./rest-exchange.js";
+import { createRestExchange, type BodyRule, type ExchangeRequest } from "./rest-exchange.js";
 import { negotiateFraming, streamResponse } from "./stream-response.js";
 
 /** One HTTP route and the implementation it reaches. */
@@ -37,7 +39,7 @@ export interface RestHandlerOptions {
   readonly readMaxBytes?: number;
   /** Aborted when the server shuts down: streams end cleanly. */
   readonly shutdownSignal?: AbortSignal;
-  readonly contextValues?: (request: UniversalServerRequest) => ContextValues;
+  readonly contextValues?: (request: ExchangeRequest) => ContextValues;
   /** Idle time after which an SSE stream sends a comment line to keep the connection; 0 disables. */
   readonly heartbeatMs?: number;
   /** Gets every error that is not a deliberate API error, with where it happened, to log it. */
@@ -53,69 +55,187 @@ const render = renderConnectError;
  */
 const callEnded = new ConnectError("the call has ended", Code.Canceled);
 
+/** A client that went away before its call ended: the reason its context is aborted with. */
+const clientGone = new ConnectError("the client went away", Code.Canceled);
+
+/** The HTTP routes take no deadline (no `grpc-timeout` or `connect-timeout-ms` here). */
+const noTimeout = () => undefined;
+
 /**
- * The transcoding side of the transport: the exchange (rest-exchange.ts) routes the request and
- * reads its body, the same way as for the REST planes; here the request message is built, the
- * implementation called directly (through the interceptors, with no re-encoding or second
- * dispatch) and JSON, SSE or NDJSON written. Every error, a refusal of the exchange or anything
- * thrown, is answered by `answerError` in the Connect error JSON.
+ * How one call learns that its client went away: `watch` is given the function that aborts the
+ * call's context, and returns the function that stops watching (called once the call has ended).
+ */
+type ClientWatch = (abort: () => void) => () => void;
+
+/** One answer: a whole body (unary, errors), a stream of frames, or none (HEAD). */
+interface RestAnswer {
+  readonly status: number;
+  readonly header: Headers;
+  readonly body?: Uint8Array | string | AsyncIterable<Uint8Array>;
+}
+
+type RestCallFn = (request: ExchangeRequest, watch: ClientWatch | undefined) => Promise<RestAnswer>;
+
+/**
+ * The transcoding side of the transport, for connect-node's universal requests (tests, benches,
+ * frameworks). The server's router serves the same routes on node's own request and response
+ * through {@link createRestNodeHandler}; both run the one call below.
  */
 export function createRestHandler(
   targets: readonly RestRouteTarget[],
   options: RestHandlerOptions = {},
 ): UniversalHandlerFn {
+  const call = createRestCall(targets, options);
+  return async (universal) => {
+    const { signal } = universal;
+    const watch: ClientWatch = (abort) => {
+      if (signal.aborted) abort();
+      else signal.addEventListener("abort", abort);
+      return () => signal.removeEventListener("abort", abort);
+    };
+    const answer = await call(exchangeRequestOf(universal), watch);
+    const { body } = answer;
+    if (body === undefined) return { status: answer.status, header: answer.header };
+    return {
+      status: answer.status,
+      header: answer.header,
+      body:
+        typeof body === "string"
+          ? createAsyncIterable([encoder.encode(body)])
+          : body instanceof Uint8Array
+            ? createAsyncIterable([body])
+            : body,
+    } satisfies UniversalServerResponse;
+  };
+}
+
+/**
+ * The HTTP routes on node:http / node:http2 directly: the request is read by the same exchange as
+ * the REST planes' (node-exchange.ts), a whole answer is written in one `end`, and a stream is
+ * written frame by frame, waiting for the socket to drain. No universal request or response is
+ * built: connect-node's conversion costs three AbortControllers, Headers copies and a DOMException
+ * on every response close (bench/RESULTS.md). The call's context is aborted when the client goes
+ * away before the answer is written.
+ */
+export function createRestNodeHandler(
+  targets: readonly RestRouteTarget[],
+  options: RestHandlerOptions = {},
+): (request: NodeRequest, response: NodeResponse) => void {
+  const call = createRestCall(targets, options);
+  return (request, response) => {
+    // Set once the call's context exists, cleared once the call has ended.
+    let abortCall: (() => void) | undefined;
+    let gone = false;
+    response.once("close", () => {
+      // Not `writableFinished`: node:http2 reports a cancelled stream's response as finished.
+      if (response.writableEnded) return;
+      gone = true;
+      abortCall?.();
+    });
+    const watch: ClientWatch = (abort) => {
+      if (gone) abort();
+      else abortCall = abort;
+      return () => (abortCall = undefined);
+    };
+    call(exchangeRequestOfNode(request, response), watch)
+      .then((answer) => {
+        const { body } = answer;
+        if (body === undefined || typeof body === "string" || body instanceof Uint8Array) {
+          writePlaneResponse(response, { status: answer.status, header: answer.header, body });
+          return;
+        }
+        return writeStream(response, answer.status, answer.header, body, () => gone);
+      })
+      .catch(() => {
+        // The client went away while the body was read, or mid-answer: nothing more to send.
+        response.destroy();
+      });
+  };
+}
+
+/**
+ * Runs one call on the HTTP routes: the exchange (rest-exchange.ts) routes the request and reads
+ * its body, the same way as for the REST planes; here the request message is built, the
+ * implementation called directly (through the interceptors, with no re-encoding or second
+ * dispatch) and JSON, SSE or NDJSON answered. Every error, a refusal of the exchange or anything
+ * thrown, is answered by `answerError` in the Connect error JSON.
+ */
+function createRestCall(targets: readonly RestRouteTarget[], options: RestHandlerOptions): RestCallFn {
   const exchange = createRestExchange(
     targets.map((target) => ({ httpMethod: target.route.httpMethod, template: target.route.template, target })),
     { readMaxBytes: options.readMaxBytes },
   );
   const interceptors = options.interceptors ?? [];
   const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const { shutdownSignal, onUnexpectedError } = options;
 
-  return async (universal) => {
-    const request = exchangeRequestOf(universal);
+  /**
+   * The call's context, built here rather than by connect's createHandlerContext, which links a
+   * deadline controller and a second controller to every signal and copies the request headers.
+   * One controller, aborted when the shutdown signal is, when the client goes away, and when the
+   * call ends: ending it removes the listener on the shared shutdown signal, so that signal holds
+   * one listener per call in progress and none per call served.
+   */
+  function openContext(
+    spec: MethodImplSpec,
+    request: ExchangeRequest,
+    watch: ClientWatch | undefined,
+  ): { context: HandlerContext; end: () => void } {
+    const controller = new AbortController();
+    const abort = (reason: unknown) => {
+      if (!controller.signal.aborted) controller.abort(reason);
+    };
+    const onShutdown = () => abort(shutdownSignal?.reason);
+    if (shutdownSignal?.aborted) onShutdown();
+    else shutdownSignal?.addEventListener("abort", onShutdown);
+    const unwatch = watch?.(() => abort(clientGone));
+    const context: HandlerContext = {
+      service: spec.method.parent,
+      method: spec.method,
+      protocolName: "http",
+      requestMethod: request.method,
+      url: request.url,
+      signal: controller.signal,
+      timeoutMs: noTimeout,
+      requestHeader: request.header,
+      responseHeader: new Headers(),
+      responseTrailer: new Headers(),
+      values: options.contextValues?.(request) ?? createContextValues(),
+    };
+    const end = () => {
+      shutdownSignal?.removeEventListener("abort", onShutdown);
+      unwatch?.();
+      abort(callEnded);
+    };
+    return { context, end };
+  }
+
+  return async (request, watch) => {
+    let procedure: string | undefined;
     const requestId = requestIdOf(request.header);
-    let procedure = `${request.method} ${request.url}`;
     // Errors of the implementation were normalised by the interceptors already; this answers
     // what fails around it (routing, reading, decoding, encoding) on the same terms.
-    const onUnexpected = (unexpected: unknown) => options.onUnexpectedError?.(unexpected, { procedure, requestId });
-    const fail = (error: unknown) =>
-      respond(answerError(error, { requestId, render, onUnexpected }), request.method === "HEAD");
+    const onUnexpected = (unexpected: unknown) =>
+      onUnexpectedError?.(unexpected, { procedure: procedure ?? `${request.method} ${request.url}`, requestId });
     try {
       const { target, captures, query, head } = exchange.route(request);
       const { route, spec } = target;
       procedure = `/${spec.method.parent.typeName}/${spec.method.name}`;
       const { bytes } = await exchange.readBody(request, route.body === "" ? anyBody : jsonBody);
       const input = decodeRequest(spec.method.input, route, { captures, query, body: bytes });
-      const context = createHandlerContext({
-        service: spec.method.parent,
-        method: spec.method,
-        protocolName: "http",
-        requestMethod: universal.method,
-        url: universal.url,
-        requestSignal: universal.signal,
-        ...(options.shutdownSignal ? { shutdownSignal: options.shutdownSignal } : {}),
-        requestHeader: universal.header,
-        ...(options.contextValues ? { contextValues: options.contextValues(universal) } : {}),
-      });
-      // The context's signal is linked to the request's and the shutdown signal by a listener on
-      // each; aborting it when the call ends removes them, as Connect's own handlers do, so the
-      // shared shutdown signal holds one listener per call in progress and none per call served.
+      const { context, end } = openContext(spec, request, watch);
       // A stream's context ends with the stream.
       let ended = true;
       try {
         if (spec.kind === "unary") {
           const output = await invokeUnaryImplementation(spec, context, input, interceptors);
-          const header = new Headers(context.responseHeader);
+          // The context is done with: its headers are the answer's, with no copy.
+          const header = context.responseHeader;
           context.responseTrailer.forEach((value, key) => header.append(key, value));
           header.set("content-type", "application/json");
-          return respond(
-            {
-              status: 200,
-              header,
-              body: encoder.encode(JSON.stringify(encodeResponse(spec.method.output, route, output))),
-            },
-            head,
-          );
+          // Left a string: node writes it with the head in one write, and no copy is encoded here.
+          const body = JSON.stringify(encodeResponse(spec.method.output, route, output));
+          return head ? { status: 200, header } : { status: 200, header, body };
         }
         if (spec.kind === "server_streaming") {
           const outputs = transformInvokeImplementation(spec, context, interceptors)(createAsyncIterable([input]));
@@ -125,7 +245,7 @@ export function createRestHandler(
           const first = await iterator.next();
           const framing = negotiateFraming(route.streamFraming ?? "ndjson", request.header.get("accept"));
           const normalize = (error: unknown) => toApiError(error, requestId, onUnexpected);
-          const rest = endingWith(iterator, () => context.abort(callEnded));
+          const rest = endingWith(iterator, end);
           ended = false;
           const streamed = streamResponse({
             route,
@@ -143,10 +263,11 @@ export function createRestHandler(
         }
         throw new ConnectError(`${spec.kind} methods have no HTTP routes`, Code.Unimplemented);
       } finally {
-        if (ended) context.abort(callEnded);
+        if (ended) end();
       }
     } catch (error) {
-      return fail(error);
+      const answer = answerError(error, { requestId, render, onUnexpected });
+      return request.method === "HEAD" ? { status: answer.status, header: answer.header } : answer;
     }
   };
 }
@@ -157,16 +278,6 @@ const encoder = new TextEncoder();
 const jsonBody: BodyRule = { contentTypes: ["application/json"], accepts: isJsonMediaType };
 /** A route without a body still reads one, within the limit, so that decoding refuses it by name. */
 const anyBody: BodyRule = { contentTypes: [], accepts: () => true };
-
-/** A whole answer as connect-node writes it; without its body for a HEAD request. */
-function respond(
-  answer: { status: number; header: Headers; body: Uint8Array },
-  head: boolean,
-): UniversalServerResponse {
-  return head
-    ? { status: answer.status, header: answer.header }
-    : { ...answer, body: createAsyncIterable([answer.body]) };
-}
 
 /** `iterator`, calling `end` once its consumer returns it (streamResponse always does, last). */
 function endingWith<T>(iterator: AsyncIterator<T>, end: () => void): AsyncIterator<T> {
@@ -180,4 +291,46 @@ function endingWith<T>(iterator: AsyncIterator<T>, end: () => void): AsyncIterat
       }
     },
   };
+}
+
+/**
+ * Writes a stream's frames as they come, each flushed, waiting for the socket to drain when its
+ * buffer is full. A client that goes away stops the writing: leaving the loop returns the frames'
+ * iterator, which ends the implementation's iteration and the call's context.
+ */
+async function writeStream(
+  response: NodeResponse,
+  status: number,
+  header: Headers,
+  frames: AsyncIterable<Uint8Array>,
+  gone: () => boolean,
+): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  header.forEach((value, name) => {
+    if (name !== "set-cookie") headers[name] = value;
+  });
+  const cookies = header.getSetCookie();
+  if (cookies.length > 0) headers["set-cookie"] = cookies;
+  // One call for both node:http and node:http2, whose writeHead overloads differ.
+  (response as http.ServerResponse).writeHead(status, headers);
+  for await (const frame of frames) {
+    // node:http2's response has no `destroyed`: the handler's own flag says the client left.
+    if (gone() || response.writableEnded) break;
+    if (!(response as http.ServerResponse).write(frame)) await drained(response, gone);
+  }
+  if (!gone() && !response.writableEnded) response.end();
+}
+
+/** Resolves once the response can take more, or is closed (at once, if it closed already). */
+function drained(response: NodeResponse, gone: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    if (gone()) return resolve();
+    const done = () => {
+      response.off("drain", done);
+      response.off("close", done);
+      resolve();
+    };
+    response.on("drain", done);
+    response.on("close", done);
+  });
 }

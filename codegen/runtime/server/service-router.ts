@@ -20,7 +20,7 @@ import { guardBinaryInput, refusalKey } from "./binary-input-guard.js";
 import { createErrorNormalizer, refuseNulStrings } from "./edge-interceptors.js";
 import { answerUnimplementedGrpc } from "./grpc-unimplemented.js";
 import type { NodeRequest, NodeResponse } from "./node-exchange.js";
-import { createRestHandler, type RestHandlerOptions, type RestRouteTarget } from "./rest-handler.js";
+import { createRestNodeHandler, type RestHandlerOptions, type RestRouteTarget } from "./rest-handler.js";
 
 type NodeHandler = (request: NodeRequest, response: NodeResponse) => void;
 
@@ -65,7 +65,7 @@ export function createServiceRouter(options: ServiceRouterOptions = {}): Service
         const spec = createServiceImplSpec(binding.service, implementation);
         return binding.routes.map((route) => ({ route, spec: spec.methods[route.rpc]! }));
       });
-      const rest = createRestHandler(targets, { ...options, interceptors });
+      const rest = createRestNodeHandler(targets, { ...options, interceptors });
       const readMaxBytes = options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES;
       const common = {
         acceptCompression: [compressionGzip, compressionBrotli],
@@ -89,13 +89,9 @@ export function createServiceRouter(options: ServiceRouterOptions = {}): Service
         const handler = handlers.get((request.url ?? "").split("?", 1)[0]!);
         // gRPC clients read the status from the trailers, and take a 404 for a broken transport.
         if (!handler && answerUnimplementedGrpc(request, response, served)) return;
-        // The raw request target, not a parsed URL: the REST router must see the path exactly as
-        // sent (`//x/y` and dot segments are not rewritten).
-        const universal = {
-          ...universalRequestFromNodeRequest(request, response, undefined, undefined),
-          ...(handler ? {} : { url: request.url ?? "/" }),
-        };
-        (handler ?? rest)(universal)
+        // The HTTP routes are served on node's own request and response (rest-handler.ts).
+        if (!handler) return rest(request, response);
+        handler(universalRequestFromNodeRequest(request, response, undefined, undefined))
           .then((answer) => universalResponseToNodeResponse(answer, response))
           .catch(() => {
             // The response is half written (a client went away mid-stream): nothing to send.

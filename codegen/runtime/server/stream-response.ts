@@ -1,6 +1,5 @@
 import type { DescMessage } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
-import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { errorEnvelope } from "../errors/error-envelope.js";
 import type { HttpRoute, StreamFraming } from "../http-route.js";
 import { ndjsonError, ndjsonMediaType, ndjsonMessage } from "../stream-framing/ndjson.js";
@@ -49,7 +48,7 @@ export function streamResponse({
   responseHeader,
   heartbeatMs,
   normalize,
-}: StreamResponseParts): UniversalServerResponse {
+}: StreamResponseParts): { status: number; header: Headers; body: AsyncIterable<Uint8Array> } {
   const sse = framing === "sse";
   const header = new Headers(responseHeader);
   header.set("content-type", sse ? sseMediaType : ndjsonMediaType);

@@ -63,6 +63,15 @@ describe("createLogger", () => {
     });
   });
 
+  it("redacts a top-level field on every line, not only the first time its name is seen", () => {
+    const { logger, lines, parsed } = capture();
+    for (let i = 0; i < 3; i++) logger.info("request", { route: "/v1/x", sessionToken: `tok-${i}`, status: 200 });
+    expect(lines.join("")).not.toContain("tok-");
+    expect(parsed().map((line) => [line.route, line.sessionToken, line.status])).toEqual(
+      Array.from({ length: 3 }, () => ["/v1/x", REDACTED, 200]),
+    );
+  });
+
   it("redacts Headers and Map values by name too", () => {
     const { logger, lines } = capture();
     logger.info("x", {

@@ -25,14 +25,38 @@ export function isSensitiveFieldName(name: string): boolean {
   return SENSITIVE_NAMES.has(lower) || SENSITIVE_PARTS.some((part) => lower.includes(part));
 }
 
+/**
+ * The verdict for the names of a line's own fields, which the code chooses (the access log line
+ * has the same eight on every request): remembered, up to a bound, rather than lower-cased and
+ * searched on every line. Nested names, which can come from data, are checked every time.
+ */
+const topLevelVerdicts = new Map<string, boolean>();
+const TOP_LEVEL_VERDICTS_MAX = 512;
+
+function isSensitiveTopLevel(name: string): boolean {
+  let verdict = topLevelVerdicts.get(name);
+  if (verdict === undefined) {
+    verdict = isSensitiveFieldName(name);
+    if (topLevelVerdicts.size < TOP_LEVEL_VERDICTS_MAX) topLevelVerdicts.set(name, verdict);
+  }
+  return verdict;
+}
+
 /** The line's own keys: a field of the same name must not overwrite them. */
 const RESERVED = new Set(["time", "level", "msg"]);
 
 export function createLogger(write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
   const log = (level: LogLevel, msg: string, fields: LogFields | undefined) => {
     const line: Record<string, unknown> = { time: new Date().toISOString(), level, msg };
-    for (const [name, value] of Object.entries(fields ?? {})) {
-      if (!RESERVED.has(name)) line[name] = isSensitiveFieldName(name) ? REDACTED : loggable(value, new WeakSet());
+    for (const name in fields) {
+      if (!Object.hasOwn(fields, name) || RESERVED.has(name)) continue;
+      const value = fields[name];
+      // Most fields are strings and numbers: no copy, and no cycle guard to allocate.
+      line[name] = isSensitiveTopLevel(name)
+        ? REDACTED
+        : typeof value === "string" || typeof value === "number" || typeof value === "boolean"
+          ? value
+          : loggable(value, new WeakSet());
     }
     // A log call never throws into the code that logs: a value JSON cannot hold is already made
     // loggable above, so this only guards against exotic getters.
