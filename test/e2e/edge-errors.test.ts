@@ -8,7 +8,14 @@ import { createScriptServiceClient } from "../../gen/platform/script/v1/script_s
 import { ListThreadsRequestSchema } from "../../gen/platform/script/v1/script_service_pb.js";
 import postgres from "postgres";
 import { runAdmin, startPlatformServer, type StartedServer } from "./platform-server.js";
-import { apiUrl, callIdentityAdmin, createOrganization, identityUrl, type TestOrganization } from "./shared-server.js";
+import {
+  apiUrl,
+  rpcTransports,
+  callIdentityAdmin,
+  createOrganization,
+  identityUrl,
+  type TestOrganization,
+} from "./shared-server.js";
 
 // What a caller can learn from an error, on every protocol: a deliberate error names the field
 // and says what is wrong; nothing else ever carries SQL, bound parameters or environment values.
@@ -21,30 +28,7 @@ beforeAll(async () => {
   await acme.client.script.setEnvVar({ key: "DEPLOY_TOKEN", value: ENV_VALUE });
 });
 
-const credentials = (): Interceptor => (next) => (req) => {
-  req.header.set("authorization", `Bearer ${acme.token}`);
-  req.header.set("x-organization-name", acme.name);
-  return next(req);
-};
-
-const transports: [string, () => Transport][] = [
-  [
-    "Connect JSON",
-    () => createConnectTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors: [credentials()] }),
-  ],
-  [
-    "Connect binary",
-    () =>
-      createConnectTransport({
-        baseUrl: apiUrl(),
-        httpVersion: "2",
-        useBinaryFormat: true,
-        interceptors: [credentials()],
-      }),
-  ],
-  ["gRPC", () => createGrpcTransport({ baseUrl: apiUrl(), interceptors: [credentials()] })],
-  ["gRPC-web", () => createGrpcWebTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors: [credentials()] })],
-];
+const transports = rpcTransports(() => acme);
 
 async function failure(call: Promise<unknown>): Promise<ConnectError> {
   const outcome = await call.then(

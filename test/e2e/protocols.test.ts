@@ -1,10 +1,9 @@
-import { Code, type Interceptor, type Transport } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { Code } from "@connectrpc/connect";
 import { request } from "undici";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createScriptServiceClient } from "../../gen/platform/script/v1/script_service_client.js";
 import { createSecretServiceClient } from "../../gen/platform/compute/v1/secret_service_client.js";
-import { apiUrl, createOrganization, type TestOrganization } from "./shared-server.js";
+import { apiUrl, rpcTransports, createOrganization, type TestOrganization } from "./shared-server.js";
 
 // The running binary answers one port over Connect (JSON and binary), gRPC (h2c), gRPC-web and
 // plain HTTP/JSON, with the same handler behind each.
@@ -13,33 +12,7 @@ beforeAll(async () => {
   acme = await createOrganization("proto");
 });
 
-const credentials = (): Interceptor => (next) => (req) => {
-  req.header.set("authorization", `Bearer ${acme.token}`);
-  req.header.set("x-organization-name", acme.name);
-  return next(req);
-};
-
-const transports: [string, () => Transport][] = [
-  [
-    "Connect JSON (HTTP/1.1)",
-    () => createConnectTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors: [credentials()] }),
-  ],
-  [
-    "Connect binary (HTTP/2)",
-    () =>
-      createConnectTransport({
-        baseUrl: apiUrl(),
-        httpVersion: "2",
-        useBinaryFormat: true,
-        interceptors: [credentials()],
-      }),
-  ],
-  ["gRPC (h2c)", () => createGrpcTransport({ baseUrl: apiUrl(), interceptors: [credentials()] })],
-  [
-    "gRPC-web (HTTP/1.1)",
-    () => createGrpcWebTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors: [credentials()] }),
-  ],
-];
+const transports = rpcTransports(() => acme);
 
 describe.each(transports)("%s", (_name, transport) => {
   it("calls the public health check and an authenticated method", async () => {

@@ -1,3 +1,5 @@
+import type { Interceptor, Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { createPlatformClient, type PlatformClient } from "../../sdk/src/index.js";
@@ -67,4 +69,26 @@ export async function callIdentityAdmin(
     headers: response.headers,
     body: text ? (JSON.parse(text) as IdentityAdminAnswer["body"]) : {},
   };
+}
+
+/**
+ * A transport of each RPC protocol the api listener speaks (Connect JSON and binary, gRPC over h2c,
+ * gRPC-web), each sending the credentials of the organization `org()` returns when the call is made.
+ */
+export function rpcTransports(org: () => TestOrganization): [string, () => Transport][] {
+  const credentials: Interceptor = (next) => (req) => {
+    req.header.set("authorization", `Bearer ${org().token}`);
+    req.header.set("x-organization-name", org().name);
+    return next(req);
+  };
+  const interceptors = [credentials];
+  return [
+    ["Connect JSON (HTTP/1.1)", () => createConnectTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors })],
+    [
+      "Connect binary (HTTP/2)",
+      () => createConnectTransport({ baseUrl: apiUrl(), httpVersion: "2", useBinaryFormat: true, interceptors }),
+    ],
+    ["gRPC (h2c)", () => createGrpcTransport({ baseUrl: apiUrl(), interceptors })],
+    ["gRPC-web (HTTP/1.1)", () => createGrpcWebTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors })],
+  ];
 }

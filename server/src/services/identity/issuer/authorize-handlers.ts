@@ -85,20 +85,11 @@ export function createAuthorizeHandlers(
       const handle = typeof input.query.transaction === "string" ? input.query.transaction : "";
       const pending = await pendingLogin(deps, pool, handle);
       if (!pending)
-        return {
-          status: 400,
-          body: errorPage(
-            pool,
-            "Sign-in link not valid",
-            "This sign-in link is unknown or was already used. Start again from the application.",
-          ).html,
-          headers: { "cache-control": "no-store" },
-        };
-      if (pending.expired)
-        return {
-          status: 302,
-          headers: { location: expiredRedirect(pool, pending.request), "cache-control": "no-store" },
-        };
+        return invalidLogin(
+          pool,
+          "This sign-in link is unknown or was already used. Start again from the application.",
+        );
+      if (pending.expired) return expiredLogin(pool, pending.request, 302);
       const page = loginPage(pool, handle, pending.request, {});
       return { status: 200, body: page.html, headers: page.headers };
     },
@@ -109,20 +100,11 @@ export function createAuthorizeHandlers(
       const handle = typeof body.transaction === "string" ? body.transaction : "";
       const pending = await pendingLogin(deps, pool, handle);
       if (!pending)
-        return {
-          status: 400,
-          body: errorPage(
-            pool,
-            "Sign-in link not valid",
-            "This sign-in form is unknown or was already used. Start again from the application.",
-          ).html,
-          headers: { "cache-control": "no-store" },
-        };
-      if (pending.expired)
-        return {
-          status: 303,
-          headers: { location: expiredRedirect(pool, pending.request), "cache-control": "no-store" },
-        };
+        return invalidLogin(
+          pool,
+          "This sign-in form is unknown or was already used. Start again from the application.",
+        );
+      if (pending.expired) return expiredLogin(pool, pending.request, 303);
       const email = typeof body.email === "string" ? body.email : "";
       const again = (status: 400 | 401 | 403, error: string) => {
         const page = loginPage(pool, handle, pending.request, { email, error });
@@ -152,7 +134,7 @@ export function createAuthorizeHandlers(
           error: "access_denied",
           error_description: `the user is not a member of tenant "${pending.request.tenant}"`,
         });
-        return { status: 303, headers: { location, "cache-control": "no-store" } };
+        return { status: 303, headers: { location, "cache-control": "no-store" as const } };
       }
       try {
         const { code, request } = await deps.transactions.complete(pool.ref, handle, {
@@ -164,21 +146,9 @@ export function createAuthorizeHandlers(
           headers: { location: redirectBack(pool, request, { code }), "cache-control": "no-store" },
         };
       } catch (error) {
-        if (error instanceof GrantError)
-          return {
-            status: 303,
-            headers: { location: expiredRedirect(pool, pending.request), "cache-control": "no-store" },
-          };
+        if (error instanceof GrantError) return expiredLogin(pool, pending.request, 303);
         if (error instanceof ConnectError)
-          return {
-            status: 400,
-            body: errorPage(
-              pool,
-              "Sign-in link not valid",
-              "This sign-in form was already used. Start again from the application.",
-            ).html,
-            headers: { "cache-control": "no-store" },
-          };
+          return invalidLogin(pool, "This sign-in form was already used. Start again from the application.");
         throw error;
       }
     },
@@ -207,8 +177,19 @@ export function redirectBack(
   return url.toString();
 }
 
-function expiredRedirect(pool: PoolContext, request: AuthorizationRequest): string {
-  return redirectBack(pool, request, { error: "access_denied", error_description: "login_session_expired" });
+/** The browser sent back to the client with `login_session_expired`, by `status` (a GET's 302, a POST's 303). */
+function expiredLogin<S extends 302 | 303>(pool: PoolContext, request: AuthorizationRequest, status: S) {
+  const location = redirectBack(pool, request, { error: "access_denied", error_description: "login_session_expired" });
+  return { status, headers: { location, "cache-control": "no-store" as const } };
+}
+
+/** A page saying that the login transaction cannot go on, and how to start again. */
+function invalidLogin(pool: PoolContext, message: string) {
+  return {
+    status: 400 as const,
+    body: errorPage(pool, "Sign-in link not valid", message).html,
+    headers: { "cache-control": "no-store" as const },
+  };
 }
 
 function loginPage(
