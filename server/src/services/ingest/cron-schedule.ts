@@ -29,7 +29,8 @@ export class CronSyntaxError extends Error {
 
 export function parseCron(expression: string): CronFields {
   const parts = expression.trim().split(/\s+/);
-  if (parts.length !== 5) throw new CronSyntaxError(`has ${parts.length} fields, not 5 (minute hour day month weekday)`);
+  if (parts.length !== 5)
+    throw new CronSyntaxError(`has ${parts.length} fields, not 5 (minute hour day month weekday)`);
   const sets = parts.map((part, i) => parseField(part, ...RANGES[i]!));
   const weekdays = new Set([...sets[4]!].map((d) => d % 7));
   return {

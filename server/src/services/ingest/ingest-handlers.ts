@@ -160,7 +160,10 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
       // Over HTTP every matching rule returns in one response; pages exist over gRPC only.
       if (overHttp(context)) {
         const rows = await rules.list(orgId, bucket, filter);
-        return { rules: await Promise.all(rows.map(async (r) => ruleMessage(r, await bindingOf(r)))), nextPageToken: "" };
+        return {
+          rules: await Promise.all(rows.map(async (r) => ruleMessage(r, await bindingOf(r)))),
+          nextPageToken: "",
+        };
       }
       const limit = pageSizeOf(request.pageSize, RULES_PAGE);
       const afterId = decodePageToken("rules", request.pageToken);
@@ -181,7 +184,8 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
         if (request.name.trim() === "") throw invalid("name must not be blank");
         change.name = request.name.trim();
       }
-      if (request.pipelineId !== undefined) change.pipelineId = (await pipelineOrThrow(orgId, bucket, request.pipelineId)).pipelineId;
+      if (request.pipelineId !== undefined)
+        change.pipelineId = (await pipelineOrThrow(orgId, bucket, request.pipelineId)).pipelineId;
       const trigger = request.trigger !== undefined ? triggerOf(request.trigger) : current.trigger;
       if (request.trigger !== undefined || request.scheduleCron !== undefined) {
         const cron = request.scheduleCron ?? (trigger === "schedule" ? current.scheduleCron : "");
@@ -219,7 +223,8 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
       const ruleIds = request.ruleIds.map((id, i) => checkId(`rule_ids[${i}]`, id));
       const active = await rules.active(orgId, bucket, sourceId, ["on_change", "schedule", "manual"]);
       for (const id of ruleIds) {
-        if (!active.some((rule) => rule.id === id)) throw notFound(`rule ${id} is not an unpaused rule of source ${sourceId}`);
+        if (!active.some((rule) => rule.id === id))
+          throw notFound(`rule ${id} is not an unpaused rule of source ${sourceId}`);
       }
       if (active.length === 0) throw failedPrecondition(`no unpaused rule uses source ${sourceId}`);
       const run = await syncs.queue(orgId, {
@@ -296,7 +301,8 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
       const limit = pageSizeOf(request.pageSize, JOBS_PAGE);
       const cursor = decodePageToken(`ingest-jobs:${filters}`, request.pageToken);
       const [createdAt, id] = cursor === "" ? [] : cursor.split("/");
-      if (cursor !== "" && (!UUID.test(id ?? "") || !/^\d+$/.test(createdAt ?? ""))) throw invalid("page_token is malformed");
+      if (cursor !== "" && (!UUID.test(id ?? "") || !/^\d+$/.test(createdAt ?? "")))
+        throw invalid("page_token is malformed");
       const rows = await jobs.list(orgId, bucket, {
         ...(request.pipelineId ? { pipelineId: request.pipelineId } : {}),
         ...(request.ruleId ? { ruleId: request.ruleId } : {}),
@@ -308,7 +314,8 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
       const last = page.at(-1);
       return {
         jobs: page.map(jobMessage),
-        nextPageToken: rows.length > limit && last ? encodePageToken(`ingest-jobs:${filters}`, `${last.createdAt}/${last.id}`) : "",
+        nextPageToken:
+          rows.length > limit && last ? encodePageToken(`ingest-jobs:${filters}`, `${last.createdAt}/${last.id}`) : "",
       };
     },
 

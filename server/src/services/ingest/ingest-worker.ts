@@ -70,7 +70,11 @@ export function createIngestWorker(options: IngestWorkerOptions): IngestWorker {
     await startDueSchedules();
     const sync = await syncs.claim(owner, options.leaseMs);
     if (sync) {
-      await runSync(sync, { sources: options.sources, rules, jobs, syncs, owner, leaseMs: options.leaseMs }, stopping.signal);
+      await runSync(
+        sync,
+        { sources: options.sources, rules, jobs, syncs, owner, leaseMs: options.leaseMs },
+        stopping.signal,
+      );
       return true;
     }
     const job = await jobs.claim(owner, options.leaseMs);
@@ -103,7 +107,8 @@ export function createIngestWorker(options: IngestWorkerOptions): IngestWorker {
     const pipeline = await options.pipelines.getPipeline(job.orgId, job.bucket, job.pipelineId);
     if (!pipeline) return fail(`pipeline ${job.pipelineId} no longer exists`);
     const target = pipeline.vector;
-    if (!target) return fail(`pipeline ${job.pipelineId} has a ${pipeline.facet} destination, which is not ingested yet`);
+    if (!target)
+      return fail(`pipeline ${job.pipelineId} has a ${pipeline.facet} destination, which is not ingested yet`);
     let reader;
     try {
       reader = await options.sources.reader(job.orgId, job.bucket, job.sourceId);

@@ -108,7 +108,10 @@ export function createJobStore(db: Database, now: () => number = Date.now) {
     },
 
     async get(orgId: string, bucket: string, jobId: string): Promise<JobRow | undefined> {
-      const [row] = await db.select().from(ingestJobs).where(jobOf(orgId, bucket, jobId));
+      const [row] = await db
+        .select()
+        .from(ingestJobs)
+        .where(jobOf(orgId, bucket, jobId));
       return row;
     },
 
@@ -193,10 +196,7 @@ export function createJobStore(db: Database, now: () => number = Date.now) {
     async setListed(jobId: string, objects: readonly { key: string; change: JobObjectChange }[]): Promise<void> {
       await db.transaction(async (tx) => {
         await insertObjects(tx, jobId, objects);
-        await tx
-          .update(ingestJobs)
-          .set({ listed: true, objectsTotal: objects.length })
-          .where(eq(ingestJobs.id, jobId));
+        await tx.update(ingestJobs).set({ listed: true, objectsTotal: objects.length }).where(eq(ingestJobs.id, jobId));
       });
     },
 

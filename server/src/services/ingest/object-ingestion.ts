@@ -1,5 +1,12 @@
 import type { JsonObject, JsonValue } from "../script/dsl/cel-json.js";
-import type { PipelineTarget, SourceReader, TemplateRunner, VectorChunk, VectorSink, VectorTarget } from "./ingest-ports.js";
+import type {
+  PipelineTarget,
+  SourceReader,
+  TemplateRunner,
+  VectorChunk,
+  VectorSink,
+  VectorTarget,
+} from "./ingest-ports.js";
 import type { JobObjectRow, JobRow, JobStore } from "./job-store.js";
 import { extractText, mediaTypeOf, UnsupportedContentError } from "./text-extraction.js";
 
@@ -92,7 +99,10 @@ export function chunksOf(output: JsonValue, target: VectorTarget): VectorChunk[]
     if (!isObject(item) || typeof item.id !== "string" || !Array.isArray(item.values)) {
       return `vectors[${i}] is not {id, values, content, metadata}`;
     }
-    if (item.values.length !== target.dimensions || !item.values.every((v) => typeof v === "number" && Number.isFinite(v))) {
+    if (
+      item.values.length !== target.dimensions ||
+      !item.values.every((v) => typeof v === "number" && Number.isFinite(v))
+    ) {
       return `vectors[${i}] has ${item.values.length} values, not the collection's ${target.dimensions} finite numbers`;
     }
     chunks.push({

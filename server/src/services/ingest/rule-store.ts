@@ -21,7 +21,10 @@ export function createRuleStore(db: Database) {
     },
 
     async get(orgId: string, bucket: string, ruleId: string): Promise<RuleRow | undefined> {
-      const [row] = await db.select().from(ingestRules).where(ruleOf(orgId, bucket, ruleId));
+      const [row] = await db
+        .select()
+        .from(ingestRules)
+        .where(ruleOf(orgId, bucket, ruleId));
       return row;
     },
 
@@ -73,7 +76,10 @@ export function createRuleStore(db: Database) {
     },
 
     async delete(orgId: string, bucket: string, ruleId: string): Promise<boolean> {
-      const rows = await db.delete(ingestRules).where(ruleOf(orgId, bucket, ruleId)).returning({ id: ingestRules.id });
+      const rows = await db
+        .delete(ingestRules)
+        .where(ruleOf(orgId, bucket, ruleId))
+        .returning({ id: ingestRules.id });
       return rows.length > 0;
     },
 
@@ -97,7 +103,10 @@ export function createRuleStore(db: Database) {
           .limit(20)
           .for("update", { skipLocked: true });
         for (const rule of due) {
-          await tx.update(ingestRules).set({ nextRunAt: next(rule) }).where(eq(ingestRules.id, rule.id));
+          await tx
+            .update(ingestRules)
+            .set({ nextRunAt: next(rule) })
+            .where(eq(ingestRules.id, rule.id));
         }
         return due;
       });

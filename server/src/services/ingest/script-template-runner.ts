@@ -63,7 +63,10 @@ export function createScriptTemplateRunner(options: ScriptTemplateRunnerOptions)
 
   async function publish(orgId: string, templateId: string): Promise<string> {
     const context = await contextOf(orgId);
-    const { dslContent = "" } = await scripts.getTemplate(create(GetTemplateRequestSchema, { id: templateId }), context);
+    const { dslContent = "" } = await scripts.getTemplate(
+      create(GetTemplateRequestSchema, { id: templateId }),
+      context,
+    );
     const name = pipelineScriptName(templateId);
     const digest = createHash("sha256").update(dslContent).digest("hex");
     if (published.get(`${orgId}/${templateId}`) !== digest) {

@@ -48,7 +48,12 @@ export async function runSync(run: SyncRunRow, deps: SyncRunnerDependencies, sig
     for (const rule of rules) {
       const ingested = await deps.jobs.ingestedEtags(run.orgId, rule.pipelineId, run.sourceId);
       const filter = { prefix: rule.filterPrefix, contentTypes: rule.filterContentTypes };
-      const objects = planChanges(listing, { filter, prefix: listingPrefix(rule.filterPrefix, "") }, ingested, run.fullResync);
+      const objects = planChanges(
+        listing,
+        { filter, prefix: listingPrefix(rule.filterPrefix, "") },
+        ingested,
+        run.fullResync,
+      );
       if (objects.length === 0) continue;
       await deps.jobs.create(run.orgId, {
         id: randomUUID(),

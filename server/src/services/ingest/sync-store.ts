@@ -13,7 +13,14 @@ export function createSyncStore(db: Database, now: () => number = Date.now) {
     /** Queues a run unless one of the source is queued or running; undefined then. */
     async queue(
       orgId: string,
-      run: { id: string; bucket: string; sourceId: string; kind: SyncKindName; ruleIds?: string[]; fullResync?: boolean },
+      run: {
+        id: string;
+        bucket: string;
+        sourceId: string;
+        kind: SyncKindName;
+        ruleIds?: string[];
+        fullResync?: boolean;
+      },
     ): Promise<SyncRunRow | undefined> {
       return db.transaction(async (tx) => {
         // Serialises runs of one source: the advisory lock holds until the transaction ends.
@@ -74,7 +81,12 @@ export function createSyncStore(db: Database, now: () => number = Date.now) {
       });
     },
 
-    async progress(id: string, owner: string, change: { objectsDiscovered?: number; jobsStarted?: number }, leaseMs: number) {
+    async progress(
+      id: string,
+      owner: string,
+      change: { objectsDiscovered?: number; jobsStarted?: number },
+      leaseMs: number,
+    ) {
       await db
         .update(ingestSyncRuns)
         .set({ ...change, leaseExpiresAt: now() + leaseMs })

@@ -22,7 +22,8 @@ const TEXT_TYPES = new Set([
   "application/toml",
 ]);
 
-const TEXT_EXTENSIONS = /\.(txt|md|markdown|mdx|rst|csv|tsv|json|jsonl|ndjson|ya?ml|xml|toml|ini|log|js|mjs|cjs|ts|tsx|jsx|py|go|rs|java|kt|c|h|cc|cpp|hpp|cs|rb|php|sh|sql|css|scss|tex)$/i;
+const TEXT_EXTENSIONS =
+  /\.(txt|md|markdown|mdx|rst|csv|tsv|json|jsonl|ndjson|ya?ml|xml|toml|ini|log|js|mjs|cjs|ts|tsx|jsx|py|go|rs|java|kt|c|h|cc|cpp|hpp|cs|rb|php|sh|sql|css|scss|tex)$/i;
 const HTML_EXTENSIONS = /\.(html?|xhtml)$/i;
 
 /** The media type to record for an object: its stored type, or one guessed from the key when it has none. */
@@ -55,7 +56,10 @@ export function htmlText(html: string): string {
   return html
     .replace(/<!--[\s\S]*?-->/g, " ")
     .replace(/<(script|style|noscript|template|svg|head)\b[\s\S]*?<\/\1\s*>/gi, " ")
-    .replace(/<(br|\/p|\/div|\/li|\/h[1-6]|\/tr|\/section|\/article|\/header|\/footer|\/pre|\/blockquote)\b[^>]*>/gi, "\n")
+    .replace(
+      /<(br|\/p|\/div|\/li|\/h[1-6]|\/tr|\/section|\/article|\/header|\/footer|\/pre|\/blockquote)\b[^>]*>/gi,
+      "\n",
+    )
     .replace(/<[^>]*>/g, " ")
     .replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (whole, name: string) => {
       if (name[0] === "#") {
