@@ -184,7 +184,7 @@ async function tenant() {
     }),
   });
   const call = async <I extends DescMessage, O extends DescMessage>(
-    method: (request: MessageShape<I>, ctx: typeof context) => Promise<unknown>,
+    method: (request: MessageShape<I>, ctx: typeof context) => unknown,
     input: I,
     output: O,
     init: MessageInitShape<I>,
