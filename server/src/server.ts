@@ -134,7 +134,10 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     stopFollowingCredentials = await followCredentialChanges(database, credentials);
     // The auth interceptor reads the access rules of every service registered on the plane.
     const api = createServiceRouter({
-      interceptors: [pageTokens.interceptor, createAuthInterceptor({ db, bindings: () => api.bindings, credentials })],
+      interceptors: [
+        pageTokens.interceptor,
+        createAuthInterceptor({ db, bindings: () => api.bindings, credentials, box }),
+      ],
       readMaxBytes: config.maxBodyBytes,
       shutdownSignal: shutdown.signal,
       onUnexpectedError: (error, where) => logger.error("call failed", { ...where, error }),
@@ -179,7 +182,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       createScriptService({ db, box, version, startedAt, tools, templates, threads, callbackKeys }),
     );
     registerSecretService(api, createSecretService({ db, box }));
-    registerIamService(api, createIamService({ db }));
+    registerIamService(api, createIamService({ db, box }));
     // Last: reflection and health answer for every service registered above.
     registerGrpcProtocolServices(api, health);
 
