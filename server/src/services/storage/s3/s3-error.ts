@@ -42,6 +42,7 @@ export const s3ErrorStatus = {
   InvalidRequest: 400,
   KeyTooLongError: 400,
   MalformedXML: 400,
+  MetadataTooLarge: 400,
   MethodNotAllowed: 405,
   MissingContentLength: 411,
   NoSuchBucket: 404,
