@@ -58,6 +58,10 @@ import { createSecretBox } from "./crypto/secret-box.js";
 import { loadSecretKey } from "./crypto/secret-key.js";
 import { createSecretService } from "./services/secrets/secret-handlers.js";
 import { listenPlane, type PlaneListener } from "./transport/listen-plane.js";
+import { createBucketDirectory } from "./services/storage/bucket-directory.js";
+import { createMultipartUploads } from "./services/storage/multipart-uploads.js";
+import { createS3Credentials } from "./services/storage/s3/s3-credentials.js";
+import { createS3Handler } from "./services/storage/s3/s3-handler.js";
 import type { Logger } from "./log/logger.js";
 
 /** A started server: where each plane listens, and how to stop it. */
@@ -101,6 +105,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let userStores: UserStoreDirectory | undefined;
   let userStoreMigrations: MigrationWorker | undefined;
   let stopFollowingCredentials: (() => Promise<void>) | undefined;
+  let stopFollowingS3Credentials: (() => Promise<void>) | undefined;
+  /** Each listener's name in the ready line, in the order of `listeners`. */
+  const listenerNames: string[] = [];
   /** The api listener's own URL, known once it listens: the base of download links without --public-api-url. */
   let apiUrl = "";
   /** `{identity_url}`: --public-identity-url, or the identity listener's own URL once it listens. */
@@ -231,6 +238,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       }),
     );
     listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler }));
+    listenerNames.push("api");
     apiUrl = listeners[0]!.url;
     // Every pool's issuer, on a listener of its own that applies each pool's CORS itself.
     issuer = createIssuerPlane({
@@ -256,8 +264,40 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       isReady: () => ready,
     });
     listeners.push(identityListener);
+    listenerNames.push("identity");
     issuer.listeningAt(identityListener.url);
     identityUrl = issuer.identityUrl();
+
+    // Buckets and objects, served to S3 clients on a listener of their own. Its credential cache
+    // follows the same change notices as the bearer path, so a revoked key stops working here too.
+    const storage = createBucketDirectory({
+      db,
+      blobs,
+      onListenerError: (error) => logger.error("storage listener failed", { error }),
+    });
+    const s3Credentials = createCredentialCache();
+    stopFollowingS3Credentials = await followCredentialChanges(database, s3Credentials);
+    const s3Handler = createS3Handler({
+      directory: storage,
+      uploads: createMultipartUploads({ db, blobs, directory: storage }),
+      credentials: createS3Credentials({ db, box, cache: s3Credentials }),
+      logger,
+    });
+    listeners.push(
+      await listenPlane({
+        name: "s3",
+        host: config.host,
+        port: config.ports.s3,
+        handler: s3Handler,
+        corsOrigins: config.corsOrigins,
+        // Objects are far larger than RPC bodies: the S3 handler bounds them itself (5 GiB a PUT).
+        handlerLimitsBody: true,
+        maxBodyBytes: config.maxBodyBytes,
+        logger,
+        isReady: () => ready,
+      }),
+    );
+    listenerNames.push("s3");
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
     await userStoreMigrations?.stop();
@@ -265,6 +305,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     await celWorkers.close();
     await signals?.close();
     await stopFollowingCredentials?.();
+    await stopFollowingS3Credentials?.();
     mailSender?.close();
     await database.close();
     throw error;
@@ -273,7 +314,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   deliverer?.start();
   const mailDelivery = issuer?.startMailDelivery();
 
-  const urls = Object.fromEntries(listeners.map((l, i) => [["api", "identity"][i]!, l.url]));
+  const urls = Object.fromEntries(listeners.map((l, i) => [listenerNames[i]!, l.url]));
   const record: ServerRecord = { pid: process.pid, api: urls.api! };
   await writeFile(serverRecordFile(config.dataDir), JSON.stringify(record) + "\n", { mode: 0o600 });
   ready = true;
@@ -297,6 +338,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await mailDelivery?.stop();
       await signals?.close();
       await stopFollowingCredentials?.();
+      await stopFollowingS3Credentials?.();
       mailSender?.close();
       await rm(serverRecordFile(config.dataDir), { force: true });
       await database.close();

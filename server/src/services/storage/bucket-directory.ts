@@ -270,6 +270,7 @@ export function createBucketDirectory(options: {
     },
 
     async headObject(orgId: string, bucketName: string, key: string): Promise<ObjectInfo | undefined> {
+      checkObjectKey(key);
       const bucket = await requireBucket(orgId, bucketName);
       const row = await objectRow(bucket, key);
       return row && toInfo(bucket.name, row);
@@ -280,6 +281,7 @@ export function createBucketDirectory(options: {
      * its row and opening its blob is read again: the blob of a replaced version is deleted.
      */
     async readObject(orgId: string, bucketName: string, key: string): Promise<OpenObject | undefined> {
+      checkObjectKey(key);
       const bucket = await requireBucket(orgId, bucketName);
       for (let attempt = 0; attempt < 5; attempt++) {
         const row = await objectRow(bucket, key);
@@ -321,6 +323,7 @@ export function createBucketDirectory(options: {
 
     /** Answers whether there was an object; deleting a missing one is no error, as on S3. */
     async deleteObject(orgId: string, bucketName: string, key: string): Promise<boolean> {
+      checkObjectKey(key);
       return deleteObjectIn(await requireBucket(orgId, bucketName), key);
     },
 

@@ -146,12 +146,14 @@ export function createMultipartUploads(options: {
         .where(eq(storageUploadParts.uploadId, uploadId))
         .orderBy(asc(storageUploadParts.partNumber));
       const byNumber = new Map(stored.map((part) => [part.partNumber, part]));
-      const parts = chosen.map((wanted, i) => {
+      chosen.forEach((wanted, i) => {
         if (i > 0 && wanted.partNumber <= chosen[i - 1]!.partNumber)
           throw new S3Error(
             "InvalidPartOrder",
             "the list of parts was not in ascending order: sort them by part number",
           );
+      });
+      const parts = chosen.map((wanted) => {
         const part = byNumber.get(wanted.partNumber);
         if (!part || part.etag !== wanted.etag.replaceAll('"', "").toLowerCase()) {
           throw new S3Error(
