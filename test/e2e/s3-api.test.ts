@@ -1,4 +1,7 @@
-import { randomBytes, createHash } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
+import { Sha256 } from "@aws-crypto/sha256-js";
+import { SignatureV4 } from "@smithy/signature-v4";
+import { request } from "undici";
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -19,6 +22,7 @@ import {
   ListPartsCommand,
   PutObjectCommand,
   S3Client,
+  type S3ClientConfig,
   S3ServiceException,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
@@ -34,8 +38,12 @@ import { createOrganization, type TestOrganization } from "./shared-server.js";
 // credentials derived from organization API keys.
 const s3Url = () => inject("platformUrls").s3!;
 
-function clientFor(credentials: { accessKeyId: string; secretAccessKey: string }): S3Client {
+function clientFor(
+  credentials: { accessKeyId: string; secretAccessKey: string },
+  extra: Partial<S3ClientConfig> = {},
+): S3Client {
   return new S3Client({
+    ...extra,
     endpoint: s3Url(),
     region: "us-east-1",
     forcePathStyle: true,
@@ -60,6 +68,7 @@ async function failure(call: Promise<unknown>): Promise<string> {
 let acme: TestOrganization;
 let other: TestOrganization;
 let s3: S3Client;
+let editor: { accessKeyId: string; secretAccessKey: string };
 let otherS3: S3Client;
 const bucket = `data-${randomBytes(3).toString("hex")}`;
 
@@ -70,7 +79,8 @@ async function keyWithRoles(org: TestOrganization, roles: string[]) {
 
 beforeAll(async () => {
   [acme, other] = await Promise.all([createOrganization("s3"), createOrganization("s3-other")]);
-  s3 = clientFor((await keyWithRoles(acme, ["data.editor"])).credentials);
+  editor = (await keyWithRoles(acme, ["data.editor"])).credentials;
+  s3 = clientFor(editor);
   otherS3 = clientFor((await keyWithRoles(other, ["data.editor"])).credentials);
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
 });
@@ -139,13 +149,94 @@ describe("S3-compatible API with the AWS SDK", () => {
     expect(await failure(s3.send(new GetObjectCommand({ Bucket: bucket, Key: "missing" })))).toBe("NoSuchKey");
   });
 
+  it("takes streamed bodies: aws-chunked with a CRC32 trailer, and unsigned payloads", async () => {
+    const body = () => Readable.from([Buffer.from("streamed "), Buffer.from("body")]);
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: "stream/trailer", Body: body(), ContentLength: 13 }));
+    const unsigned = clientFor(editor, { requestChecksumCalculation: "WHEN_REQUIRED" });
+    await unsigned.send(
+      new PutObjectCommand({ Bucket: bucket, Key: "stream/unsigned", Body: body(), ContentLength: 13 }),
+    );
+    for (const key of ["stream/trailer", "stream/unsigned"]) {
+      const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      expect(await got.Body!.transformToString()).toBe("streamed body");
+    }
+  });
+
+  it("takes a STREAMING-AWS4-HMAC-SHA256-PAYLOAD upload, and refuses it with a changed chunk", async () => {
+    const credentials = (await keyWithRoles(acme, ["data.editor"])).credentials;
+    const data = randomBytes(70_000);
+    async function send(key: string, tamper: boolean) {
+      const url = new URL(`${s3Url()}/${bucket}/${key}`);
+      const chunks = [data.subarray(0, 65536), data.subarray(65536), Buffer.alloc(0)];
+      const frameLength = (c: Buffer) => c.length.toString(16).length + ";chunk-signature=".length + 64 + 4 + c.length;
+      const headers: Record<string, string> = {
+        host: url.host,
+        "content-encoding": "aws-chunked",
+        "x-amz-decoded-content-length": String(data.length),
+        "content-length": String(chunks.reduce((n, c) => n + frameLength(c), 0)),
+        "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
+      };
+      const signer = new SignatureV4({
+        credentials,
+        region: "us-east-1",
+        service: "s3",
+        sha256: Sha256,
+        uriEscapePath: false,
+      });
+      const signed = await signer.sign({
+        method: "PUT",
+        protocol: "http:",
+        hostname: url.hostname,
+        port: Number(url.port),
+        path: url.pathname,
+        query: {},
+        headers,
+      });
+      const date = signed.headers["x-amz-date"]!;
+      const scope = `${date.slice(0, 8)}/us-east-1/s3/aws4_request`;
+      // Each chunk's signature chains from the previous one, as AWS documents it.
+      let key_: Buffer = Buffer.from(`AWS4${credentials.secretAccessKey}`);
+      for (const part of scope.split("/")) key_ = createHmac("sha256", key_).update(part).digest();
+      let previous = /Signature=([0-9a-f]{64})/.exec(signed.headers.authorization!)![1]!;
+      const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+      const frames = chunks.map((chunk) => {
+        const toSign = ["AWS4-HMAC-SHA256-PAYLOAD", date, scope, previous, sha(Buffer.alloc(0)), sha(chunk)].join("\n");
+        previous = createHmac("sha256", key_).update(toSign).digest("hex");
+        const sent = tamper && chunk.length > 0 ? Buffer.from(chunk).fill(0, 0, 1) : chunk;
+        return Buffer.concat([
+          Buffer.from(`${chunk.length.toString(16)};chunk-signature=${previous}\r\n`),
+          sent,
+          Buffer.from("\r\n"),
+        ]);
+      });
+      const answer = await request(url, { method: "PUT", headers: signed.headers, body: Buffer.concat(frames) });
+      return { status: answer.statusCode, text: await answer.body.text() };
+    }
+    expect((await send("chunked/signed.bin", false)).status).toBe(200);
+    const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: "chunked/signed.bin" }));
+    expect(Buffer.from(await got.Body!.transformToByteArray()).equals(data)).toBe(true);
+    const refused = await send("chunked/tampered.bin", true);
+    expect([refused.status, refused.text]).toEqual([
+      403,
+      expect.stringContaining("<Code>SignatureDoesNotMatch</Code>"),
+    ]);
+    expect(await failure(s3.send(new HeadObjectCommand({ Bucket: bucket, Key: "chunked/tampered.bin" })))).toBe(
+      "NotFound",
+    );
+  });
+
+  it("refuses a request signed more than 15 minutes off the server's clock", async () => {
+    const skewed = clientFor(editor, { systemClockOffset: 16 * 60 * 1000 });
+    expect(await failure(skewed.send(new ListBucketsCommand({})))).toBe("RequestTimeTooSkewed");
+  });
+
   it("lists with prefix, delimiter and pages (v2), and v1", async () => {
-    const keys = ["list/a/1", "list/a/2", "list/b", "list/c/x/1", "list/d", "list/é ü"];
+    const keys = ["list/a/1", "list/a/2", "list/b", "list/c/x/1", "list/d", "list/é ü", "list/x&<y>\"'"];
     for (const key of keys) await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: key }));
     const grouped = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: "list/", Delimiter: "/" }));
-    expect(grouped.Contents?.map((c) => c.Key)).toEqual(["list/b", "list/d", "list/é ü"]);
+    expect(grouped.Contents?.map((c) => c.Key)).toEqual(["list/b", "list/d", "list/x&<y>\"'", "list/é ü"]);
     expect(grouped.CommonPrefixes?.map((p) => p.Prefix)).toEqual(["list/a/", "list/c/"]);
-    expect(grouped.KeyCount).toBe(5);
+    expect(grouped.KeyCount).toBe(6);
 
     const paged: string[] = [];
     let token: string | undefined;
@@ -160,7 +251,7 @@ describe("S3-compatible API with the AWS SDK", () => {
     expect(paged).toEqual([...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
 
     const after = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: "list/", StartAfter: "list/b" }));
-    expect(after.Contents?.map((c) => c.Key)).toEqual(["list/c/x/1", "list/d", "list/é ü"]);
+    expect(after.Contents?.map((c) => c.Key)).toEqual(["list/c/x/1", "list/d", "list/x&<y>\"'", "list/é ü"]);
     const v1 = await s3.send(new ListObjectsCommand({ Bucket: bucket, Prefix: "list/a/", MaxKeys: 1 }));
     expect([v1.Contents?.map((c) => c.Key), v1.IsTruncated]).toEqual([["list/a/1"], true]);
   });
