@@ -13,6 +13,7 @@ export {
   type RetryPolicy,
 } from "@platform/codegen/runtime/client";
 export { Code, ConnectError } from "@connectrpc/connect";
+export { s3Credentials, type S3Credentials } from "./s3-credentials.js";
 
 // The generated messages, enums and service clients, one namespace per proto package:
 // `scriptV1.ThreadStatus.RUNNING`, `type scriptV1.Thread`, `computeV1.createComputeServiceClient`.

@@ -55,6 +55,7 @@ export interface PlanePorts {
   readonly git: number;
   readonly registry: number;
   readonly identity: number;
+  readonly s3: number;
 }
 
 /** One row of the configuration table: the README renders the same list. */
@@ -92,6 +93,12 @@ export const settings = {
     env: "PLATFORM_IDENTITY_PORT",
     fallback: "8084",
     help: "identity pools (OIDC issuer)",
+  },
+  s3Port: {
+    flag: "s3-port",
+    env: "PLATFORM_S3_PORT",
+    fallback: "8085",
+    help: "S3-compatible object storage API (path-style, SigV4 with an API key's S3 credentials)",
   },
   corsOrigin: {
     flag: "cors-origin",
@@ -262,6 +269,7 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
       git: port(settings.gitPort),
       registry: port(settings.registryPort),
       identity: port(settings.identityPort),
+      s3: port(settings.s3Port),
     },
     databaseUrl: read(settings.databaseUrl) || undefined,
     corsOrigins: read(settings.corsOrigin)

@@ -64,6 +64,10 @@ import { createSecretBox } from "./crypto/secret-box.js";
 import { loadSecretKey } from "./crypto/secret-key.js";
 import { createSecretService } from "./services/secrets/secret-handlers.js";
 import { listenPlane, type PlaneListener } from "./transport/listen-plane.js";
+import { createBucketDirectory } from "./services/storage/bucket-directory.js";
+import { createMultipartUploads } from "./services/storage/multipart-uploads.js";
+import { createS3Credentials } from "./services/storage/s3/s3-credentials.js";
+import { createS3Handler } from "./services/storage/s3/s3-handler.js";
 import type { Logger } from "./log/logger.js";
 
 /** A started server: where each plane listens, and how to stop it. */
@@ -107,6 +111,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let userStores: UserStoreDirectory | undefined;
   let userStoreMigrations: MigrationWorker | undefined;
   let stopFollowingCredentials: (() => Promise<void>) | undefined;
+  let stopFollowingS3Credentials: (() => Promise<void>) | undefined;
+  /** Each listener's name in the ready line, in the order of `listeners`. */
+  const listenerNames: string[] = [];
   /** The api listener's own URL, known once it listens: the base of download links without --public-api-url. */
   let apiUrl = "";
   /** `{identity_url}`: --public-identity-url, or the identity listener's own URL once it listens. */
@@ -140,7 +147,10 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     stopFollowingCredentials = await followCredentialChanges(database, credentials);
     // The auth interceptor reads the access rules of every service registered on the plane.
     const api = createServiceRouter({
-      interceptors: [pageTokens.interceptor, createAuthInterceptor({ db, bindings: () => api.bindings, credentials })],
+      interceptors: [
+        pageTokens.interceptor,
+        createAuthInterceptor({ db, bindings: () => api.bindings, credentials, box }),
+      ],
       readMaxBytes: config.maxBodyBytes,
       shutdownSignal: shutdown.signal,
       onUnexpectedError: (error, where) => logger.error("call failed", { ...where, error }),
@@ -183,7 +193,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const scriptService = createScriptService({ db, box, version, startedAt, tools, templates, threads, callbackKeys });
     registerScriptService(api, scriptService);
     registerSecretService(api, createSecretService({ db, box }));
-    registerIamService(api, createIamService({ db }));
+    registerIamService(api, createIamService({ db, box }));
     // Last: reflection and health answer for every service registered above.
     registerGrpcProtocolServices(api, health);
 
@@ -256,6 +266,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       }),
     );
     listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler }));
+    listenerNames.push("api");
     apiUrl = listeners[0]!.url;
     listeners.push(
       await listenPlane({
@@ -265,6 +276,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
         handler: references.data(data.nodeHandler()),
       }),
     );
+    listenerNames.push("data");
     // Every pool's issuer, on a listener of its own that applies each pool's CORS itself.
     issuer = createIssuerPlane({
       services: identity,
@@ -289,8 +301,40 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       isReady: () => ready,
     });
     listeners.push(identityListener);
+    listenerNames.push("identity");
     issuer.listeningAt(identityListener.url);
     identityUrl = issuer.identityUrl();
+
+    // Buckets and objects, served to S3 clients on a listener of their own. Its credential cache
+    // follows the same change notices as the bearer path, so a revoked key stops working here too.
+    const storage = createBucketDirectory({
+      db,
+      blobs,
+      onListenerError: (error) => logger.error("storage listener failed", { error }),
+    });
+    const s3Credentials = createCredentialCache();
+    stopFollowingS3Credentials = await followCredentialChanges(database, s3Credentials);
+    const s3Handler = createS3Handler({
+      directory: storage,
+      uploads: createMultipartUploads({ db, blobs, directory: storage }),
+      credentials: createS3Credentials({ db, box, cache: s3Credentials }),
+      logger,
+    });
+    listeners.push(
+      await listenPlane({
+        name: "s3",
+        host: config.host,
+        port: config.ports.s3,
+        handler: s3Handler,
+        corsOrigins: config.corsOrigins,
+        // Objects are far larger than RPC bodies: the S3 handler bounds them itself (5 GiB a PUT).
+        handlerLimitsBody: true,
+        maxBodyBytes: config.maxBodyBytes,
+        logger,
+        isReady: () => ready,
+      }),
+    );
+    listenerNames.push("s3");
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
     await userStoreMigrations?.stop();
@@ -298,6 +342,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     await celWorkers.close();
     await signals?.close();
     await stopFollowingCredentials?.();
+    await stopFollowingS3Credentials?.();
     mailSender?.close();
     await database.close();
     throw error;
@@ -306,7 +351,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   deliverer?.start();
   const mailDelivery = issuer?.startMailDelivery();
 
-  const urls = Object.fromEntries(listeners.map((l, i) => [["api", "data", "identity"][i]!, l.url]));
+  const urls = Object.fromEntries(listeners.map((l, i) => [listenerNames[i]!, l.url]));
   const record: ServerRecord = { pid: process.pid, api: urls.api! };
   await writeFile(serverRecordFile(config.dataDir), JSON.stringify(record) + "\n", { mode: 0o600 });
   ready = true;
@@ -330,6 +375,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await mailDelivery?.stop();
       await signals?.close();
       await stopFollowingCredentials?.();
+      await stopFollowingS3Credentials?.();
       mailSender?.close();
       await rm(serverRecordFile(config.dataDir), { force: true });
       await database.close();

@@ -61,6 +61,8 @@ export async function startPlatformServer(
       "0",
       "--identity-port",
       "0",
+      "--s3-port",
+      "0",
       ...extraArgs,
     ],
     { env: { ...process.env, ...env, DATABASE_URL: database?.url ?? "" }, stdio: ["ignore", "pipe", "pipe"] },

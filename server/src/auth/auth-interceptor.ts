@@ -1,13 +1,15 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { ServiceAccess, ServiceBinding } from "@platform/codegen/runtime";
-import { and, eq, lte, sql } from "drizzle-orm";
+import { and, eq, isNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../db/database.js";
 import { apiKeys, organizations, permissions } from "./auth-schema.js";
 import { perDatabase } from "../db/prepared-statements.js";
 import { apiKeySecretDigest, isApiKeySecretShape } from "./api-key-secret.js";
 import type { CredentialCache, VerifiedCredential } from "./credential-cache.js";
 import { principalKey, type Principal } from "./principal.js";
+import { sealS3Secret } from "./s3-secret.js";
+import type { SecretBox } from "../crypto/secret-box.js";
 import { requiredRole, type RequiredRole } from "./roles.js";
 
 export interface AuthInterceptorOptions {
@@ -24,6 +26,8 @@ export interface AuthInterceptorOptions {
    * commands' short-lived in-process server).
    */
   readonly credentials?: CredentialCache;
+  /** Seals the S3 secret of a key issued before the S3 listener existed, on its first verified use (s3-secret.ts). */
+  readonly box?: SecretBox;
 }
 
 /** `last_used_at` is written at most this often per key: a busy key does not write on every call. */
@@ -78,7 +82,12 @@ export function createAuthInterceptor(options: AuthInterceptorOptions): Intercep
     if (!access) throw new ConnectError(`no access rule for ${request.service.typeName}`, Code.Internal);
     if (access.publicMethods.includes(request.method.localName)) return next(request);
 
-    const principal = await authenticate(options.db, request.header.get("authorization"), options.credentials);
+    const principal = await authenticate(
+      options.db,
+      request.header.get("authorization"),
+      options.credentials,
+      options.box,
+    );
     if (access.organizationHeader)
       checkOrganizationHeader(request.header.get(organizationHeader), principal, request.service.typeName);
     const required = requiredFor(request.service, request.method);
@@ -113,6 +122,7 @@ const credentialBySecretHash = perDatabase((db) =>
       secretPrefix: apiKeys.secretPrefix,
       expiresAt: apiKeys.expiresAt,
       lastUsedAt: apiKeys.lastUsedAt,
+      hasS3Secret: sql<boolean>`${apiKeys.s3SecretSealed} is not null`,
       orgName: organizations.name,
       roles: sql<string[]>`coalesce((select array_agg(${permissions.role}) from ${permissions}
         where ${permissions.orgId} = ${apiKeys.orgId} and ${permissions.principal} = ${apiKeys.id}::text
@@ -137,6 +147,7 @@ export async function authenticate(
   db: Database,
   authorization: string | null,
   credentials?: CredentialCache,
+  box?: SecretBox,
 ): Promise<Principal> {
   if (!authorization) throw unauthenticated("missing credentials: send the header Authorization: Bearer <API key>");
   const match = /^(\S+)\s+(\S+)\s*$/.exec(authorization.trim());
@@ -156,6 +167,13 @@ export async function authenticate(
     // A rotated key's old secret no longer hashes to any row: it is unknown from then on.
     if (!row) throw unauthenticated("unknown API key: it was never issued, or its secret was rotated");
     if (row.state === "revoked") throw unauthenticated(`API key ${row.secretPrefix}… (${row.keyId}) was revoked`);
+    // Only here does the server see the secret of a key issued before S3 credentials existed.
+    if (!row.hasS3Secret && box) {
+      await db
+        .update(apiKeys)
+        .set({ s3SecretSealed: sealS3Secret(box, row.keyId, token!) })
+        .where(and(eq(apiKeys.id, row.keyId), isNull(apiKeys.s3SecretSealed)));
+    }
     credential = {
       principal: { orgId: row.orgId, orgName: row.orgName, keyId: row.keyId, roles: new Set(row.roles) },
       secretPrefix: row.secretPrefix,

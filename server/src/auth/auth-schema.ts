@@ -1,5 +1,5 @@
 import { boolean, index, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
-import { epochMs, nowMs } from "../db/column-types.js";
+import { bytea, epochMs, nowMs } from "../db/column-types.js";
 
 /**
  * The organizations, their API keys and the roles granted to those keys, which every call's
@@ -38,6 +38,12 @@ export const apiKeys = pgTable(
     lastUsedAt: epochMs("last_used_at").notNull().default(0),
     rotatedAt: epochMs("rotated_at").notNull().default(0),
     revokedAt: epochMs("revoked_at").notNull().default(0),
+    /**
+     * The key's S3 secret access key (derived from the secret, see s3-secret.ts), sealed with the
+     * SecretBox: SigV4 needs the secret itself on the server, which the hash cannot give. Null for
+     * a key issued before the S3 listener existed, until its bearer secret is next verified.
+     */
+    s3SecretSealed: bytea("s3_secret_sealed"),
   },
   (t) => [index("api_keys_org_idx").on(t.orgId, t.createdAt)],
 );

@@ -19,8 +19,8 @@ import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
  * | `compute.editor` | Also create and configure apps; save, compile, test and publish drafts. |
  * | `builds.viewer` | Read builds and their logs. |
  * | `builds.editor` | Also start, cancel and upload builds and save build secrets. |
- * | `data.viewer` | Read actions and runs, pipelines, sources, ingest rules and jobs, vector engines; search. |
- * | `data.editor` | Also run and enqueue actions and change pipelines, sources, credentials, ingest, engines. |
+ * | `data.viewer` | Read actions and runs, pipelines, sources, ingest rules and jobs, vector engines; search; list and read buckets and objects (S3). |
+ * | `data.editor` | Also run and enqueue actions and change pipelines, sources, credentials, ingest, engines; create and delete buckets, write and delete objects (S3). |
  * | `vectordb.viewer` | Managed vector databases: GetService, GetServiceAccess, ListServices, cluster and backup reads. |
  * | `vectordb.admin` | Every managed vector database scope: allocate, delete, clusters, backups, policies. |
  * | `git.viewer` | Git: clone and fetch, browse (organization-wide or on one repository). |
@@ -71,8 +71,16 @@ export const roleCatalog: readonly RoleDefinition[] = [
   role("compute.editor", 1, "Also create and configure apps; save, compile, test and publish drafts."),
   role("builds.viewer", 0, "Read builds and their logs."),
   role("builds.editor", 1, "Also start, cancel and upload builds and save build secrets."),
-  role("data.viewer", 0, "Read actions, pipelines, sources, ingest and vector engines; search."),
-  role("data.editor", 1, "Also run actions and change pipelines, sources, credentials, ingest and engines."),
+  role(
+    "data.viewer",
+    0,
+    "Read actions, pipelines, sources, ingest and vector engines; search; read buckets and objects.",
+  ),
+  role(
+    "data.editor",
+    1,
+    "Also run actions and change pipelines, sources, credentials, ingest and engines; write buckets and objects.",
+  ),
   role(
     "vectordb.viewer",
     0,

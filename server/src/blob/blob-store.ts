@@ -38,6 +38,15 @@ export interface OpenBlob extends BlobInfo {
 export interface BlobStore {
   /** Stores `bytes` under `key`, replacing any previous object at once: readers see the old or the new, never a mix. */
   put(key: string, bytes: Uint8Array, options: { readonly contentType: string }): Promise<BlobInfo>;
+  /**
+   * Stores what `source` yields under `key`, as `put` does, without holding it in memory: the
+   * object appears whole when the source ends, and not at all when it fails.
+   */
+  write(
+    key: string,
+    source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    options: { readonly contentType: string },
+  ): Promise<BlobInfo>;
   /** The object, opened for reading, or undefined when there is none. */
   open(key: string): Promise<OpenBlob | undefined>;
   /** The object's description, or undefined when there is none. */

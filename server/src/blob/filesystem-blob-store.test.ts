@@ -32,6 +32,25 @@ async function files(): Promise<string[]> {
 }
 
 describe("the filesystem blob store", () => {
+  it("writes a streamed source, and leaves nothing when the source fails", async () => {
+    async function* chunks() {
+      for (let i = 0; i < 100; i++) yield bytes(`chunk ${i};`);
+    }
+    const expected = Array.from({ length: 100 }, (_, i) => `chunk ${i};`).join("");
+    const info = await store.write("streamed/one", chunks(), { contentType: "text/plain" });
+    expect(info).toMatchObject({ size: expected.length, sha256: sha256(expected), contentType: "text/plain" });
+    expect(await readAll("streamed/one")).toBe(expected);
+    expect(await readAll("streamed/one", { start: 6, end: 13 })).toBe("0;chunk ");
+
+    async function* failing() {
+      yield bytes("partial");
+      throw new Error("client went away");
+    }
+    await expect(store.write("streamed/two", failing(), { contentType: "text/plain" })).rejects.toThrow("went away");
+    expect(await store.stat("streamed/two")).toBeUndefined();
+    expect((await files()).filter((f) => f.includes("/tmp/"))).toEqual([]);
+  });
+
   it("stores bytes with their type and hash, and reads them whole or by range", async () => {
     const before = Date.now();
     const info = await store.put("threads/t1/artifacts/report.txt", bytes("hello, world"), {

@@ -81,40 +81,63 @@ export function createFilesystemBlobStore(root: string): BlobStore {
     }
   }
 
-  return {
-    async put(key, bytes, options) {
-      const file = fileOf(key);
-      const header: Header = {
-        contentType: checkContentType(options.contentType),
-        sha256: createHash("sha256").update(bytes).digest("hex"),
-      };
-      await Promise.all([
-        mkdir(temporary, { recursive: true, mode: 0o700 }),
-        mkdir(dirname(file), { recursive: true, mode: 0o700 }),
-      ]);
-      const written = join(temporary, `${randomBytes(12).toString("hex")}.tmp`);
-      const handle = await open(written, "wx", 0o600);
-      let updatedAt: number;
-      try {
-        await handle.writeFile(`${JSON.stringify(header)}\n`);
-        await handle.writeFile(bytes);
-        // Flushed before the rename, so a crash never leaves a renamed but empty object.
-        await handle.sync();
-        updatedAt = Math.floor((await handle.stat()).mtimeMs);
-      } catch (error) {
-        await handle.close();
-        await rm(written, { force: true });
-        throw error;
+  async function write(
+    key: string,
+    source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    options: { readonly contentType: string },
+  ): Promise<BlobInfo> {
+    const file = fileOf(key);
+    const contentType = checkContentType(options.contentType);
+    await Promise.all([
+      mkdir(temporary, { recursive: true, mode: 0o700 }),
+      mkdir(dirname(file), { recursive: true, mode: 0o700 }),
+    ]);
+    const written = join(temporary, `${randomBytes(12).toString("hex")}.tmp`);
+    const handle = await open(written, "wx", 0o600);
+    let header: Header;
+    let size = 0;
+    let updatedAt: number;
+    try {
+      // The header line leads the file but holds the content's hash: the content goes after a
+      // placeholder of the header's exact length, and the header is written over it at the end.
+      const placeholder = `${JSON.stringify({ contentType, sha256: "0".repeat(64) })}\n`;
+      await handle.write(placeholder);
+      const hash = createHash("sha256");
+      let position = Buffer.byteLength(placeholder);
+      for await (const chunk of source) {
+        hash.update(chunk);
+        // A positioned write may take less than asked: the rest goes in further writes.
+        for (let done = 0; done < chunk.byteLength;) {
+          const { bytesWritten } = await handle.write(chunk, done, chunk.byteLength - done, position);
+          done += bytesWritten;
+          position += bytesWritten;
+        }
+        size += chunk.byteLength;
       }
+      header = { contentType, sha256: hash.digest("hex") };
+      await handle.write(`${JSON.stringify(header)}\n`, 0);
+      // Flushed before the rename, so a crash never leaves a renamed but empty object.
+      await handle.sync();
+      updatedAt = Math.floor((await handle.stat()).mtimeMs);
+    } catch (error) {
       await handle.close();
-      try {
-        await rename(written, file);
-      } catch (error) {
-        await rm(written, { force: true });
-        throw error;
-      }
-      return { key, size: bytes.byteLength, ...header, updatedAt } satisfies BlobInfo;
-    },
+      await rm(written, { force: true });
+      throw error;
+    }
+    await handle.close();
+    try {
+      await rename(written, file);
+    } catch (error) {
+      await rm(written, { force: true });
+      throw error;
+    }
+    return { key, size, ...header, updatedAt } satisfies BlobInfo;
+  }
+
+  return {
+    put: (key, bytes, options) => write(key, [bytes], options),
+
+    write,
 
     open: openBlob,
 

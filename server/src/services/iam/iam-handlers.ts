@@ -11,6 +11,7 @@ import type { ApiKey, Organization, Permission } from "../../../../gen/platform/
 import type { IamServiceImplementation } from "../../../../gen/platform/iam/v1/iam_service_server.js";
 import { principalOf, type Principal } from "../../auth/principal.js";
 import { findRole, operatorRole, roleCatalog, roleFamily } from "../../auth/roles.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
 import type { Database } from "../../db/database.js";
 import {
   createIamStore,
@@ -24,6 +25,8 @@ import {
 
 export interface IamServiceOptions {
   readonly db: Database;
+  /** Seals each issued or rotated key's S3 secret (s3-secret.ts); absent, it is filled on the key's first use. */
+  readonly box?: SecretBox;
 }
 
 /**
@@ -32,8 +35,8 @@ export interface IamServiceOptions {
  * operator reaches other organizations. Which role each method needs is the auth interceptor's
  * business (roles.ts); these handlers enforce the tenancy and the contract's validation.
  */
-export function createIamService({ db }: IamServiceOptions): IamServiceImplementation {
-  const store = createIamStore(db);
+export function createIamService({ db, box }: IamServiceOptions): IamServiceImplementation {
+  const store = createIamStore(db, { box });
 
   /** The organization named by a request, if the caller may see it. */
   async function visibleOrganization(context: HandlerContext, orgId: string): Promise<OrganizationRow> {

@@ -1,8 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { and, asc, desc, eq, gt, inArray, like, lt, ne, or, type SQL } from "drizzle-orm";
+import { randomUUID } from "node:crypto";
 import { issueSecret } from "../../auth/api-key-secret.js";
 import { announceCredentialChange, credentialChangeCommitted } from "../../auth/credential-changes.js";
 import { roleFamily } from "../../auth/roles.js";
+import { sealS3Secret } from "../../auth/s3-secret.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
 import type { Database } from "../../db/database.js";
 import { apiKeys, organizations, permissions } from "../../auth/auth-schema.js";
 
@@ -47,9 +50,14 @@ const notFound = (what: string) => new ConnectError(`${what} not found`, Code.No
  * A change to a key's secret, state or grants is announced in its transaction (every process
  * hears it at commit) and, once committed, applied to this process's credential caches at once,
  * so that the caller's next call already sees it.
+ *
+ * With `box`, a key's S3 secret access key is sealed into its row when the key is issued or
+ * rotated (s3-secret.ts); without it (the operator key written at start-up) it is filled the first
+ * time the key authenticates a call.
  */
-export function createIamStore(db: Database) {
+export function createIamStore(db: Database, options: { readonly box?: SecretBox } = {}) {
   const changed = (keyId: string) => credentialChangeCommitted(db, { keyId });
+  const s3Secret = (keyId: string, secret: string) => (options.box ? sealS3Secret(options.box, keyId, secret) : null);
 
   async function getApiKey(orgId: string, keyId: string): Promise<ApiKeyRow | undefined> {
     const [row] = await db
@@ -106,9 +114,19 @@ export function createIamStore(db: Database) {
     ): Promise<IssuedKey> {
       return db.transaction(async (tx) => {
         const { secret, hash, prefix } = issueSecret();
+        // The id is chosen here because the sealed S3 secret is bound to it.
+        const id = randomUUID();
         const [key] = await tx
           .insert(apiKeys)
-          .values({ orgId, name: input.name, secretHash: hash, secretPrefix: prefix, expiresAt: input.expiresAt })
+          .values({
+            id,
+            orgId,
+            name: input.name,
+            secretHash: hash,
+            secretPrefix: prefix,
+            expiresAt: input.expiresAt,
+            s3SecretSealed: s3Secret(id, secret),
+          })
           .returning();
         const roles = [...new Set(input.roles)];
         if (roles.length > 0)
@@ -155,7 +173,7 @@ export function createIamStore(db: Database) {
       const key = await db.transaction(async (tx) => {
         const [rotated] = await tx
           .update(apiKeys)
-          .set({ secretHash: hash, secretPrefix: prefix, rotatedAt: now })
+          .set({ secretHash: hash, secretPrefix: prefix, rotatedAt: now, s3SecretSealed: s3Secret(keyId, secret) })
           .where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, keyId), stateCondition("active", now)))
           .returning();
         if (rotated) await announceCredentialChange(tx, { keyId });

@@ -1,0 +1,345 @@
+import { randomUUID } from "node:crypto";
+import { and, asc, eq } from "drizzle-orm";
+import type { BlobStore, OpenBlob } from "../../blob/blob-store.js";
+import type { Database } from "../../db/database.js";
+import { checkBucketName, checkObjectKey } from "./bucket-name.js";
+import { measureBody, type MeasuredBody } from "./object-body.js";
+import { Listeners, type BucketCreated, type ObjectChange } from "./object-changes.js";
+import { listObjectRows, type ObjectListing, type ListObjectsOptions } from "./object-listing.js";
+import { S3Error } from "./s3/s3-error.js";
+import { storageBuckets, storageObjects, storageUploadParts, storageUploads } from "./storage-schema.js";
+
+export interface Bucket {
+  readonly id: string;
+  readonly orgId: string;
+  readonly name: string;
+  readonly createdAt: number;
+}
+
+/** An object's metadata row, as callers see it. */
+export interface ObjectInfo {
+  readonly bucket: string;
+  readonly key: string;
+  readonly size: number;
+  readonly contentType: string;
+  /** Unquoted: MD5 hex, or `<hex>-<parts>` for a multipart object. */
+  readonly etag: string;
+  /** `x-amz-meta-*`, names lower-cased without the prefix. */
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly lastModified: number;
+}
+
+/** An object opened for reading: the row and its content come from the same version. */
+export interface OpenObject extends ObjectInfo {
+  readonly blob: OpenBlob;
+}
+
+export interface PutOptions {
+  readonly contentType: string;
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+/** A stored version ready to become visible: written to the blob store, not yet in a row. */
+export interface StoredContent {
+  readonly blobKey: string;
+  readonly size: number;
+  readonly etag: string;
+}
+
+type ObjectRow = typeof storageObjects.$inferSelect;
+
+const noSuchBucket = (name: string) =>
+  new S3Error("NoSuchBucket", "the specified bucket does not exist", { BucketName: name });
+
+/**
+ * Buckets and objects of every organization: the interface the S3 listener and other services
+ * (ingest rules, the internal object-storage source) call. Every method takes the organization:
+ * another organization's bucket is NoSuchBucket, exactly like a bucket that does not exist.
+ *
+ * Content is written to the blob store first, under a fresh key per version, and becomes visible
+ * only when its row commits; a crash between the two leaves an unreferenced blob, never a half
+ * object. The blob a row replaced or dropped is deleted after the commit.
+ */
+export function createBucketDirectory(options: {
+  readonly db: Database;
+  readonly blobs: BlobStore;
+  readonly onListenerError?: (error: unknown) => void;
+}) {
+  const { db, blobs } = options;
+  const report = options.onListenerError ?? (() => {});
+  const objectChanged = new Listeners<ObjectChange>(report);
+  const bucketCreated = new Listeners<BucketCreated>(report);
+
+  const toBucket = (row: typeof storageBuckets.$inferSelect): Bucket => ({
+    id: row.id,
+    orgId: row.orgId,
+    name: row.name,
+    createdAt: row.createdAt,
+  });
+  const toInfo = (bucket: string, row: ObjectRow): ObjectInfo => ({
+    bucket,
+    key: row.key,
+    size: row.size,
+    contentType: row.contentType,
+    etag: row.etag,
+    metadata: row.metadata,
+    lastModified: row.lastModified,
+  });
+
+  async function getBucket(orgId: string, name: string): Promise<Bucket | undefined> {
+    const [row] = await db
+      .select()
+      .from(storageBuckets)
+      .where(and(eq(storageBuckets.orgId, orgId), eq(storageBuckets.name, name)));
+    return row && toBucket(row);
+  }
+
+  async function requireBucket(orgId: string, name: string): Promise<Bucket> {
+    const bucket = await getBucket(orgId, name);
+    if (!bucket) throw noSuchBucket(name);
+    return bucket;
+  }
+
+  /** Creates the bucket; `created` is false when the organization already had it. */
+  async function createOrFind(orgId: string, name: string): Promise<{ bucket: Bucket; created: boolean }> {
+    checkBucketName(name);
+    const [row] = await db.insert(storageBuckets).values({ orgId, name }).onConflictDoNothing().returning();
+    if (!row) return { bucket: (await getBucket(orgId, name))!, created: false };
+    const bucket = toBucket(row);
+    await bucketCreated.emit({ orgId, bucket: name, bucketId: bucket.id });
+    return { bucket, created: true };
+  }
+
+  async function deleteBlobs(keys: readonly string[]): Promise<void> {
+    await Promise.all(keys.map((key) => blobs.delete(key).catch(report)));
+  }
+
+  /** Writes a version's content to a fresh blob, measuring it. Nothing is visible yet. */
+  async function storeContent(orgId: string, source: AsyncIterable<Uint8Array>, maxBytes?: number) {
+    const blobKey = `storage/${orgId}/${randomUUID()}`;
+    const measured: MeasuredBody = { size: 0, md5: "" };
+    await blobs.write(blobKey, measureBody(source, measured, maxBytes), { contentType: "application/octet-stream" });
+    return { blobKey, size: measured.size, md5: measured.md5 };
+  }
+
+  /**
+   * Makes `content` the current version of `key`: one statement upserts the row and answers the
+   * replaced version's blob, deleted once committed. `inTransaction` runs in the same transaction
+   * (a multipart completion removes its upload there). The blob is deleted when this fails.
+   */
+  async function commitObject(
+    bucket: Bucket,
+    key: string,
+    content: StoredContent,
+    put: PutOptions,
+    inTransaction?: (tx: Parameters<Parameters<Database["transaction"]>[0]>[0]) => Promise<void>,
+  ): Promise<ObjectInfo> {
+    let replaced: string | undefined;
+    let row: ObjectRow;
+    try {
+      row = await db.transaction(async (tx) => {
+        const [old] = await tx
+          .select({ blobKey: storageObjects.blobKey })
+          .from(storageObjects)
+          .where(and(eq(storageObjects.bucketId, bucket.id), eq(storageObjects.key, key)))
+          .for("update");
+        replaced = old?.blobKey;
+        const values = {
+          bucketId: bucket.id,
+          key,
+          size: content.size,
+          contentType: put.contentType,
+          etag: content.etag,
+          metadata: { ...put.metadata },
+          blobKey: content.blobKey,
+          lastModified: Date.now(),
+        };
+        const [written] = await tx
+          .insert(storageObjects)
+          .values(values)
+          .onConflictDoUpdate({ target: [storageObjects.bucketId, storageObjects.key], set: values })
+          .returning();
+        await inTransaction?.(tx);
+        return written!;
+      });
+    } catch (error) {
+      await deleteBlobs([content.blobKey]);
+      // The bucket was deleted while the content was written: its foreign key refuses the row.
+      if (
+        (error as { cause?: { code?: string } }).cause?.code === "23503" &&
+        !(await getBucket(bucket.orgId, bucket.name))
+      )
+        throw noSuchBucket(bucket.name);
+      throw error;
+    }
+    if (replaced) await deleteBlobs([replaced]);
+    const info = toInfo(bucket.name, row);
+    await objectChanged.emit({
+      orgId: bucket.orgId,
+      bucket: bucket.name,
+      key,
+      kind: "put",
+      etag: info.etag,
+      size: info.size,
+      contentType: info.contentType,
+    });
+    return info;
+  }
+
+  async function objectRow(bucket: Bucket, key: string): Promise<ObjectRow | undefined> {
+    const [row] = await db
+      .select()
+      .from(storageObjects)
+      .where(and(eq(storageObjects.bucketId, bucket.id), eq(storageObjects.key, key)));
+    return row;
+  }
+
+  async function deleteObjectIn(bucket: Bucket, key: string): Promise<boolean> {
+    const [row] = await db
+      .delete(storageObjects)
+      .where(and(eq(storageObjects.bucketId, bucket.id), eq(storageObjects.key, key)))
+      .returning();
+    if (!row) return false;
+    await deleteBlobs([row.blobKey]);
+    await objectChanged.emit({
+      orgId: bucket.orgId,
+      bucket: bucket.name,
+      key,
+      kind: "delete",
+      etag: row.etag,
+      size: row.size,
+      contentType: row.contentType,
+    });
+    return true;
+  }
+
+  return {
+    getBucket,
+    requireBucket,
+
+    /** The bucket, created if the organization has none of that name (for services that own one). */
+    async ensureBucket(orgId: string, name: string): Promise<Bucket> {
+      return (await createOrFind(orgId, name)).bucket;
+    },
+
+    /** BucketAlreadyOwnedByYou when the organization has it already. */
+    async createBucket(orgId: string, name: string): Promise<Bucket> {
+      const { bucket, created } = await createOrFind(orgId, name);
+      if (!created)
+        throw new S3Error("BucketAlreadyOwnedByYou", "the bucket you tried to create already exists, and you own it", {
+          BucketName: name,
+        });
+      return bucket;
+    },
+
+    async listBuckets(orgId: string): Promise<Bucket[]> {
+      const rows = await db
+        .select()
+        .from(storageBuckets)
+        .where(eq(storageBuckets.orgId, orgId))
+        .orderBy(asc(storageBuckets.name));
+      return rows.map(toBucket);
+    },
+
+    /** Only an empty bucket (BucketNotEmpty otherwise); its unfinished multipart uploads go with it. */
+    async deleteBucket(orgId: string, name: string): Promise<void> {
+      const bucket = await requireBucket(orgId, name);
+      const partBlobs = await db.transaction(async (tx) => {
+        await tx.select().from(storageBuckets).where(eq(storageBuckets.id, bucket.id)).for("update");
+        const [object] = await tx
+          .select({ key: storageObjects.key })
+          .from(storageObjects)
+          .where(eq(storageObjects.bucketId, bucket.id))
+          .limit(1);
+        if (object)
+          throw new S3Error("BucketNotEmpty", "the bucket you tried to delete is not empty", { BucketName: name });
+        const parts = await tx
+          .select({ blobKey: storageUploadParts.blobKey })
+          .from(storageUploadParts)
+          .innerJoin(storageUploads, eq(storageUploads.id, storageUploadParts.uploadId))
+          .where(eq(storageUploads.bucketId, bucket.id));
+        await tx.delete(storageBuckets).where(eq(storageBuckets.id, bucket.id));
+        return parts.map((p) => p.blobKey);
+      });
+      await deleteBlobs(partBlobs);
+    },
+
+    async listObjects(orgId: string, bucketName: string, list: ListObjectsOptions): Promise<ObjectListing> {
+      const bucket = await requireBucket(orgId, bucketName);
+      return listObjectRows(db, bucket.id, list);
+    },
+
+    async headObject(orgId: string, bucketName: string, key: string): Promise<ObjectInfo | undefined> {
+      checkObjectKey(key);
+      const bucket = await requireBucket(orgId, bucketName);
+      const row = await objectRow(bucket, key);
+      return row && toInfo(bucket.name, row);
+    },
+
+    /**
+     * The current version opened for reading, or undefined. A version replaced between reading
+     * its row and opening its blob is read again: the blob of a replaced version is deleted.
+     */
+    async readObject(orgId: string, bucketName: string, key: string): Promise<OpenObject | undefined> {
+      checkObjectKey(key);
+      const bucket = await requireBucket(orgId, bucketName);
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const row = await objectRow(bucket, key);
+        if (!row) return undefined;
+        const blob = await blobs.open(row.blobKey);
+        if (blob) return { ...toInfo(bucket.name, row), blob };
+      }
+      throw new S3Error("InternalError", "the object changed too often while it was being opened: try again");
+    },
+
+    /** Stores `source` as the new version of `key`. */
+    async putObject(
+      orgId: string,
+      bucketName: string,
+      key: string,
+      source: AsyncIterable<Uint8Array>,
+      put: PutOptions,
+    ): Promise<ObjectInfo> {
+      checkObjectKey(key);
+      const bucket = await requireBucket(orgId, bucketName);
+      const { blobKey, size, md5 } = await storeContent(orgId, source);
+      return commitObject(bucket, key, { blobKey, size, etag: md5 }, put);
+    },
+
+    /** Copies the current version of a source object; `put` says the copy's type and metadata. */
+    async copyObject(
+      orgId: string,
+      from: { readonly bucket: string; readonly key: string },
+      to: { readonly bucket: string; readonly key: string },
+      put: (source: ObjectInfo) => PutOptions,
+    ): Promise<ObjectInfo> {
+      checkObjectKey(to.key);
+      const target = await requireBucket(orgId, to.bucket);
+      const source = await this.readObject(orgId, from.bucket, from.key);
+      if (!source) throw new S3Error("NoSuchKey", "the specified key does not exist", { Key: from.key });
+      const { blobKey, size, md5 } = await storeContent(orgId, source.blob.read());
+      return commitObject(target, to.key, { blobKey, size, etag: md5 }, put(source));
+    },
+
+    /** Answers whether there was an object; deleting a missing one is no error, as on S3. */
+    async deleteObject(orgId: string, bucketName: string, key: string): Promise<boolean> {
+      checkObjectKey(key);
+      return deleteObjectIn(await requireBucket(orgId, bucketName), key);
+    },
+
+    /** Called after each committed put or delete of an object. Returns the function that stops it. */
+    onObjectChanged(listener: (change: ObjectChange) => void | Promise<void>): () => void {
+      return objectChanged.add(listener);
+    },
+
+    /** Called after a bucket is created (the object-storage source is made from here). */
+    onBucketCreated(listener: (event: BucketCreated) => void | Promise<void>): () => void {
+      return bucketCreated.add(listener);
+    },
+
+    /** For multipart uploads (multipart-uploads.ts): the same write-then-commit path. */
+    internal: { storeContent, commitObject, deleteBlobs },
+  };
+}
+
+export type BucketDirectory = ReturnType<typeof createBucketDirectory>;

@@ -1,0 +1,107 @@
+import { createHash } from "node:crypto";
+import { eq, sql } from "drizzle-orm";
+import { apiKeys, organizations, permissions } from "../../../auth/auth-schema.js";
+import type { CredentialCache } from "../../../auth/credential-cache.js";
+import type { Principal } from "../../../auth/principal.js";
+import { openS3Secret } from "../../../auth/s3-secret.js";
+import type { SecretBox } from "../../../crypto/secret-box.js";
+import type { Database } from "../../../db/database.js";
+import { perDatabase } from "../../../db/prepared-statements.js";
+import { S3Error } from "./s3-error.js";
+
+/** A verified access key id: who calls, and the secret their signature must match. */
+export interface S3Caller {
+  readonly principal: Principal;
+  readonly secretAccessKey: string;
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The key by id with its organization and organization-wide roles, as a prepared statement (every S3 request that misses the cache). */
+const keyById = perDatabase((db) =>
+  db
+    .select({
+      keyId: apiKeys.id,
+      orgId: apiKeys.orgId,
+      state: apiKeys.state,
+      secretPrefix: apiKeys.secretPrefix,
+      expiresAt: apiKeys.expiresAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+      s3SecretSealed: apiKeys.s3SecretSealed,
+      orgName: organizations.name,
+      roles: sql<string[]>`coalesce((select array_agg(${permissions.role}) from ${permissions}
+        where ${permissions.orgId} = ${apiKeys.orgId} and ${permissions.principal} = ${apiKeys.id}::text
+        and ${permissions.resource} = ''), '{}')`,
+    })
+    .from(apiKeys)
+    .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
+    .where(eq(apiKeys.id, sql.placeholder("keyId")))
+    .prepare("s3_credential_by_key_id"),
+);
+
+/**
+ * Resolves S3 access key ids (API key ids) to their caller and secret access key. Accepted keys
+ * are remembered in a credential cache that follows the same change notices as the bearer path
+ * (credential-changes.ts), so a revoked or rotated key, or one whose roles changed, stops working
+ * here as soon as it does on the RPC planes. The cache is indexed by a hash of the key id; the
+ * opened secrets sit beside it and are trusted only while the cache still holds the key.
+ */
+export function createS3Credentials(options: {
+  readonly db: Database;
+  readonly box: SecretBox;
+  readonly cache?: CredentialCache;
+  readonly now?: () => number;
+}) {
+  const { db, box, cache } = options;
+  const now = options.now ?? Date.now;
+  const secrets = new Map<string, string>();
+  const cacheKey = (keyId: string) => createHash("sha256").update(`s3:${keyId}`).digest();
+  const unknown = () =>
+    new S3Error("InvalidAccessKeyId", "the AWS access key id you provided does not exist in our records");
+
+  return {
+    async resolve(accessKeyId: string): Promise<S3Caller> {
+      if (!uuidPattern.test(accessKeyId)) throw unknown();
+      const keyId = accessKeyId.toLowerCase();
+      const hashed = cacheKey(keyId);
+      const cached = cache?.get(hashed);
+      const secret = secrets.get(keyId);
+      if (cached && secret !== undefined) {
+        if (cached.expiresAt !== 0 && cached.expiresAt <= now()) throw unknown();
+        return { principal: cached.principal, secretAccessKey: secret };
+      }
+      const ticket = cache?.ticket() ?? 0;
+      const [row] = await keyById(db).execute({ keyId });
+      // Revoked and expired keys are refused like unknown ones: S3 answers InvalidAccessKeyId.
+      if (!row || row.state === "revoked" || (row.expiresAt !== 0 && row.expiresAt <= now())) throw unknown();
+      if (!row.s3SecretSealed) {
+        throw new S3Error(
+          "InvalidAccessKeyId",
+          "this API key has no S3 secret yet: use it once as a bearer token, or rotate it, to enable S3 access",
+        );
+      }
+      const secretAccessKey = openS3Secret(box, row.keyId, row.s3SecretSealed);
+      const principal: Principal = {
+        orgId: row.orgId,
+        orgName: row.orgName,
+        keyId: row.keyId,
+        roles: new Set(row.roles),
+      };
+      if (cache) {
+        secrets.set(keyId, secretAccessKey);
+        cache.put(
+          hashed,
+          { principal, secretPrefix: row.secretPrefix, expiresAt: row.expiresAt, lastUsedAt: row.lastUsedAt },
+          ticket,
+        );
+        // Secrets of keys the cache let go of are dropped too, so the map stays as small as it.
+        if (secrets.size > cache.size * 2 + 100) {
+          for (const id of secrets.keys()) if (!cache.get(cacheKey(id))) secrets.delete(id);
+        }
+      }
+      return { principal, secretAccessKey };
+    },
+  };
+}
+
+export type S3Credentials = ReturnType<typeof createS3Credentials>;
