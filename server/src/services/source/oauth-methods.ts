@@ -21,6 +21,7 @@ import { requestTokens, TokenEndpointError, type TokenSet } from "./oauth/oauth-
 import { providerWireName } from "./provider-names.js";
 import {
   failedPrecondition,
+  hasControlCharacter,
   invalid,
   notFound,
   optionalId,
@@ -249,7 +250,7 @@ function accountOf(idToken: string | undefined): string | undefined {
     const account = [claims.email, claims.preferred_username, claims.sub].find(
       (value): value is string => typeof value === "string" && value !== "",
     );
-    return account?.replace(/[\u0000-\u001f\u007f]/g, "").slice(0, 150);
+    return account && !hasControlCharacter(account) ? account.slice(0, 150) : undefined;
   } catch {
     return undefined;
   }

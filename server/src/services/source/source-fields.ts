@@ -6,10 +6,18 @@ import type { ProviderName } from "./source-schema.js";
 /** Checks of request fields shared by the methods; every message starts with the field it is about. */
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const CONTROL = /[\u0000-\u001f\u007f]/;
 export const MAX_NAME_LENGTH = 200;
 export const MAX_DESCRIPTION_LENGTH = 4096;
 const MAX_BUCKET_LENGTH = 255;
+
+/** C0 controls and DEL: never part of a name a person types. */
+export function hasControlCharacter(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
 
 export function invalid(message: string): ConnectError {
   return new ConnectError(message, Code.InvalidArgument);
@@ -27,7 +35,8 @@ export function failedPrecondition(message: string): ConnectError {
 export function validBucket(bucket: string): string {
   if (bucket === "") throw invalid("bucket is required");
   if (bucket.length > MAX_BUCKET_LENGTH) throw invalid(`bucket is longer than ${MAX_BUCKET_LENGTH} characters`);
-  if (bucket.includes("/") || CONTROL.test(bucket)) throw invalid("bucket must not contain '/' or control characters");
+  if (bucket.includes("/") || hasControlCharacter(bucket))
+    throw invalid("bucket must not contain '/' or control characters");
   return bucket;
 }
 
@@ -48,7 +57,7 @@ export function validName(name: string, field = "name"): string {
   const trimmed = name.trim();
   if (trimmed === "") throw invalid(`${field} is required`);
   if (name.length > MAX_NAME_LENGTH) throw invalid(`${field} is longer than ${MAX_NAME_LENGTH} characters`);
-  if (CONTROL.test(name)) throw invalid(`${field} must not contain control characters`);
+  if (hasControlCharacter(name)) throw invalid(`${field} must not contain control characters`);
   return trimmed;
 }
 
