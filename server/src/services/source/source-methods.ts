@@ -72,7 +72,7 @@ export function createSourceMethods({ db, bucketExists, sourceInUse }: SourceMet
       );
     if (!kind.credentialTypes.includes(credential.type))
       throw invalid(
-        `credential_id: ${providerWireName(provider)} connects with a ${kind.credentialTypes.join(" or ")} credential, not ${credential.type}`,
+        `credential_id: ${providerWireName(provider)} connects with credentials of type ${kind.credentialTypes.join(" or ")}, not ${credential.type}`,
       );
     return credentialId;
   };
