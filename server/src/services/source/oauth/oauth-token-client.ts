@@ -21,13 +21,13 @@ export type TokenGrant =
 /**
  * A token request that did not give tokens. `refused`: the provider answered an OAuth error (its
  * `error` code, such as invalid_grant, is kept; its free-text description is not, since a provider
- * could echo what it was sent); `unreachable`: no answer (network, timeout, the outbound guard);
- * `malformed`: an answer that is not a token response.
+ * could echo what it was sent); `unreachable`: no answer (network, timeout); `blocked`: the
+ * outbound guard refused the endpoint's address; `malformed`: an answer that is not a token response.
  */
 export class TokenEndpointError extends Error {
   override readonly name = "TokenEndpointError";
   constructor(
-    readonly kind: "refused" | "unreachable" | "malformed",
+    readonly kind: "refused" | "unreachable" | "malformed" | "blocked",
     message: string,
     readonly oauthError?: string,
   ) {
@@ -58,8 +58,8 @@ export async function requestTokens(
   };
   if (provider.tokenEndpointAuthMethod === "client_secret_basic") {
     // RFC 6749 section 2.3.1: each part form-urlencoded before the Basic encoding.
-    const user = encodeURIComponent(provider.clientId);
-    const password = encodeURIComponent(provider.clientSecret ?? "");
+    const user = formEncode(provider.clientId);
+    const password = formEncode(provider.clientSecret ?? "");
     headers.authorization = `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
   } else {
     body.set("client_id", provider.clientId);
@@ -85,7 +85,7 @@ export async function requestTokens(
     text = await readLimited(response);
   } catch (error) {
     const refused = privateNetworkErrorOf(error);
-    if (refused) throw new TokenEndpointError("unreachable", `the token endpoint is refused: ${refused.message}`);
+    if (refused) throw new TokenEndpointError("blocked", `the token endpoint is refused: ${refused.message}`);
     const why = timeout.aborted ? "it did not answer in time" : "it could not be reached";
     throw new TokenEndpointError("unreachable", `the provider's token endpoint failed: ${why}`);
   }
@@ -128,6 +128,11 @@ async function readLimited(response: Response): Promise<string> {
     chunks.push(value);
   }
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/** application/x-www-form-urlencoded, as URLSearchParams writes it (a space is `+`). */
+function formEncode(value: string): string {
+  return new URLSearchParams({ v: value }).toString().slice(2);
 }
 
 function parseJson(text: string): Record<string, unknown> | undefined {
