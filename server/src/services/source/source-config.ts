@@ -37,7 +37,7 @@ const s3Kind: SourceKind = {
     const region = text(config, "region", false) || "us-east-1";
     if (!/^[a-z0-9-]{1,64}$/.test(region)) throw invalid("config.region must be a region name such as eu-west-1");
     const endpoint = text(config, "endpoint", false);
-    if (endpoint !== "") httpUrl(endpoint, "config.endpoint", { pathAllowed: true });
+    if (endpoint !== "") httpUrl(endpoint, "config.endpoint");
     const prefix = text(config, "prefix", false);
     const pathStyle = config.force_path_style;
     if (pathStyle !== undefined && typeof pathStyle !== "boolean")
@@ -66,7 +66,7 @@ const webKind: SourceKind = {
     urls.forEach((url: JsonValue, index) => {
       const field = `config.urls[${index}]`;
       if (typeof url !== "string") throw invalid(`${field} must be a string`);
-      httpUrl(url, field, { pathAllowed: true });
+      httpUrl(url, field);
       if (seen.has(url)) throw invalid(`${field} repeats an earlier URL`);
       seen.add(url);
     });
@@ -117,7 +117,7 @@ function text(config: JsonObject, key: string, required: boolean): string {
 }
 
 /** An absolute http(s) URL; credentials in it are refused, since config is never secret. */
-function httpUrl(text: string, field: string, { pathAllowed }: { pathAllowed: boolean }): URL {
+function httpUrl(text: string, field: string): URL {
   if (text.length > MAX_URL_LENGTH) throw invalid(`${field} is longer than ${MAX_URL_LENGTH} characters`);
   let url: URL;
   try {
@@ -129,7 +129,6 @@ function httpUrl(text: string, field: string, { pathAllowed }: { pathAllowed: bo
     throw invalid(`${field} must start with http:// or https://`);
   if (url.username !== "" || url.password !== "")
     throw invalid(`${field} must not hold a user name or password: store those as a credential`);
-  if (!pathAllowed && url.pathname !== "/") throw invalid(`${field} must have no path`);
   return url;
 }
 

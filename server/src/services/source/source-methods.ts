@@ -1,6 +1,6 @@
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { Provider, type SourceSchema } from "../../../../gen/platform/data/source/v1/source_pb.js";
+import type { SourceSchema } from "../../../../gen/platform/data/source/v1/source_pb.js";
 import type { SourceServiceImplementation } from "../../../../gen/platform/data/source/v1/source_service_server.js";
 import { principalOf } from "../../auth/principal.js";
 import type { Database } from "../../db/database.js";
@@ -222,7 +222,7 @@ export function sourceMessage(row: SourceRow): MessageInitShape<typeof SourceSch
     bucket: row.bucket,
     name: row.name,
     description: row.description,
-    provider: row.provider === "internal" ? Provider.INTERNAL : providerOf(row.provider),
+    provider: providerOf(row.provider),
     credentialId: row.credentialId ?? "",
     config: row.config,
     internal: row.internal,
