@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { BlockList } from "node:net";
 import { parseArgs } from "node:util";
@@ -11,6 +12,7 @@ import {
   type ThreadLimits,
 } from "./services/script/engine/thread-budget.js";
 import { LLM_ENV, readLlmConfig, type LlmConfig } from "./services/script/tools/llm-config.js";
+import { parseOAuthProviders, type OAuthProviders } from "./services/source/oauth/oauth-provider-config.js";
 
 /** Everything `platform-server serve` can be told, from flags or their environment variables. */
 export interface ServerConfig {
@@ -47,6 +49,8 @@ export interface ServerConfig {
   readonly publicIdentityUrl: string | undefined;
   /** The SMTP server identity e-mails go through; absent means they are written to the log with their links. */
   readonly mail: MailConfig | undefined;
+  /** OAuth clients registered with data-source providers, from --oauth-providers-file; empty turns OAuth connections off. */
+  readonly oauthProviders: OAuthProviders;
 }
 
 export interface PlanePorts {
@@ -221,6 +225,12 @@ export const settings = {
     fallback: "",
     help: "model used when a call names none (required with the base URL)",
   },
+  oauthProvidersFile: {
+    flag: "oauth-providers-file",
+    env: "PLATFORM_OAUTH_PROVIDERS_FILE",
+    fallback: "",
+    help: "JSON file of the OAuth clients registered with data-source providers (endpoints, client id and secret, scopes, redirect URIs); empty turns OAuth connections off",
+  },
 } satisfies Record<string, Setting>;
 
 export { ConfigError };
@@ -295,6 +305,7 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     publicApiUrl: read(settings.publicApiUrl) || undefined,
     publicIdentityUrl: publicUrl(settings.publicIdentityUrl, read(settings.publicIdentityUrl)),
     mail: readMailConfig({ [MAIL_ENV.smtpUrl]: read(settings.smtpUrl), [MAIL_ENV.from]: read(settings.mailFrom) }),
+    oauthProviders: oauthProviders(settings.oauthProvidersFile, read(settings.oauthProvidersFile)),
     llm: readLlmConfig({
       [LLM_ENV.baseUrl]: read(settings.llmBaseUrl),
       [LLM_ENV.apiKey]: read(settings.llmApiKey) || undefined,
@@ -315,6 +326,22 @@ function publicUrl(setting: Setting, text: string): string | undefined {
   if (url.protocol !== "http:" && url.protocol !== "https:")
     throw new ConfigError(`--${setting.flag} (${setting.env}) must start with http:// or https://, got "${text}"`);
   return text.replace(/\/+$/, "");
+}
+
+/** The registrations in the file at `path`, checked now so that a mistake stops the start. */
+function oauthProviders(setting: Setting, path: string): OAuthProviders {
+  if (path === "") return new Map();
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`--${setting.flag} (${setting.env}): cannot read ${path}: ${(error as Error).message}`);
+  }
+  try {
+    return parseOAuthProviders(text);
+  } catch (error) {
+    throw new ConfigError(`--${setting.flag} (${setting.env}): ${path} ${(error as Error).message}`);
+  }
 }
 
 function trustedProxies(setting: Setting, text: string): BlockList | undefined {

@@ -67,9 +67,18 @@ export type Source = Message<"platform.data.source.v1.Source"> & {
   credentialId: string;
 
   /**
-   * Provider-specific connection settings (object), for example `{"bucket": "b", "prefix": "docs/",
-   * "region": "eu-west-1"}` for Amazon S3 or `{"folder_id": "..."}` for Google Drive. Never holds
-   * secrets: those live in credentials.
+   * Provider-specific connection settings (object, snake_case keys), for example `{"bucket": "b",
+   * "prefix": "docs/", "region": "eu-west-1"}` for Amazon S3. Never holds secrets: those live in
+   * credentials. An unknown key is rejected, naming it. Per provider:
+   * - PROVIDER_INTERNAL: `{}`.
+   * - PROVIDER_AMAZON_S3 and S3-compatible stores: `bucket` (required), `region` (default
+   *   `us-east-1`), `endpoint` (http(s) URL of an S3-compatible store; AWS when absent), `prefix`
+   *   (only keys under it), `force_path_style` (boolean; default true with an endpoint, else
+   *   false). Connects with an access key credential of PROVIDER_AMAZON_S3.
+   * - PROVIDER_WEB: `urls`, 1 to 1000 distinct http(s) URLs without user info, each one an object
+   *   of the source. No credential.
+   * Sources of other providers cannot be created yet (UNIMPLEMENTED). (-- Not shown in the
+   * specification; the S3 settings follow the S3 API's and Airbyte's S3 source's names. --)
    *
    * @generated from field: google.protobuf.Struct config = 7;
    */

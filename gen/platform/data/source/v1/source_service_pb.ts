@@ -406,7 +406,7 @@ export type GetOAuthUrlRequest = Message<"platform.data.source.v1.GetOAuthUrlReq
 
   /**
    * Where the provider redirects the user's browser with `code` and `state` (exact URL, https
-   * except for localhost).
+   * except for localhost); one of the redirect URIs the operator registered for the provider.
    *
    * @generated from field: string redirect_uri = 2;
    */
@@ -554,8 +554,10 @@ export const RefreshOAuthTokenRequestSchema: GenMessage<RefreshOAuthTokenRequest
 export const SourceService: GenService<{
   /**
    * (-- Not shown in the specification; following Airbyte's create source. --) Creates a source in
-   * a bucket. Errors: INVALID_ARGUMENT (blank name, PROVIDER_INTERNAL, config rejected by the
-   * provider), ALREADY_EXISTS (name taken in the bucket), NOT_FOUND (unknown credential_id).
+   * a bucket. Errors: INVALID_ARGUMENT (blank name, the reserved name `internal`, PROVIDER_INTERNAL,
+   * config rejected by the provider, a credential of another provider or of a type the provider
+   * does not connect with), ALREADY_EXISTS (name taken in the bucket), NOT_FOUND (unknown bucket or
+   * credential_id), UNIMPLEMENTED (a provider this server has no connector for yet).
    *
    * @generated from rpc platform.data.source.v1.SourceService.CreateSource
    */
@@ -613,7 +615,8 @@ export const SourceService: GenService<{
   /**
    * (-- Not shown in the specification; following Airbyte's and Nango's credential stores. --)
    * Stores a non-OAuth credential (API key, token or access key) for the organization. The secret
-   * is encrypted at rest and never returned.
+   * is encrypted at rest and never returned. Errors: INVALID_ARGUMENT (no secret, or a provider
+   * that takes no credential: PROVIDER_INTERNAL, PROVIDER_WEB), NOT_FOUND (unknown source_id).
    *
    * @generated from rpc platform.data.source.v1.SourceService.StoreCredential
    */
@@ -649,7 +652,9 @@ export const SourceService: GenService<{
    * Returns the provider's authorization URL (authorization code flow with PKCE) and the opaque
    * `state` to pass back to ExchangeOAuthCode. The state is self-contained (signed and encrypted by
    * the server), so the call stores nothing. Errors: INVALID_ARGUMENT (provider without OAuth,
-   * blank redirect_uri).
+   * blank redirect_uri or one the operator did not register for the provider), FAILED_PRECONDITION
+   * (the operator configured no OAuth client for the provider). (-- The operator registers one
+   * OAuth client per provider with --oauth-providers-file. --)
    *
    * @generated from rpc platform.data.source.v1.SourceService.GetOAuthUrl
    */
@@ -661,8 +666,9 @@ export const SourceService: GenService<{
   /**
    * (-- Not shown in the specification; following Nango's OAuth callback. --) Exchanges the
    * authorization code returned to the redirect URI for tokens and stores them as an OAuth
-   * credential. Errors: INVALID_ARGUMENT (state invalid, expired or issued for another redirect_uri),
-   * FAILED_PRECONDITION (the provider rejected the code).
+   * credential. Errors: INVALID_ARGUMENT (state invalid, expired, issued to another organization or
+   * for another provider or redirect_uri), FAILED_PRECONDITION (the provider rejected the code),
+   * UNAVAILABLE (the provider's token endpoint could not be reached).
    *
    * @generated from rpc platform.data.source.v1.SourceService.ExchangeOAuthCode
    */
@@ -675,7 +681,8 @@ export const SourceService: GenService<{
    * (-- Not shown in the specification; following Nango's token refresh. --) Refreshes the access
    * token of an OAuth credential now (the platform also refreshes before expiry on its own).
    * Errors: NOT_FOUND, FAILED_PRECONDITION (not an OAuth credential, or the provider revoked the
-   * refresh token: reconnect through GetOAuthUrl).
+   * refresh token: reconnect through GetOAuthUrl), UNAVAILABLE (the provider's token endpoint could
+   * not be reached).
    *
    * @generated from rpc platform.data.source.v1.SourceService.RefreshOAuthToken
    */
