@@ -25,7 +25,8 @@ export interface ExternalOptions {
 }
 
 /** A DNS name or an IP literal (IPv6 with or without brackets); anything else is refused before any lookup. */
-const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+const HOST_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 const DB_IDENTIFIER = /^[^\u0000]{1,63}$/;
 
 const resolveAll = async (host: string) => (await lookup(host, { all: true })).map((entry) => entry.address);

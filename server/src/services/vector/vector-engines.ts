@@ -117,7 +117,15 @@ export class VectorEngines {
           kind: this.#options.host.kind,
           name: vectorDatabaseName(databaseId),
         });
-        changes = { ...cleared, mode: "auto", status: "PENDING", databaseId, attempts: 0, leaseOwner: "", leaseExpiresAt: 0 };
+        changes = {
+          ...cleared,
+          mode: "auto",
+          status: "PENDING",
+          databaseId,
+          attempts: 0,
+          leaseOwner: "",
+          leaseExpiresAt: 0,
+        };
       } else if (input.mode === "pick") {
         if (!UUID.test(input.serviceId)) throw invalid("service_id must be an id from ListVectorDbInstances");
         const database = await store.database(orgId, input.serviceId);
@@ -143,7 +151,15 @@ export class VectorEngines {
         };
       }
       if (existing) return (await store.update(id, { ...changes, implicit })) as EngineRow;
-      const inserted = await store.insert({ id, orgId, bucket, mode: changes.mode ?? "auto", status: "PENDING", ...changes, implicit });
+      const inserted = await store.insert({
+        id,
+        orgId,
+        bucket,
+        mode: changes.mode ?? "auto",
+        status: "PENDING",
+        ...changes,
+        implicit,
+      });
       if (!inserted) throw new LostRace();
       return inserted;
     });
@@ -192,12 +208,16 @@ export class VectorEngines {
    * still provisioning it after `provisionWaitMs`; FAILED_PRECONDITION when provisioning failed.
    */
   async engineDatabase(orgId: string, bucket: string): Promise<EngineDatabase> {
-    let engine = (await this.#store.get(orgId, bucket)) ?? (await this.configure(orgId, bucket, { mode: "auto" }, true));
+    let engine =
+      (await this.#store.get(orgId, bucket)) ?? (await this.configure(orgId, bucket, { mode: "auto" }, true));
     const deadline = (this.#options.now ?? Date.now)() + (this.#options.provisionWaitMs ?? 60_000);
     while (engine.status === "PENDING" || engine.status === "PROVISIONING") {
       if (!(await this.#options.provisioning.runOnce(engine.id))) {
         if (Date.now() > deadline)
-          throw new ConnectError(`the vector engine of bucket ${bucket} is still provisioning; retry shortly`, Code.Unavailable);
+          throw new ConnectError(
+            `the vector engine of bucket ${bucket} is still provisioning; retry shortly`,
+            Code.Unavailable,
+          );
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       engine = await this.get(orgId, bucket);
@@ -222,7 +242,8 @@ export class VectorEngines {
       });
     }
     const database = await this.database(engine);
-    if (!database) throw new ConnectError(`the database of bucket ${engine.bucket}'s engine is gone`, Code.FailedPrecondition);
+    if (!database)
+      throw new ConnectError(`the database of bucket ${engine.bucket}'s engine is gone`, Code.FailedPrecondition);
     return connections.get(`database:${database.id}`, () => host.connect(database.name));
   }
 

@@ -27,7 +27,9 @@ export type DatabaseStatus = (typeof databaseStatuses)[number];
 export const vectorDatabases = pgTable(
   "vector_databases",
   {
-    id: uuid("id").primaryKey().default(sql`gen_random_uuid()`),
+    id: uuid("id")
+      .primaryKey()
+      .default(sql`gen_random_uuid()`),
     orgId: uuid("org_id")
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
@@ -50,7 +52,9 @@ export const vectorDatabases = pgTable(
 export const vectorEngines = pgTable(
   "vector_engines",
   {
-    id: uuid("id").primaryKey().default(sql`gen_random_uuid()`),
+    id: uuid("id")
+      .primaryKey()
+      .default(sql`gen_random_uuid()`),
     orgId: uuid("org_id")
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
