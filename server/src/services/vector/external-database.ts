@@ -27,7 +27,6 @@ export interface ExternalOptions {
 /** A DNS name or an IP literal (IPv6 with or without brackets); anything else is refused before any lookup. */
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
-const DB_IDENTIFIER = /^[^\u0000]{1,63}$/;
 
 const resolveAll = async (host: string) => (await lookup(host, { all: true })).map((entry) => entry.address);
 
@@ -40,9 +39,9 @@ export function checkedTarget(input: ExternalTarget): ExternalTarget {
   if (!Number.isInteger(input.port) || input.port < 1 || input.port > 65535)
     throw invalid("vectordb_port must be from 1 to 65535 in external mode");
   if (input.dbName === "") throw invalid("vectordb_db_name is required in external mode");
-  if (!DB_IDENTIFIER.test(input.dbName)) throw invalid("vectordb_db_name must be 1 to 63 characters");
+  if (input.dbName.length > 63) throw invalid("vectordb_db_name must be at most 63 characters");
   if (input.user === "") throw invalid("vectordb_user is required in external mode");
-  if (!DB_IDENTIFIER.test(input.user)) throw invalid("vectordb_user must be 1 to 63 characters");
+  if (input.user.length > 63) throw invalid("vectordb_user must be at most 63 characters");
   return { ...input, endpoint };
 }
 
