@@ -13,6 +13,7 @@ import {
 } from "./services/script/engine/thread-budget.js";
 import { LLM_ENV, readLlmConfig, type LlmConfig } from "./services/script/tools/llm-config.js";
 import { parseOAuthProviders, type OAuthProviders } from "./services/source/oauth/oauth-provider-config.js";
+import { EMBEDDINGS_ENV, readEmbeddingsConfig, type EmbeddingsConfig } from "./embeddings/embeddings-config.js";
 
 /** Everything `platform-server serve` can be told, from flags or their environment variables. */
 export interface ServerConfig {
@@ -31,6 +32,8 @@ export interface ServerConfig {
   readonly shutdownGraceMs: number;
   /** The OpenAI-compatible endpoint of the `llm.complete` tool; absent means the tool fails clearly. */
   readonly llm: LlmConfig | undefined;
+  /** Embedding and rerank endpoints; models no endpoint serves use the local lexical embedder. */
+  readonly embeddings: EmbeddingsConfig;
   /** How long a worker's claim on a thread holds without renewal: how soon a dead process's threads are resumed elsewhere. */
   readonly threadLeaseMs: number;
   /** Threads this process runs at once; a thread waiting (a wait step, a retry's backoff, an approval) takes no slot. */
@@ -231,6 +234,30 @@ export const settings = {
     fallback: "",
     help: "JSON file of the OAuth clients registered with data-source providers (endpoints, client id and secret, scopes, redirect URIs); empty turns OAuth connections off",
   },
+  embeddingsUrl: {
+    flag: "embeddings-url",
+    env: EMBEDDINGS_ENV.url,
+    fallback: "",
+    help: "OpenAI-compatible API root serving embedding models (POST {url}/embeddings: OpenAI, vLLM, TEI, Ollama /v1); empty embeds with the local lexical embedder",
+  },
+  embeddingsModels: {
+    flag: "embeddings-models",
+    env: EMBEDDINGS_ENV.models,
+    fallback: "",
+    help: "template models that endpoint serves, comma-separated, each optionally =<name at the endpoint> (nomic-embed-text-v1.5=nomic-embed-text); required with the URL",
+  },
+  embeddingsApiKey: {
+    flag: "embeddings-api-key",
+    env: EMBEDDINGS_ENV.apiKey,
+    fallback: "",
+    help: "bearer token for the embeddings and rerank endpoints",
+  },
+  rerankUrl: {
+    flag: "rerank-url",
+    env: EMBEDDINGS_ENV.rerankUrl,
+    fallback: "",
+    help: "root of a TEI-shaped cross-encoder (POST {url}/rerank) for search rerank; empty skips rerank with a warning",
+  },
 } satisfies Record<string, Setting>;
 
 export { ConfigError };
@@ -310,6 +337,12 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
       [LLM_ENV.baseUrl]: read(settings.llmBaseUrl),
       [LLM_ENV.apiKey]: read(settings.llmApiKey) || undefined,
       [LLM_ENV.model]: read(settings.llmModel) || undefined,
+    }),
+    embeddings: readEmbeddingsConfig({
+      [EMBEDDINGS_ENV.url]: read(settings.embeddingsUrl),
+      [EMBEDDINGS_ENV.models]: read(settings.embeddingsModels),
+      [EMBEDDINGS_ENV.apiKey]: read(settings.embeddingsApiKey),
+      [EMBEDDINGS_ENV.rerankUrl]: read(settings.rerankUrl),
     }),
   };
 }

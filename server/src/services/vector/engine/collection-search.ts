@@ -1,0 +1,250 @@
+import { BM25_B, BM25_K1, queryTerms } from "./bm25-terms.js";
+import { highlightSnippet } from "./highlight.js";
+import { compileFilter } from "./metadata-filter.js";
+import { reciprocalRankFusion } from "./reciprocal-rank-fusion.js";
+import {
+  checkedEf,
+  checkedTopK,
+  DEFAULT_EXACT_SCAN_THRESHOLD,
+  MAX_TOP_K,
+  outputMetadata,
+  type EngineHit,
+  type SearchOptions,
+} from "./search-request.js";
+import type { SqlParam } from "./sql-executor.js";
+import type { VectorCollection } from "./vector-collection.js";
+import { vectorLiteral } from "./vector-literal.js";
+
+interface Row {
+  id: string;
+  source_key: string;
+  chunk_index: number;
+  content: string;
+  metadata: Record<string, unknown> | string;
+  score: number;
+}
+
+/** The WHERE clause of a search: the metadata filter and the partitions, with their parameters. */
+function whereClause(options: SearchOptions, params: SqlParam[]): string {
+  const parts = [compileFilter(options.filter, params)];
+  const partitions = options.partitionNames ?? [];
+  if (partitions.length > 0) {
+    params.push(partitions);
+    parts.push(`partition = ANY($${params.length}::text[])`);
+  }
+  return parts.filter((part) => part !== "true").join(" AND ") || "true";
+}
+
+/**
+ * Dense search: cosine similarity (score = 1 - distance), one query or a batch (hits then carry
+ * queryIndex). Nothing is lost to filtering: the plan counts the matching rows (up to a bound)
+ * and scans them exactly when they are few; otherwise it walks the HNSW graph with pgvector's
+ * iterative index scan (which keeps walking until LIMIT rows pass the filter), and falls back to
+ * the exact scan when the walk still returns fewer than min(topK, matches).
+ */
+export async function denseSearch(
+  collection: VectorCollection,
+  queries: ReadonlyArray<ArrayLike<number>>,
+  options: SearchOptions = {},
+): Promise<EngineHit[]> {
+  const topK = checkedTopK(options.topK);
+  // A reranker needs more candidates than it returns to change anything.
+  const fetchK = options.rerank ? Math.min(MAX_TOP_K, topK * 4) : topK;
+  const ef = checkedEf(options.searchParams, fetchK);
+  const literals = queries.map((query, index) =>
+    vectorLiteral(
+      query,
+      collection.dimensions,
+      queries.length > 1 ? `vector.vectors[${index}].values` : "vector.values",
+    ),
+  );
+  const params: SqlParam[] = [];
+  const where = whereClause(options, params);
+  if (!(await collection.exists())) return [];
+  const plan = await planDense(collection, where, params, fetchK, options);
+  const hits: EngineHit[] = [];
+  for (const [index, literal] of literals.entries()) {
+    let rows: Row[] = [];
+    if (!plan.exact) rows = await nearest(collection, where, params, literal, fetchK, ef, false);
+    // The graph walk gave too few (a filter it could not satisfy within hnsw.max_scan_tuples): scan.
+    if (plan.exact || rows.length < plan.expected)
+      rows = await nearest(collection, where, params, literal, fetchK, ef, true);
+    const queryIndex = queries.length > 1 ? index : undefined;
+    hits.push(...(await finish(rows, "VECTOR", options, topK, queryIndex)));
+  }
+  return hits;
+}
+
+async function planDense(
+  collection: VectorCollection,
+  where: string,
+  params: readonly SqlParam[],
+  topK: number,
+  options: SearchOptions,
+): Promise<{ exact: boolean; expected: number }> {
+  const threshold = options.exactScanThreshold ?? DEFAULT_EXACT_SCAN_THRESHOLD;
+  let matches: number;
+  if (where === "true") {
+    matches = await collection.count();
+  } else {
+    // A bounded count: enough to know whether the matches are few, and how many topK can give.
+    const bound = Math.max(threshold, topK) + 1;
+    const [row] = await collection.executor.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${collection.tables.chunks} WHERE ${where} LIMIT ${bound}) matching`,
+      params,
+    );
+    matches = row?.n ?? 0;
+  }
+  const exact = options.plan === "exact" || (options.plan !== "hnsw" && matches <= threshold);
+  return { exact, expected: Math.min(topK, matches) };
+}
+
+async function nearest(
+  collection: VectorCollection,
+  where: string,
+  params: readonly SqlParam[],
+  literal: string,
+  topK: number,
+  ef: number,
+  exact: boolean,
+): Promise<Row[]> {
+  const all = [...params, literal];
+  const q = `$${all.length}::vector`;
+  return collection.executor.transaction(async (tx) => {
+    if (exact) {
+      // Without index scans the planner sorts the matching rows by their true distance.
+      await tx.query(`SET LOCAL enable_indexscan = off`);
+    } else {
+      await tx.query(`SET LOCAL hnsw.ef_search = ${ef}`);
+      // relaxed_order may return a few rows slightly out of order; the outer ORDER BY restores it.
+      await tx.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
+    }
+    return tx.query<Row>(
+      `WITH candidates AS MATERIALIZED (
+         SELECT id, source_key, chunk_index, content, metadata, (embedding <=> ${q}) AS distance
+         FROM ${collection.tables.chunks} WHERE ${where}
+         ORDER BY embedding <=> ${q} LIMIT ${topK})
+       SELECT id, source_key, chunk_index, content, metadata, (1 - distance)::float8 AS score
+       FROM candidates ORDER BY distance, id`,
+      all,
+    );
+  });
+}
+
+/**
+ * BM25 over the collection's postings (k1 1.2, b 0.75, Lucene's non-negative IDF) with the corpus
+ * statistics kept on every write, so scores are exact for the whole collection, filters applied.
+ */
+export async function lexicalSearch(
+  collection: VectorCollection,
+  text: string,
+  options: SearchOptions = {},
+): Promise<EngineHit[]> {
+  const topK = checkedTopK(options.topK);
+  const terms = queryTerms(text);
+  if (terms.length === 0 || !(await collection.exists())) return [];
+  const rows = await bm25Rows(collection, terms, options.rerank ? Math.min(MAX_TOP_K, topK * 4) : topK, options);
+  return finish(rows, "FULLTEXT", { ...options, queryText: options.queryText ?? text }, topK, undefined);
+}
+
+async function bm25Rows(
+  collection: VectorCollection,
+  terms: readonly string[],
+  limit: number,
+  options: SearchOptions,
+): Promise<Row[]> {
+  const { chunks, terms: postings, df, stats } = collection.tables;
+  const params: SqlParam[] = [terms];
+  const where = whereClause(options, params);
+  return collection.executor.query<Row>(
+    `WITH corpus AS (
+       SELECT doc_count::float8 AS n, CASE WHEN doc_count > 0 THEN total_length::float8 / doc_count ELSE 1 END AS avgdl
+       FROM ${stats}),
+     scored AS (
+       SELECT p.id, sum(
+         ln(1 + (corpus.n - d.df + 0.5) / (d.df + 0.5))
+         * (p.tf * ${BM25_K1 + 1}) / (p.tf + ${BM25_K1} * (1 - ${BM25_B} + ${BM25_B} * c.doc_length / corpus.avgdl))
+       ) AS score
+       FROM ${postings} p
+       JOIN ${df} d ON d.term = p.term
+       JOIN ${chunks} c ON c.id = p.id
+       CROSS JOIN corpus
+       WHERE p.term = ANY($1::text[]) AND ${where}
+       GROUP BY p.id)
+     SELECT c.id, c.source_key, c.chunk_index, c.content, c.metadata, s.score::float8 AS score
+     FROM scored s JOIN ${chunks} c ON c.id = s.id
+     ORDER BY s.score DESC, c.id LIMIT ${limit}`,
+    params,
+  );
+}
+
+/**
+ * Hybrid: the dense and the BM25 candidate lists (each a few times topK long) fused by reciprocal
+ * rank fusion with k = 60; the score is the fused score. Without query terms it is dense search.
+ */
+export async function hybridSearch(
+  collection: VectorCollection,
+  query: ArrayLike<number>,
+  text: string,
+  options: SearchOptions = {},
+): Promise<EngineHit[]> {
+  const topK = checkedTopK(options.topK);
+  const candidates = Math.min(MAX_TOP_K, Math.max(topK * 4, 40));
+  const inner = { ...options, topK: candidates, includeContent: true, includeHighlights: false, rerank: undefined };
+  const dense = await denseSearch(collection, [query], inner);
+  const terms = queryTerms(text);
+  const lexical =
+    terms.length === 0 || !(await collection.exists()) ? [] : await bm25Rows(collection, terms, candidates, options);
+  const byId = new Map<string, Row>();
+  for (const hit of dense)
+    byId.set(hit.id, {
+      id: hit.id,
+      source_key: hit.sourceKey,
+      chunk_index: hit.chunkIndex,
+      content: hit.content ?? "",
+      metadata: hit.metadata,
+      score: hit.score,
+    });
+  for (const row of lexical) if (!byId.has(row.id)) byId.set(row.id, row);
+  const fused = reciprocalRankFusion([dense.map((hit) => hit.id), lexical.map((row) => row.id)]);
+  const rows = fused.map(({ id, score }) => ({ ...(byId.get(id) as Row), score }));
+  // Dense hits carry metadata already cut to the output fields; finish applies the same cut again harmlessly.
+  return finish(rows, "HYBRID", { ...options, queryText: options.queryText ?? text }, topK, undefined);
+}
+
+/** Rerank, cut to topK, then shape the hits: output fields, highlights, content only when asked. */
+async function finish(
+  rows: Row[],
+  source: EngineHit["source"],
+  options: SearchOptions,
+  topK: number,
+  queryIndex: number | undefined,
+): Promise<EngineHit[]> {
+  let ordered = rows;
+  if (options.rerank && rows.length > 0) {
+    const { reranker, query, signal } = options.rerank;
+    const scores = await reranker.rerank(
+      query,
+      rows.map((row) => row.content),
+      signal,
+    );
+    ordered = rows.map((row, index) => ({ ...row, score: scores[index] as number })).sort((a, b) => b.score - a.score);
+  }
+  const terms = options.includeHighlights ? queryTerms(options.queryText ?? "") : [];
+  return ordered.slice(0, topK).map((row) => {
+    const metadata =
+      typeof row.metadata === "string" ? (JSON.parse(row.metadata) as Record<string, unknown>) : row.metadata;
+    const hit: EngineHit = {
+      id: row.id,
+      sourceKey: row.source_key,
+      chunkIndex: row.chunk_index,
+      score: Number(row.score),
+      metadata: outputMetadata(metadata, options.outputFields),
+      source,
+      ...(queryIndex === undefined ? {} : { queryIndex }),
+    };
+    if (options.includeContent) hit.content = row.content;
+    if (options.includeHighlights) hit.highlight = highlightSnippet(row.content, terms);
+    return hit;
+  });
+}
