@@ -115,6 +115,9 @@ async function nearest(
       // Without index scans the planner sorts the matching rows by their true distance.
       await tx.query(`SET LOCAL enable_indexscan = off`);
     } else {
+      // The plan is decided here, not by the planner: without fresh statistics (a collection
+      // filling up) it often prefers a sequential scan, and then `ef` and the walk mean nothing.
+      await tx.query(`SET LOCAL enable_seqscan = off`);
       await tx.query(`SET LOCAL hnsw.ef_search = ${ef}`);
       // relaxed_order may return a few rows slightly out of order; the outer ORDER BY restores it.
       await tx.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
