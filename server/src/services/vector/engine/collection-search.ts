@@ -111,13 +111,19 @@ async function nearest(
   const all = [...params, literal];
   const q = `$${all.length}::vector`;
   return collection.executor.transaction(async (tx) => {
+    // set_config(…, true) is SET LOCAL: the settings end with the transaction. One statement, one round trip.
     if (exact) {
       // Without index scans the planner sorts the matching rows by their true distance.
-      await tx.query(`SET LOCAL enable_indexscan = off`);
+      await tx.query(`SELECT set_config('enable_indexscan', 'off', true)`);
     } else {
-      await tx.query(`SET LOCAL hnsw.ef_search = ${ef}`);
+      // The plan is decided here, not by the planner: without fresh statistics (a collection
+      // filling up) it often prefers a sequential scan, and then `ef` and the walk mean nothing.
       // relaxed_order may return a few rows slightly out of order; the outer ORDER BY restores it.
-      await tx.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
+      await tx.query(
+        `SELECT set_config('enable_seqscan', 'off', true), set_config('hnsw.ef_search', $1, true),
+                set_config('hnsw.iterative_scan', 'relaxed_order', true)`,
+        [String(ef)],
+      );
     }
     return tx.query<Row>(
       `WITH candidates AS MATERIALIZED (
