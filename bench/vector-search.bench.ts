@@ -94,9 +94,8 @@ console.log(
 
 const queries = Array.from({ length: queryCount }, (_, i) => point(Math.floor(random() * CLUSTERS) + 0 * i));
 
-async function run(options: SearchOptions): Promise<{ ids: string[][]; qps: number; short: number }> {
+async function run(options: SearchOptions): Promise<{ ids: string[][]; qps: number }> {
   const ids: string[][] = [];
-  let short = 0;
   // One warm-up pass over a few queries so caches and the plan are warm for both plans alike.
   for (const q of queries.slice(0, 5)) await denseSearch(collection, [q], { ...options, topK: TOP_K });
   const begin = performance.now();
@@ -105,7 +104,7 @@ async function run(options: SearchOptions): Promise<{ ids: string[][]; qps: numb
     ids.push(hits.map((h) => h.id));
   }
   const seconds = (performance.now() - begin) / 1000;
-  return { ids, qps: queries.length / seconds, short };
+  return { ids, qps: queries.length / seconds };
 }
 
 interface Case {

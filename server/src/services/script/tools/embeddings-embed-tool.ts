@@ -84,7 +84,12 @@ export function createEmbeddingsEmbedTool(embedders: EmbedderRegistry): Tool {
       try {
         const { modelId, embedder } = embedders.resolve(model, dimensions, input.modality as string);
         const vectors = await embedder.embed(texts as string[], kind, context.signal);
-        return { model: modelId, dimensions, embeddings: vectors.map((vector) => Array.from(vector)) };
+        return {
+          model: modelId,
+          dimensions,
+          embeddings: vectors.map((vector) => Array.from(vector)),
+          embeddedAt: new Date().toISOString(),
+        };
       } catch (error) {
         if (context.signal.aborted) throw context.signal.reason;
         throw toolErrorOf(error);
