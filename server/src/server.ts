@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import { createDataPlatform, type DataPlatform } from "./data-platform.js";
 import { EmbedderRegistry } from "./embeddings/embedder-registry.js";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -28,7 +29,6 @@ import { migrateDatabase } from "./db/migrate.js";
 import { createListenerReferences, loadReferenceSources } from "./docs/listener-references.js";
 import { servedRoutesOfBindings } from "./docs/served-routes.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
-import { createPipelineService } from "./services/pipeline/pipeline-service.js";
 import { createIdentityAdminPlane } from "./services/identity/admin/identity-admin-plane.js";
 import { createIssuerPlane, type IssuerPlane } from "./services/identity/issuer/issuer-plane.js";
 import { createIdentityServices } from "./services/identity/pool-context.js";
@@ -84,6 +84,9 @@ export interface ServerRecord {
   readonly api: string;
 }
 
+/** Largest object an ingest job reads whole to extract its text. */
+const MAX_INGESTED_OBJECT_BYTES = 64 * 1024 * 1024;
+
 export const serverRecordFile = (dataDir: string) => join(dataDir, "server.json");
 
 /**
@@ -112,6 +115,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let userStores: UserStoreDirectory | undefined;
   let userStoreMigrations: MigrationWorker | undefined;
   let stopFollowingCredentials: (() => Promise<void>) | undefined;
+  let dataPlatform: DataPlatform | undefined;
   let stopFollowingS3Credentials: (() => Promise<void>) | undefined;
   /** Each listener's name in the ready line, in the order of `listeners`. */
   const listenerNames: string[] = [];
@@ -216,18 +220,31 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       shutdownSignal: shutdown.signal,
       onUnexpectedError: (error, where) => logger.error("call failed", { ...where, error }),
     });
-    const pipelines = createPipelineService({
+    // Buckets and objects: served to S3 clients on their own listener (below), read by the data services.
+    const storage = createBucketDirectory({
       db,
-      templates: scriptService,
-      // Buckets belong to the storage service; until it is wired here every bucket name exists.
-      buckets: { exists: () => Promise.resolve(true) },
-      warn: (message, fields) => logger.warn(message, fields),
+      blobs,
+      onListenerError: (error) => logger.error("storage listener failed", { error }),
     });
-    registerPipelineService(data, pipelines.service);
+    dataPlatform = createDataPlatform({
+      db,
+      box,
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      allowPrivateNetwork: config.allowPrivateNetwork,
+      oauthProviders: config.oauthProviders,
+      embedders,
+      storage,
+      scripts: scriptService,
+      leaseMs: config.threadLeaseMs,
+      maxObjectBytes: MAX_INGESTED_OBJECT_BYTES,
+      log: (level, message, fields) => logger[level](message, fields),
+    });
+    registerPipelineService(data, dataPlatform.pipelines);
+    registerSourceService(data, dataPlatform.sources);
+    registerIngestService(data, dataPlatform.ingest);
+    registerVectorService(data, dataPlatform.vector);
     // Not built yet: every method answers UNIMPLEMENTED (HTTP 501) until its service is registered.
-    registerSourceService(data, {});
-    registerIngestService(data, {});
-    registerVectorService(data, {});
     registerActionsService(data, {});
     registerGrpcProtocolServices(data, health);
 
@@ -318,11 +335,6 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
 
     // Buckets and objects, served to S3 clients on a listener of their own. Its credential cache
     // follows the same change notices as the bearer path, so a revoked key stops working here too.
-    const storage = createBucketDirectory({
-      db,
-      blobs,
-      onListenerError: (error) => logger.error("storage listener failed", { error }),
-    });
     const s3Credentials = createCredentialCache();
     stopFollowingS3Credentials = await followCredentialChanges(database, s3Credentials);
     const s3Handler = createS3Handler({
@@ -348,6 +360,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     listenerNames.push("s3");
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
+    await dataPlatform?.stop();
     await userStoreMigrations?.stop();
     await userStores?.close();
     await celWorkers.close();
@@ -360,6 +373,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   }
   worker?.start();
   deliverer?.start();
+  dataPlatform?.start();
   const mailDelivery = issuer?.startMailDelivery();
 
   const urls = Object.fromEntries(listeners.map((l, i) => [listenerNames[i]!, l.url]));
@@ -379,6 +393,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await Promise.all(listeners.map((l) => l.close(config.shutdownGraceMs)));
       // Running threads give their leases back, so the next start (or another server) resumes them at once.
       await worker?.stop();
+      await dataPlatform?.stop();
       await userStoreMigrations?.stop();
       await userStores?.close();
       await celWorkers.close();

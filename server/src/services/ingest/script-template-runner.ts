@@ -21,8 +21,11 @@ type ScriptMethods = Pick<
   "getTemplate" | "createScript" | "createThread" | "watchThread" | "getThread" | "streamThreadResult"
 >;
 
+/** The script service as the server composes it (methods its options leave out are absent). */
+export type ScriptService = Partial<ScriptMethods>;
+
 export interface ScriptTemplateRunnerOptions {
-  readonly scripts: ScriptMethods;
+  readonly scripts: ScriptService;
   /** The organization's name, which the script service writes into what it answers. */
   readonly organizationName: (orgId: string) => Promise<string>;
   /** Longest run of one object's script. */
@@ -40,7 +43,7 @@ export const pipelineScriptName = (templateId: string) => `pipeline.${templateId
  * and this process remembers what it published.
  */
 export function createScriptTemplateRunner(options: ScriptTemplateRunnerOptions): TemplateRunner {
-  const { scripts } = options;
+  const scripts = servedMethods(options.scripts);
   const published = new Map<string, string>();
 
   async function contextOf(orgId: string, signal?: AbortSignal) {
@@ -117,4 +120,12 @@ export function createScriptTemplateRunner(options: ScriptTemplateRunnerOptions)
       return (text === "" ? null : JSON.parse(text)) as JsonValue;
     },
   };
+}
+
+function servedMethods(service: ScriptService): ScriptMethods {
+  const names = ["getTemplate", "createScript", "createThread", "watchThread", "getThread", "streamThreadResult"] as const;
+  for (const name of names) {
+    if (!service[name]) throw new Error(`the script service given to ingestion does not serve ${name}`);
+  }
+  return service as ScriptMethods;
 }
