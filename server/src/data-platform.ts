@@ -55,6 +55,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
     db,
     templates: options.scripts,
     buckets: { exists: bucketExists },
+    embedModelOf: (model, modality) => options.embedders.resolveModelId(model, modality),
     rules: { deleteRule: (tx, orgId, bucket, ruleId) => createRuleStore(tx).delete(orgId, bucket, ruleId) },
     warn: (message, fields) => options.log("warn", message, fields),
   });

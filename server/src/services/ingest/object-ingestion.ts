@@ -94,6 +94,11 @@ function withoutPerObject(inputs: JsonObject): JsonObject {
 export function chunksOf(output: JsonValue, target: VectorTarget): VectorChunk[] | string {
   const vectors = isObject(output) ? output.vectors : undefined;
   if (!Array.isArray(vectors)) return "the index template's output has no `vectors` list";
+  // Vectors of another model would be silently incomparable with the collection's.
+  const model = isObject(output) ? output.embedded_with : undefined;
+  if (typeof model === "string" && target.embedModel !== "" && model !== target.embedModel) {
+    return `the template embedded with ${model}, but the collection holds ${target.embedModel} vectors`;
+  }
   const chunks: VectorChunk[] = [];
   for (const [i, item] of vectors.entries()) {
     if (!isObject(item) || typeof item.id !== "string" || !Array.isArray(item.values)) {

@@ -24,6 +24,12 @@ export interface PipelineServiceOptions {
   /** The script service (its generated interface): template contracts and the template catalog. */
   readonly templates: TemplateSource;
   readonly buckets: BucketDirectory;
+  /**
+   * The model id a new collection records for its template's embed model: the embedder that will
+   * actually embed its chunks and queries (the operator's endpoint, or the local one standing in).
+   * FAILED_PRECONDITION when nothing can embed that modality. Absent: the template's model as is.
+   */
+  readonly embedModelOf?: (templateModel: string, modality: string) => string;
   /** Rule deletion for BatchDeleteArtifacts; absent until the ingest service provides it. */
   readonly rules?: RuleArtifacts;
   /** Called when the best-effort search pipeline of a collection could not be written. */

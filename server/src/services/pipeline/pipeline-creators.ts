@@ -102,6 +102,7 @@ export function createPipelineCreators(deps: PipelineDeps) {
       await refuseTakenName(scope, "vector", name);
       const vector = create(VectorConfigSchema, {
         ...facts,
+        embedModel: deps.embedModelOf ? deps.embedModelOf(facts.embedModel, facts.modality) : facts.embedModel,
         enableBm25: false,
         embeddingSource: EmbeddingSource.PIPELINE,
         templateId: id,
