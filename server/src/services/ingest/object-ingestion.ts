@@ -65,10 +65,10 @@ export async function ingestObject(
       if (error instanceof UnsupportedContentError) return { status: "failed", error: error.message, permanent: true };
       throw error;
     }
-    const input: JsonObject = { ...withoutPerObject(target.templateInputs) };
-    if (target.chunkSize > 0) input.chunk_size = target.chunkSize;
-    if (target.chunkSize > 0) input.chunk_overlap = target.chunkOverlap;
-    Object.assign(input, {
+    // The collection's chunking, unless its template inputs say otherwise, then what the pipeline sets per object.
+    const input: JsonObject =
+      target.chunkSize > 0 ? { chunk_size: target.chunkSize, chunk_overlap: target.chunkOverlap } : {};
+    Object.assign(input, withoutPerObject(target.templateInputs), {
       text,
       source_key: object.key,
       mime_type: mediaType,

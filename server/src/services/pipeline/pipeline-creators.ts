@@ -103,6 +103,8 @@ export function createPipelineCreators(deps: PipelineDeps) {
       const vector = create(VectorConfigSchema, {
         ...facts,
         embedModel: deps.embedModelOf ? deps.embedModelOf(facts.embedModel, facts.modality) : facts.embedModel,
+        // The caller's chunking inputs (already checked against the contract) over the template's defaults.
+        ...chunkingOf(request.templateInputs),
         enableBm25: false,
         embeddingSource: EmbeddingSource.PIPELINE,
         templateId: id,
@@ -229,4 +231,11 @@ export function checkObjectConfig(config: ObjectConfig, name: string, field: str
   const format = config.format === "" ? "jsonl" : config.format.toLowerCase();
   if (!OBJECT_FORMATS.includes(format)) throw invalid(`${field}.format`, "must be jsonl, json or parquet");
   return create(ObjectConfigSchema, { prefix, format });
+}
+
+function chunkingOf(inputs: { [key: string]: unknown } | undefined): { chunkSize?: number; chunkOverlap?: number } {
+  const chunking: { chunkSize?: number; chunkOverlap?: number } = {};
+  if (typeof inputs?.chunk_size === "number") chunking.chunkSize = inputs.chunk_size;
+  if (typeof inputs?.chunk_overlap === "number") chunking.chunkOverlap = inputs.chunk_overlap;
+  return chunking;
 }
