@@ -1,9 +1,7 @@
-import { createClient, type Interceptor } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { request } from "undici";
 import { beforeAll, describe, expect, it } from "vitest";
-import { PipelineService } from "../../gen/platform/data/pipeline/v1/pipeline_service_pb.js";
-import { createOrganization, dataUrl, type TestOrganization } from "./shared-server.js";
+import { createPlatformClient } from "../../sdk/src/index.js";
+import { apiUrl, createOrganization, dataUrl, type TestOrganization } from "./shared-server.js";
 
 // The pipeline catalog on the data listener, over plain HTTP with the specification's query
 // casing: every route, every field written (unset ones as defaults or null), every error of the
@@ -329,15 +327,9 @@ describe("the pipeline catalog on the data listener", () => {
     expect(document.paths["/v1/compute/secrets"]).toBeUndefined();
   });
 
-  it("answers Connect on the same listener, paging over RPC", async () => {
-    const credentials: Interceptor = (next) => (req) => {
-      req.header.set("authorization", `Bearer ${acme.token}`);
-      return next(req);
-    };
-    const client = createClient(
-      PipelineService,
-      createConnectTransport({ baseUrl: dataUrl(), httpVersion: "1.1", interceptors: [credentials] }),
-    );
+  it("answers the SDK's Connect calls on the same listener, paging over RPC", async () => {
+    const sdk = createPlatformClient({ apiUrl: apiUrl(), dataUrl: dataUrl(), token: acme.token });
+    const client = sdk.pipelines;
     for (const name of ["one", "two"]) {
       await client.createPipeline({ bucket: "rpc", name, scriptTemplate: "document_chunking" });
     }

@@ -88,12 +88,19 @@ type Calls = {
 let service: Calls;
 let reader: PipelineCatalogReader;
 const deletedRules: string[] = [];
+const droppedData: string[] = [];
 beforeAll(async () => {
   database = await openTestDatabase();
   const parts = createPipelineService({
     db: database.db,
     templates,
     buckets: { exists: (_org, bucket) => Promise.resolve(bucket !== "missing") },
+    data: {
+      drop: (_org, destination) => {
+        droppedData.push(destination.name);
+        return Promise.resolve();
+      },
+    },
     rules: {
       deleteRule: (_db, _org, _bucket, id) => {
         deletedRules.push(id);
@@ -332,6 +339,13 @@ describe(`pipeline service (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
     );
     expect(again.results.map((r) => r.outcome)).toEqual([ArtifactDeleteOutcome.SKIPPED, ArtifactDeleteOutcome.SKIPPED]);
     expect(await reader.listVectorCollections(await orgOf(ctx), "b1")).toEqual([]);
+    expect(droppedData).not.toContain("docs");
+    // drop_data: the data plane is asked to drop what the deleted destination held, once.
+    const doomed = await service.createVectorPipeline(vectorRequest({ name: "doomed" }), ctx);
+    const drop = { kind: ArtifactKind.DESTINATION, id: doomed.destination!.storeEntityId };
+    await service.batchDeleteArtifacts({ bucket: "b1", artifacts: [drop], dropData: true }, ctx);
+    await service.batchDeleteArtifacts({ bucket: "b1", artifacts: [drop], dropData: true }, ctx);
+    expect(droppedData.filter((name) => name === "doomed")).toHaveLength(1);
     const bad = await refusal(
       service.batchDeleteArtifacts({ bucket: "b1", artifacts: [{ kind: 0, id: "x" }] }, ctx) as Promise<unknown>,
     );
