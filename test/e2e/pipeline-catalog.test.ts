@@ -1,6 +1,9 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
 import { request } from "undici";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient } from "../../sdk/src/index.js";
+import { repoRoot } from "./platform-server.js";
 import { apiUrl, createOrganization, dataUrl, type TestOrganization } from "./shared-server.js";
 
 // The pipeline catalog on the data listener, over plain HTTP with the specification's query
@@ -341,5 +344,22 @@ describe("the pipeline catalog on the data listener", () => {
       pageToken: first.pagination!.nextPageToken,
     });
     expect(second.pipelines.map((p) => p.name)).toEqual(["two"]);
+  });
+
+  it("serves gRPC reflection and health on the data listener", async () => {
+    const curl = (args: string[]) =>
+      new Promise<string>((resolve, reject) =>
+        execFile(
+          join(repoRoot, "node_modules/.bin/buf"),
+          ["curl", "--protocol", "grpc", "--http2-prior-knowledge", ...args],
+          { cwd: "/", timeout: 30_000 },
+          (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(stdout)),
+        ),
+      );
+    const services = await curl(["--list-services", dataUrl()]);
+    expect(services).toContain("platform.data.pipeline.v1.PipelineService");
+    expect(services).not.toContain("platform.script.v1.ScriptService");
+    const health = await curl(["-d", "{}", `${dataUrl()}/grpc.health.v1.Health/Check`]);
+    expect(JSON.parse(health)).toEqual({ status: "SERVING" });
   });
 });
