@@ -104,7 +104,17 @@ describe("admin commands without a running server, then the server on the same d
       if (database) {
         const second = spawn(
           process.execPath,
-          [binary, "serve", "--data-dir", await mkdtemp(join(tmpdir(), "platform-second-")), "--api-port", "0"],
+          [
+            binary,
+            "serve",
+            "--data-dir",
+            await mkdtemp(join(tmpdir(), "platform-second-")),
+            "--api-port",
+            "0",
+            // The data listener binds too: any free port, as the first server's.
+            "--data-port",
+            "0",
+          ],
           {
             env: { ...process.env, DATABASE_URL: database.url },
             stdio: ["ignore", "pipe", "pipe"],

@@ -182,12 +182,14 @@ describe("npm run docs", () => {
       "assets/reference.js",
       "api/index.html",
       "api/openapi.json",
+      "data/index.html",
+      "data/openapi.json",
       "identity/index.html",
       "identity/openapi.json",
     ]) {
       expect(existsSync(join(outDir, file)), file).toBe(true);
     }
-    for (const page of ["index.html", "api/index.html", "identity/index.html"]) {
+    for (const page of ["index.html", "api/index.html", "data/index.html", "identity/index.html"]) {
       const html = await readFile(join(outDir, page), "utf8");
       const references = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((match) => match[1]!);
       expect(references.length).toBeGreaterThan(0);

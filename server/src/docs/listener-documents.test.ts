@@ -2,8 +2,13 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { IdentityAdminRoutes } from "../../../gen/openapi/identity-admin/routes.js";
 import { IdentityIssuerRoutes } from "../../../gen/openapi/identity-issuer/routes.js";
-import { API_LISTENER_SERVICES } from "./api-listener-services.js";
-import { apiListenerDocument, identityListenerDocument, loadContractDocuments } from "./listener-documents.js";
+import { API_LISTENER_SERVICES, DATA_LISTENER_SERVICES } from "./api-listener-services.js";
+import {
+  apiListenerDocument,
+  dataListenerDocument,
+  identityListenerDocument,
+  loadContractDocuments,
+} from "./listener-documents.js";
 import type { OpenApiDocument } from "./openapi-document.js";
 import { servedRoutesOfBindings } from "./served-routes.js";
 
@@ -15,9 +20,11 @@ const api = apiListenerDocument(
   "",
 );
 const identity = identityListenerDocument(contract, IdentityIssuerRoutes, "");
+const data = dataListenerDocument(contract, servedRoutesOfBindings(DATA_LISTENER_SERVICES), "");
 
 describe.each([
   ["api", api],
+  ["data", data],
   ["identity", identity],
 ] as const)("the %s listener's document", (_name, document) => {
   it("validates as OpenAPI 3.1", async () => {
@@ -34,6 +41,18 @@ describe.each([
     );
     expect(refs.length).toBeGreaterThan(0);
     for (const [kind, name] of refs) expect(document.components?.[kind]?.[name], `${kind}/${name}`).toBeDefined();
+  });
+});
+
+describe("the data listener's document", () => {
+  it("lists the data services' routes only, with the spec's query names", () => {
+    expect(operationCount(data)).toBe(servedRoutesOfBindings(DATA_LISTENER_SERVICES).length);
+    expect(Object.keys(data.paths).filter((path) => !/^\/(\{bucket\}|admin|actions)(\/|$)/.test(path))).toEqual([]);
+    const list = data.paths["/{bucket}/pipelines"]!["get"] as { parameters: { name: string; in: string }[] };
+    const query = list.parameters;
+    expect(query.filter((p) => p.in === "query").map((p) => p.name)).toEqual(["facet", "store_entity_id", "free_only"]);
+    expect(data.servers).toEqual([{ url: "/", description: "The data listener." }]);
+    expect(api.paths["/{bucket}/pipelines"]).toBeUndefined();
   });
 });
 

@@ -2,8 +2,13 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { IdentityAdminRoutes } from "../../../gen/openapi/identity-admin/routes.js";
 import { IdentityIssuerRoutes } from "../../../gen/openapi/identity-issuer/routes.js";
-import { API_LISTENER_SERVICES } from "./api-listener-services.js";
-import { apiListenerDocument, identityListenerDocument, loadContractDocuments } from "./listener-documents.js";
+import { API_LISTENER_SERVICES, DATA_LISTENER_SERVICES } from "./api-listener-services.js";
+import {
+  apiListenerDocument,
+  dataListenerDocument,
+  identityListenerDocument,
+  loadContractDocuments,
+} from "./listener-documents.js";
 import type { OpenApiDocument } from "./openapi-document.js";
 import { referencePageHtml } from "./reference-page.js";
 import { loadRendererAssets } from "./renderer-assets.js";
@@ -11,6 +16,7 @@ import { servedRoutesOfBindings } from "./served-routes.js";
 
 /** The listeners' default addresses, which a reader of the static site can change in the page. */
 const DEFAULT_API_URL = "http://127.0.0.1:8080";
+const DEFAULT_DATA_URL = "http://127.0.0.1:8081";
 const DEFAULT_IDENTITY_URL = "http://127.0.0.1:8084";
 
 /** One listener's section of the site. */
@@ -35,6 +41,7 @@ export async function buildStaticSite(outDir: string): Promise<string[]> {
     { rpc: servedRoutesOfBindings(API_LISTENER_SERVICES), identityAdmin: IdentityAdminRoutes },
     "{api_url}",
   );
+  const data = dataListenerDocument(contract, servedRoutesOfBindings(DATA_LISTENER_SERVICES), "{data_api_url}");
   const identity = identityListenerDocument(contract, IdentityIssuerRoutes, "{identity_url}");
   const sections: SiteSection[] = [
     {
@@ -42,6 +49,13 @@ export async function buildStaticSite(outDir: string): Promise<string[]> {
       title: "Platform API: api listener",
       summary: "RPC services over HTTP/JSON and the identity admin API (`--api-port`, 8080).",
       document: withServerVariable(api, "api_url", DEFAULT_API_URL, "The api listener's address."),
+    },
+    {
+      folder: "data",
+      title: "Platform API: data listener",
+      summary:
+        "The data platform: pipelines, sources, ingest, vector engine and search, actions (`--data-port`, 8081).",
+      document: withServerVariable(data, "data_api_url", DEFAULT_DATA_URL, "The data listener's address."),
     },
     {
       folder: "identity",

@@ -10,7 +10,8 @@ import {
   type BatchDeleteArtifactsResponse,
 } from "../../../../gen/platform/data/pipeline/v1/pipeline_service_pb.js";
 import type { PipelineDeps } from "./pipeline-context.js";
-import { invalid, requireText, requireUuid } from "./pipeline-messages.js";
+import type { Destination } from "../../../../gen/platform/data/pipeline/v1/pipeline_pb.js";
+import { invalid, requireText, requireUuid, toDestination } from "./pipeline-messages.js";
 import { createPipelineStore } from "./pipeline-store.js";
 
 /** Most references one BatchDeleteArtifacts call takes. */
@@ -44,6 +45,7 @@ export function createArtifactDeleter(deps: PipelineDeps) {
         .map((ref, index) => ({ ref, index }))
         .sort((a, b) => ORDER[a.ref.kind]! - ORDER[b.ref.kind]! || a.index - b.index)
         .map(({ ref }) => ref);
+      const dropped: Destination[] = [];
       const results = await deps.db.transaction(async (tx) => {
         const store = createPipelineStore(tx);
         const outcomes = [];
@@ -56,8 +58,11 @@ export function createArtifactDeleter(deps: PipelineDeps) {
             case ArtifactKind.PIPELINE:
               deleted = await store.deletePipeline(scope.orgId, scope.bucket, ref.id);
               break;
-            default:
+            default: {
+              const row = request.dropData ? await store.getDestination(scope.orgId, scope.bucket, ref.id) : undefined;
               deleted = await store.deleteDestination(scope.orgId, scope.bucket, ref.id);
+              if (deleted && row) dropped.push(toDestination(row));
+            }
           }
           outcomes.push(
             create(ArtifactDeleteResultSchema, {
@@ -68,6 +73,7 @@ export function createArtifactDeleter(deps: PipelineDeps) {
         }
         return outcomes;
       });
+      for (const destination of dropped) await deps.data?.drop(scope.orgId, destination);
       return create(BatchDeleteArtifactsResponseSchema, { results });
     },
   };

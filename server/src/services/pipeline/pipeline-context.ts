@@ -1,4 +1,5 @@
 import type { HandlerContext } from "@connectrpc/connect";
+import type { Destination } from "../../../../gen/platform/data/pipeline/v1/pipeline_pb.js";
 import { principalOf } from "../../auth/principal.js";
 import type { Database } from "../../db/database.js";
 import { invalid, notFound, requireText } from "./pipeline-messages.js";
@@ -19,6 +20,16 @@ export interface RuleArtifacts {
   deleteRule(db: Database, orgId: string, bucket: string, ruleId: string): Promise<boolean>;
 }
 
+/**
+ * The data plane's part of a teardown with `drop_data`: drops the physical collection or table of
+ * a deleted destination. Called after the catalog rows are gone (a failure leaves an orphan to
+ * drop again, never a row without its data); until the engine registers it, the data stays, as
+ * with DeletePipeline.
+ */
+export interface DestinationData {
+  drop(orgId: string, destination: Destination): Promise<void>;
+}
+
 export interface PipelineServiceOptions {
   readonly db: Database;
   /** The script service (its generated interface): template contracts and the template catalog. */
@@ -32,6 +43,8 @@ export interface PipelineServiceOptions {
   readonly embedModelOf?: (templateModel: string, modality: string) => string;
   /** Rule deletion for BatchDeleteArtifacts; absent until the ingest service provides it. */
   readonly rules?: RuleArtifacts;
+  /** Physical data removal for BatchDeleteArtifacts `drop_data`; absent until the engine provides it. */
+  readonly data?: DestinationData;
   /** Called when the best-effort search pipeline of a collection could not be written. */
   readonly warn?: (message: string, fields: Record<string, unknown>) => void;
 }

@@ -6,6 +6,7 @@ import {
   createHandlerContext,
   type HandlerContext,
 } from "@connectrpc/connect";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   DistanceMetric,
@@ -59,6 +60,8 @@ const template = (id: string, inputs: JsonObject | undefined, labels: Record<str
 const catalog = [
   template("thing_index", indexInputs, { type: "object", stage: "index", search_template: "thing_search" }),
   template("thing_search", indexInputs, { type: "object", stage: "search", index_template: "thing_index" }),
+  template("boom_index", indexInputs, { type: "text", stage: "index" }),
+  template("shaky_index", indexInputs, { type: "text", stage: "index" }),
   template("no_contract", undefined, {}),
   template("rows_out", { type: "object", properties: { sheet: { type: "string" } } }, { facet: "table" }),
 ];
@@ -88,12 +91,21 @@ type Calls = {
 let service: Calls;
 let reader: PipelineCatalogReader;
 const deletedRules: string[] = [];
+const droppedData: string[] = [];
+const warnings: string[] = [];
 beforeAll(async () => {
   database = await openTestDatabase();
   const parts = createPipelineService({
     db: database.db,
     templates,
     buckets: { exists: (_org, bucket) => Promise.resolve(bucket !== "missing") },
+    warn: (message) => warnings.push(message),
+    data: {
+      drop: (_org, destination) => {
+        droppedData.push(destination.name);
+        return Promise.resolve();
+      },
+    },
     rules: {
       deleteRule: (_db, _org, _bucket, id) => {
         deletedRules.push(id);
@@ -220,6 +232,30 @@ describe(`pipeline service (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
     expect(listed.pipelines).toHaveLength(2);
   });
 
+  it("writes the destination and the index pipeline together or not at all; the search pipeline best effort", async () => {
+    // A failure injected at the database: the second write of the transaction, or the search row.
+    await database.db.execute(sql`
+      create or replace function pipeline_test_refuse() returns trigger language plpgsql as $$
+      begin
+        if new.script_template in ('boom_index', 'shaky_search') then raise exception 'refused by test'; end if;
+        return new;
+      end $$`);
+    await database.db.execute(sql`
+      create trigger pipeline_test_refuse before insert on pipeline_pipelines
+      for each row execute function pipeline_test_refuse()`);
+    try {
+      const ctx = contextOf(await database.createOrganization());
+      await expect(service.createVectorPipeline(vectorRequest({ templateId: "boom_index" }), ctx)).rejects.toThrow();
+      expect(await reader.listVectorCollections(await orgOf(ctx), "b1")).toEqual([]);
+      const shaky = await service.createVectorPipeline(vectorRequest({ templateId: "shaky_index" }), ctx);
+      expect(warnings).toContain("search pipeline not written");
+      const listed = await service.listPipelines({ bucket: "b1" }, ctx);
+      expect(listed.pipelines.map((p) => p.pipelineId)).toEqual([shaky.pipelineId]);
+    } finally {
+      await database.db.execute(sql`drop trigger pipeline_test_refuse on pipeline_pipelines`);
+    }
+  });
+
   it("lists by facet (any case), destination and free pipelines, refuses an unknown facet, and pages over gRPC", async () => {
     const ctx = contextOf(await database.createOrganization());
     const vector = await service.createVectorPipeline(vectorRequest(), ctx);
@@ -332,6 +368,13 @@ describe(`pipeline service (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
     );
     expect(again.results.map((r) => r.outcome)).toEqual([ArtifactDeleteOutcome.SKIPPED, ArtifactDeleteOutcome.SKIPPED]);
     expect(await reader.listVectorCollections(await orgOf(ctx), "b1")).toEqual([]);
+    expect(droppedData).not.toContain("docs");
+    // drop_data: the data plane is asked to drop what the deleted destination held, once.
+    const doomed = await service.createVectorPipeline(vectorRequest({ name: "doomed" }), ctx);
+    const drop = { kind: ArtifactKind.DESTINATION, id: doomed.destination!.storeEntityId };
+    await service.batchDeleteArtifacts({ bucket: "b1", artifacts: [drop], dropData: true }, ctx);
+    await service.batchDeleteArtifacts({ bucket: "b1", artifacts: [drop], dropData: true }, ctx);
+    expect(droppedData.filter((name) => name === "doomed")).toHaveLength(1);
     const bad = await refusal(
       service.batchDeleteArtifacts({ bucket: "b1", artifacts: [{ kind: 0, id: "x" }] }, ctx) as Promise<unknown>,
     );
@@ -368,7 +411,7 @@ describe(`pipeline service (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
     const all = await service.listTemplates({ category: "", search: "", facet: "" }, ctx);
     expect(all.templates.map((t) => t.templateId)).toEqual(catalog.map((t) => t.id));
     const vector = await service.listTemplates({ category: "", search: "", facet: "VECTOR" }, ctx);
-    expect(vector.templates.map((t) => t.templateId)).toEqual(["thing_index"]);
+    expect(vector.templates.map((t) => t.templateId)).toEqual(["thing_index", "boom_index", "shaky_index"]);
     expect(vector.templates[0]).toMatchObject({
       searchTemplateId: "thing_search",
       vector: { embedModel: "test-model", dimensions: 8, modality: "object" },

@@ -14,7 +14,7 @@ import { notFound, parseFacet, requireUuid, toDestination, toPipeline, vectorCon
 import { createTemplateBrowser } from "./pipeline-templates.js";
 import { createPipelineUpdater } from "./pipeline-updater.js";
 
-export type { BucketDirectory, PipelineServiceOptions, RuleArtifacts } from "./pipeline-context.js";
+export type { BucketDirectory, DestinationData, PipelineServiceOptions, RuleArtifacts } from "./pipeline-context.js";
 
 /** Default and largest gRPC page of ListPipelines (HTTP answers every row, unpaged). */
 const DEFAULT_PAGE_SIZE = 100;

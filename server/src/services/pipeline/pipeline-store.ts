@@ -88,7 +88,17 @@ export function createPipelineStore(db: Database): PipelineStore {
     );
   };
 
+  const getDestination = async (orgId: string, bucket: string, id: string) => {
+    const [row] = await db
+      .select()
+      .from(pipelineDestinations)
+      .where(destinationIn(orgId, bucket, id));
+    return row;
+  };
+
   return {
+    getDestination,
+
     async insertDestination(orgId, row) {
       const [inserted] = await db
         .insert(pipelineDestinations)
@@ -102,9 +112,7 @@ export function createPipelineStore(db: Database): PipelineStore {
         .insert(pipelinePipelines)
         .values({ orgId, ...row })
         .returning();
-      const destination = row.destinationId
-        ? await this.getDestination(orgId, row.bucket, row.destinationId)
-        : undefined;
+      const destination = row.destinationId ? await getDestination(orgId, row.bucket, row.destinationId) : undefined;
       return { ...inserted!, destination };
     },
 
@@ -131,14 +139,6 @@ export function createPipelineStore(db: Database): PipelineStore {
         );
       }
       return selectJoined(and(...conditions), filter.limit);
-    },
-
-    async getDestination(orgId, bucket, id) {
-      const [row] = await db
-        .select()
-        .from(pipelineDestinations)
-        .where(destinationIn(orgId, bucket, id));
-      return row;
     },
 
     listDestinations(orgId, bucket, facet) {
