@@ -21,6 +21,7 @@ import { createOAuthTokens, expiryOf } from "./oauth/oauth-tokens.js";
 import { providerWireName } from "./provider-names.js";
 import { hasControlCharacter, invalid, optionalId, validId, validName, validProvider } from "./source-fields.js";
 import type { ProviderName } from "./source-schema.js";
+import { createSourceStore, isForeignKeyViolation } from "./source-store.js";
 
 export interface OAuthMethodsOptions {
   readonly db: Database;
@@ -118,26 +119,31 @@ export function createOAuthMethods({
         },
         context.signal,
       );
-      // The source may have gone while the user was at the provider: the credential is then unbound.
-      const sourceId =
-        state.sourceId === undefined
-          ? undefined
-          : await checkSourceFor(db, orgId, provider, state.sourceId).catch(() => undefined);
+      // The tokens are in hand and the code is spent: whatever happened to the source meanwhile,
+      // they are stored. A source deleted while the user was at the provider leaves the credential
+      // unbound (its provider was checked when the URL was made, and never changes).
+      const bound =
+        state.sourceId === undefined ? undefined : await createSourceStore(db).getAnyBucket(orgId, state.sourceId);
       const id = randomUUID();
-      const created = await credentials.insert(orgId, {
-        id,
-        name: name ?? defaultName(provider, tokens),
-        provider,
-        type: "oauth",
-        sourceId: sourceId ?? null,
-        scopes: tokens.scopes ?? state.scopes,
-        expiresAt: expiryOf(tokens, now()),
-        sealedSecret: sealCredentialSecret(box, orgId, id, {
-          kind: "oauth",
-          accessToken: tokens.accessToken,
-          tokenType: tokens.tokenType,
-          ...(tokens.refreshToken ? { refreshToken: tokens.refreshToken } : {}),
-        }),
+      const insert = (sourceId: string | null) =>
+        credentials.insert(orgId, {
+          id,
+          name: name ?? defaultName(provider, tokens),
+          provider,
+          type: "oauth",
+          sourceId,
+          scopes: tokens.scopes ?? state.scopes,
+          expiresAt: expiryOf(tokens, now()),
+          sealedSecret: sealCredentialSecret(box, orgId, id, {
+            kind: "oauth",
+            accessToken: tokens.accessToken,
+            tokenType: tokens.tokenType,
+            ...(tokens.refreshToken ? { refreshToken: tokens.refreshToken } : {}),
+          }),
+        });
+      const created = await insert(bound?.id ?? null).catch((error: unknown) => {
+        if (isForeignKeyViolation(error)) return insert(null);
+        throw error;
       });
       return credentialMessage(created);
     },
