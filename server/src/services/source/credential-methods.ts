@@ -12,7 +12,7 @@ import { createCredentialStore, type CredentialMetadataRow } from "./credential-
 import { credentialTypeOf, providerOf, providerWireName } from "./provider-names.js";
 import { invalid, notFound, optionalId, validId, validName, validProvider } from "./source-fields.js";
 import type { CredentialTypeName, ProviderName } from "./source-schema.js";
-import { createSourceStore } from "./source-store.js";
+import { createSourceStore, isForeignKeyViolation } from "./source-store.js";
 
 export interface CredentialMethodsOptions {
   readonly db: Database;
@@ -41,16 +41,22 @@ export function createCredentialMethods({ db, box }: CredentialMethodsOptions): 
       const sourceId = await checkSourceFor(db, orgId, provider, optionalId(request.sourceId, "source_id"));
       const { type, secret } = secretOf(request.secret);
       const id = randomUUID();
-      const created = await credentials.insert(orgId, {
-        id,
-        name,
-        provider,
-        type,
-        sourceId: sourceId ?? null,
-        scopes: [],
-        expiresAt: 0,
-        sealedSecret: sealCredentialSecret(box, orgId, id, secret),
-      });
+      const created = await credentials
+        .insert(orgId, {
+          id,
+          name,
+          provider,
+          type,
+          sourceId: sourceId ?? null,
+          scopes: [],
+          expiresAt: 0,
+          sealedSecret: sealCredentialSecret(box, orgId, id, secret),
+        })
+        .catch((error: unknown) => {
+          // The source was deleted between the check and the write.
+          if (isForeignKeyViolation(error)) throw notFound(`source_id: source ${sourceId} not found`);
+          throw error;
+        });
       return credentialMessage(created);
     },
 

@@ -15,6 +15,8 @@ import {
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
 import { createSecretBox } from "../../crypto/secret-box.js";
 import { parseOAuthProviders } from "./oauth/oauth-provider-config.js";
+import { createOAuthTokens } from "./oauth/oauth-tokens.js";
+import { Agent } from "undici";
 import { createSourceService } from "./source-handlers.js";
 import { Code, connectErrorOf, sourceContextOf } from "./source-test-context.js";
 
@@ -297,6 +299,41 @@ describe(`OAuth methods (${process.env.TEST_DATABASE_URL ? "postgres" : "embedde
     expect((await exchange({ provider: Provider.DROPBOX, code: "c", state: "s" })).rawMessage).toBe(
       "redirect_uri is required",
     );
+  });
+
+  it("hands connectors a usable access token, refreshing it shortly before it expires", async () => {
+    tokenAnswer = provider;
+    const org = await caller();
+    const { started, code } = await authorize(org);
+    const credential = await org.exchange({
+      provider: Provider.DROPBOX,
+      code,
+      state: started.state,
+      redirectUri: REDIRECT,
+    });
+    const tokens = createOAuthTokens({
+      db: database.db,
+      box,
+      providers: config(),
+      dispatcher: new Agent(),
+      now: () => clock,
+    });
+    tokenRequests.length = 0;
+    const first = await tokens.accessToken(org.orgId, credential.credentialId);
+    expect(first).toMatch(/^access-/);
+    expect(tokenRequests).toEqual([]);
+    clock += 3_600_000 - 60_000;
+    try {
+      const second = await tokens.accessToken(org.orgId, credential.credentialId);
+      expect(second).not.toBe(first);
+      expect(tokenRequests.map((r) => r.form.get("grant_type"))).toEqual(["refresh_token"]);
+      expect(await tokens.accessToken(org.orgId, credential.credentialId)).toBe(second);
+      expect(tokenRequests).toHaveLength(1);
+    } finally {
+      clock -= 3_600_000 - 60_000;
+    }
+    const other = await database.createOrganization();
+    expect((await connectErrorOf(() => tokens.accessToken(other, credential.credentialId))).code).toBe(Code.NotFound);
   });
 
   it("refreshes only the organization's own OAuth credentials", async () => {

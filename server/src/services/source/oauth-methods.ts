@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { Code, ConnectError } from "@connectrpc/connect";
 import type { Dispatcher } from "undici";
 import type { SourceServiceImplementation } from "../../../../gen/platform/data/source/v1/source_service_server.js";
 import { principalOf } from "../../auth/principal.js";
 import type { SecretBox } from "../../crypto/secret-box.js";
 import type { Database } from "../../db/database.js";
 import { checkSourceFor, credentialMessage } from "./credential-methods.js";
-import { openCredentialSecret, sealCredentialSecret } from "./credential-secret.js";
+import { sealCredentialSecret } from "./credential-secret.js";
 import { createCredentialStore } from "./credential-store.js";
-import { SCOPE_TOKEN, type OAuthProviderConfig, type OAuthProviders } from "./oauth/oauth-provider-config.js";
+import { SCOPE_TOKEN, type OAuthProviders } from "./oauth/oauth-provider-config.js";
 import {
   codeChallenge,
   newCodeVerifier,
@@ -17,19 +16,12 @@ import {
   openOAuthState,
   sealOAuthState,
 } from "./oauth/oauth-state.js";
-import { requestTokens, TokenEndpointError, type TokenSet } from "./oauth/oauth-token-client.js";
+import type { TokenSet } from "./oauth/oauth-token-client.js";
+import { createOAuthTokens, expiryOf } from "./oauth/oauth-tokens.js";
 import { providerWireName } from "./provider-names.js";
-import {
-  failedPrecondition,
-  hasControlCharacter,
-  invalid,
-  notFound,
-  optionalId,
-  validId,
-  validName,
-  validProvider,
-} from "./source-fields.js";
+import { hasControlCharacter, invalid, optionalId, validId, validName, validProvider } from "./source-fields.js";
 import type { ProviderName } from "./source-schema.js";
+import { createSourceStore, isForeignKeyViolation } from "./source-store.js";
 
 export interface OAuthMethodsOptions {
   readonly db: Database;
@@ -42,8 +34,6 @@ export interface OAuthMethodsOptions {
 
 type OAuthMethods = Pick<SourceServiceImplementation, "getOAuthUrl" | "exchangeOAuthCode" | "refreshOAuthToken">;
 
-/** Providers that never connect with OAuth: asking for their URL is INVALID_ARGUMENT, not FAILED_PRECONDITION. */
-const NOT_OAUTH: readonly ProviderName[] = ["internal", "amazon_s3", "web"];
 const MAX_SCOPES = 50;
 
 /**
@@ -60,16 +50,8 @@ export function createOAuthMethods({
 }: OAuthMethodsOptions): OAuthMethods {
   const credentials = createCredentialStore(db);
 
-  const registration = (provider: ProviderName): OAuthProviderConfig => {
-    if (NOT_OAUTH.includes(provider))
-      throw invalid(`provider: ${providerWireName(provider)} does not connect with OAuth`);
-    const found = providers.get(provider);
-    if (!found)
-      throw failedPrecondition(
-        `provider: OAuth for ${providerWireName(provider)} is not configured on this server (see --oauth-providers-file)`,
-      );
-    return found;
-  };
+  const tokenCalls = createOAuthTokens({ db, box, providers, dispatcher, now });
+  const registration = tokenCalls.registration;
 
   return {
     async getOAuthUrl(request, context) {
@@ -127,39 +109,41 @@ export function createOAuthMethods({
       if (state.provider !== provider) throw invalid("provider is not the one the state was issued for");
       if (state.redirectUri !== request.redirectUri)
         throw invalid("redirect_uri differs from the one given to GetOAuthUrl");
-      const config = registration(provider);
-      const tokens = await callTokenEndpoint(() =>
-        requestTokens(
-          config,
-          {
-            grant_type: "authorization_code",
-            code: request.code,
-            redirect_uri: state.redirectUri,
-            code_verifier: state.verifier,
-          },
-          { dispatcher, signal: context.signal },
-        ),
-      );
-      // The source may have gone while the user was at the provider: the credential is then unbound.
-      const sourceId =
-        state.sourceId === undefined
-          ? undefined
-          : await checkSourceFor(db, orgId, provider, state.sourceId).catch(() => undefined);
-      const id = randomUUID();
-      const created = await credentials.insert(orgId, {
-        id,
-        name: name ?? defaultName(provider, tokens),
+      const tokens = await tokenCalls.request(
         provider,
-        type: "oauth",
-        sourceId: sourceId ?? null,
-        scopes: tokens.scopes ?? state.scopes,
-        expiresAt: expiryOf(tokens, now()),
-        sealedSecret: sealCredentialSecret(box, orgId, id, {
-          kind: "oauth",
-          accessToken: tokens.accessToken,
-          tokenType: tokens.tokenType,
-          ...(tokens.refreshToken ? { refreshToken: tokens.refreshToken } : {}),
-        }),
+        {
+          grant_type: "authorization_code",
+          code: request.code,
+          redirect_uri: state.redirectUri,
+          code_verifier: state.verifier,
+        },
+        context.signal,
+      );
+      // The tokens are in hand and the code is spent: whatever happened to the source meanwhile,
+      // they are stored. A source deleted while the user was at the provider leaves the credential
+      // unbound (its provider was checked when the URL was made, and never changes).
+      const bound =
+        state.sourceId === undefined ? undefined : await createSourceStore(db).getAnyBucket(orgId, state.sourceId);
+      const id = randomUUID();
+      const insert = (sourceId: string | null) =>
+        credentials.insert(orgId, {
+          id,
+          name: name ?? defaultName(provider, tokens),
+          provider,
+          type: "oauth",
+          sourceId,
+          scopes: tokens.scopes ?? state.scopes,
+          expiresAt: expiryOf(tokens, now()),
+          sealedSecret: sealCredentialSecret(box, orgId, id, {
+            kind: "oauth",
+            accessToken: tokens.accessToken,
+            tokenType: tokens.tokenType,
+            ...(tokens.refreshToken ? { refreshToken: tokens.refreshToken } : {}),
+          }),
+        });
+      const created = await insert(bound?.id ?? null).catch((error: unknown) => {
+        if (isForeignKeyViolation(error)) return insert(null);
+        throw error;
       });
       return credentialMessage(created);
     },
@@ -167,66 +151,9 @@ export function createOAuthMethods({
     async refreshOAuthToken(request, context) {
       const { orgId } = principalOf(context);
       const credentialId = validId(request.credentialId, "credential_id");
-      const row = await credentials.get(orgId, credentialId);
-      if (!row) throw notFound(`credential ${credentialId} not found`);
-      if (row.type !== "oauth")
-        throw failedPrecondition(`credential_id: credential ${credentialId} is not an OAuth credential`);
-      const secret = openCredentialSecret(box, orgId, credentialId, row.sealedSecret);
-      if (!secret || secret.kind !== "oauth")
-        throw new ConnectError(
-          `credential ${credentialId} cannot be opened with the server's secret key; reconnect it through GetOAuthUrl`,
-          Code.Internal,
-        );
-      if (!secret.refreshToken)
-        throw failedPrecondition(
-          `credential_id: the provider issued no refresh token for credential ${credentialId}; reconnect through GetOAuthUrl`,
-        );
-      const config = registration(row.provider);
-      const tokens = await callTokenEndpoint(() =>
-        requestTokens(
-          config,
-          { grant_type: "refresh_token", refresh_token: secret.refreshToken! },
-          { dispatcher, signal: context.signal },
-        ),
-      );
-      const rotated = await credentials.rotate(orgId, credentialId, row.updatedAt, {
-        scopes: tokens.scopes ?? row.scopes,
-        expiresAt: expiryOf(tokens, now()),
-        sealedSecret: sealCredentialSecret(box, orgId, credentialId, {
-          kind: "oauth",
-          accessToken: tokens.accessToken,
-          tokenType: tokens.tokenType,
-          // A provider that does not rotate refresh tokens answers none: the old one stays valid.
-          refreshToken: tokens.refreshToken ?? secret.refreshToken,
-        }),
-      });
-      if (rotated) return credentialMessage(rotated);
-      // Another refresh stored its tokens first (or the credential was deleted meanwhile): its
-      // tokens are as fresh as these, so its row is the answer.
-      const current = await credentials.get(orgId, credentialId);
-      if (!current) throw notFound(`credential ${credentialId} not found`);
-      return credentialMessage(current);
+      return credentialMessage(await tokenCalls.refresh(orgId, credentialId, context.signal));
     },
   };
-}
-
-/** Token endpoint failures as API errors; none repeats what the provider said beyond its error code. */
-async function callTokenEndpoint(call: () => Promise<TokenSet>): Promise<TokenSet> {
-  try {
-    return await call();
-  } catch (error) {
-    if (!(error instanceof TokenEndpointError)) throw error;
-    if (error.kind === "refused") {
-      const advice = error.oauthError === "invalid_grant" ? ": reconnect through GetOAuthUrl" : "";
-      throw failedPrecondition(`${error.message}${advice}`);
-    }
-    if (error.kind === "unreachable") throw new ConnectError(error.message, Code.Unavailable);
-    throw failedPrecondition(error.message);
-  }
-}
-
-function expiryOf(tokens: TokenSet, now: number): number {
-  return tokens.expiresIn === undefined ? 0 : now + tokens.expiresIn * 1000;
 }
 
 /**

@@ -19,7 +19,13 @@ import {
   validProvider,
 } from "./source-fields.js";
 import type { ProviderName } from "./source-schema.js";
-import { createSourceStore, INTERNAL_SOURCE_NAME, type SourcePosition, type SourceRow } from "./source-store.js";
+import {
+  createSourceStore,
+  INTERNAL_SOURCE_NAME,
+  isForeignKeyViolation,
+  type SourcePosition,
+  type SourceRow,
+} from "./source-store.js";
 
 export interface SourceMethodsOptions {
   readonly db: Database;
@@ -188,10 +194,7 @@ async function withCredentialGone<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
-    for (let current: unknown = error; current instanceof Error; current = current.cause) {
-      if ((current as Error & { code?: unknown }).code === "23503")
-        throw notFound("credential_id: credential not found");
-    }
+    if (isForeignKeyViolation(error)) throw notFound("credential_id: credential not found");
     throw error;
   }
 }

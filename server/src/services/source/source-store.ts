@@ -165,8 +165,17 @@ const nowSql = sql`(extract(epoch from statement_timestamp()) * 1000)::bigint`;
 
 /** Whether a database error, or the driver error drizzle wraps, is a unique-key violation (SQLSTATE 23505). */
 export function isUniqueViolation(error: unknown): boolean {
+  return hasSqlState(error, "23505");
+}
+
+/** Whether a write named a row that is gone (SQLSTATE 23503): deleted between a check and the write. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return hasSqlState(error, "23503");
+}
+
+function hasSqlState(error: unknown, state: string): boolean {
   for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    if ((current as Error & { code?: unknown }).code === "23505") return true;
+    if ((current as Error & { code?: unknown }).code === state) return true;
   }
   return false;
 }

@@ -72,9 +72,9 @@ export type Source = Message<"platform.data.source.v1.Source"> & {
    * credentials. An unknown key is rejected, naming it. Per provider:
    * - PROVIDER_INTERNAL: `{}`.
    * - PROVIDER_AMAZON_S3 and S3-compatible stores: `bucket` (required), `region` (default
-   *   `us-east-1`), `endpoint` (http(s) URL of an S3-compatible store; AWS when absent), `prefix`
-   *   (only keys under it), `force_path_style` (boolean; default true with an endpoint, else
-   *   false). Connects with an access key credential of PROVIDER_AMAZON_S3.
+   *   `us-east-1`), `endpoint` (http(s) URL of an S3-compatible store; Amazon S3 itself when
+   *   absent), `prefix` (only keys under it), `force_path_style` (boolean; default true with an
+   *   endpoint, else false). Connects with an access key credential of PROVIDER_AMAZON_S3.
    * - PROVIDER_WEB: `urls`, 1 to 1000 distinct http(s) URLs without user info, each one an object
    *   of the source. No credential.
    * Sources of other providers cannot be created yet (UNIMPLEMENTED). (-- Not shown in the

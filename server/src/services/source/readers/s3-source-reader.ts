@@ -42,12 +42,13 @@ export function createS3SourceReader(
     region: settings.region,
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
     forcePathStyle: settings.force_path_style,
+    // Given explicitly, so the SDK never falls back to the server's own (environment, instance
+    // metadata): a source reads with its credential or not at all.
     credentials: {
       accessKeyId: secret.accessKeyId,
       secretAccessKey: secret.secretAccessKey,
       ...(secret.sessionToken ? { sessionToken: secret.sessionToken } : {}),
     },
-    // Never the instance metadata service or the environment: only the credential of the source.
     maxAttempts: 3,
     requestHandler: {
       requestTimeout: options.requestTimeoutMs ?? 60_000,

@@ -1,32 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  CredentialSchema,
-  CredentialType,
-  Provider,
-  SourceSchema,
-  SourceStatus,
-} from "../../../../gen/platform/data/source/v1/source_pb.js";
-import {
-  CreateSourceRequestSchema,
-  DeleteCredentialRequestSchema,
-  DeleteSourceRequestSchema,
-  GetSourceRequestSchema,
-  ListCredentialsRequestSchema,
-  ListCredentialsResponseSchema,
-  ListSourcesRequestSchema,
-  ListSourcesResponseSchema,
-  StoreCredentialRequestSchema,
-  UpdateSourceRequestSchema,
-} from "../../../../gen/platform/data/source/v1/source_service_pb.js";
+import { Provider, SourceStatus } from "../../../../gen/platform/data/source/v1/source_pb.js";
 import type { SourceServiceImplementation } from "../../../../gen/platform/data/source/v1/source_service_server.js";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
 import { createSecretBox } from "../../crypto/secret-box.js";
 import { createInternalSources, type InternalSources } from "./internal-sources.js";
 import { createSourceService } from "./source-handlers.js";
-import { Code, connectErrorOf, sourceContextOf } from "./source-test-context.js";
+import { Code, connectErrorOf, s3Source, sourceCaller, accessKey, type CreateInit } from "./source-test-context.js";
 
 let database: TestDatabase;
 let service: SourceServiceImplementation;
@@ -44,59 +24,7 @@ beforeAll(async () => {
 });
 afterAll(() => database.close());
 
-type CreateInit = MessageInitShape<typeof CreateSourceRequestSchema>;
-type StoreInit = MessageInitShape<typeof StoreCredentialRequestSchema>;
-
-/** A caller in an organization of its own, the methods bound to its context and answering full messages. */
-async function caller() {
-  const orgId = await database.createOrganization();
-  const context = sourceContextOf(orgId);
-  const s = service;
-  return {
-    orgId,
-    createSource: async (init: CreateInit) =>
-      create(SourceSchema, await s.createSource(create(CreateSourceRequestSchema, init), context)),
-    getSource: async (bucket: string, sourceId: string) =>
-      create(SourceSchema, await s.getSource(create(GetSourceRequestSchema, { bucket, sourceId }), context)),
-    listSources: async (init: MessageInitShape<typeof ListSourcesRequestSchema>, protocol?: "http") =>
-      create(
-        ListSourcesResponseSchema,
-        await s.listSources(
-          create(ListSourcesRequestSchema, init),
-          protocol ? sourceContextOf(orgId, protocol) : context,
-        ),
-      ),
-    updateSource: async (init: MessageInitShape<typeof UpdateSourceRequestSchema>) =>
-      create(SourceSchema, await s.updateSource(create(UpdateSourceRequestSchema, init), context)),
-    deleteSource: async (bucket: string, sourceId: string) =>
-      s.deleteSource(create(DeleteSourceRequestSchema, { bucket, sourceId }), context),
-    storeCredential: async (init: StoreInit) =>
-      create(CredentialSchema, await s.storeCredential(create(StoreCredentialRequestSchema, init), context)),
-    listCredentials: async (init: MessageInitShape<typeof ListCredentialsRequestSchema> = {}) =>
-      create(
-        ListCredentialsResponseSchema,
-        await s.listCredentials(create(ListCredentialsRequestSchema, init), context),
-      ),
-    deleteCredential: async (credentialId: string) =>
-      s.deleteCredential(create(DeleteCredentialRequestSchema, { credentialId }), context),
-  };
-}
-
-const accessKey = (secret = "s3-secret-value"): StoreInit["secret"] => ({
-  case: "accessKey",
-  value: { accessKeyId: "AKIAEXAMPLE", secretAccessKey: secret },
-});
-
-async function s3Source(org: Awaited<ReturnType<typeof caller>>, name = "archive", bucket = "docs") {
-  const credential = await org.storeCredential({ name: "s3", provider: Provider.AMAZON_S3, secret: accessKey() });
-  return org.createSource({
-    bucket,
-    name,
-    provider: Provider.AMAZON_S3,
-    credentialId: credential.credentialId,
-    config: { bucket: "customer-archive", prefix: "reports/", endpoint: "https://minio.example.com" },
-  });
-}
+const caller = async () => sourceCaller(service, await database.createOrganization());
 
 describe(`source service (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"})`, () => {
   it("creates, reads, lists, updates and deletes an S3 source, its config stored normalised", async () => {
@@ -335,118 +263,5 @@ describe(`source service (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
       "source_id must be a UUID",
     );
     expect((await connectErrorOf(() => org.getSource("docs", ""))).rawMessage).toBe("source_id is required");
-  });
-});
-
-describe(`credentials (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"})`, () => {
-  it("stores secrets sealed and answers metadata only", async () => {
-    const org = await caller();
-    const secret = `sk_${randomBytes(12).toString("hex")}`;
-    const stored = await org.storeCredential({ name: "keys", provider: Provider.AMAZON_S3, secret: accessKey(secret) });
-    expect(stored).toMatchObject({
-      name: "keys",
-      provider: Provider.AMAZON_S3,
-      type: CredentialType.ACCESS_KEY,
-      expiresAt: 0n,
-    });
-    const apiKey = await org.storeCredential({
-      name: "notion",
-      provider: Provider.NOTION,
-      secret: { case: "apiKey", value: secret },
-    });
-    expect(apiKey.type).toBe(CredentialType.API_KEY);
-    const listed = await org.listCredentials();
-    expect(listed.credentials.map((c) => c.name)).toEqual(["keys", "notion"]);
-    const text = JSON.stringify(listed, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v));
-    expect(text).not.toContain(secret);
-    expect(text).not.toContain("AKIAEXAMPLE");
-
-    const rows = await database.db.execute(
-      sql`select encode(sealed_secret, 'escape') as escaped from source_credentials where org_id = ${org.orgId}`,
-    );
-    const list = (Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows) as { escaped: string }[];
-    expect(list).toHaveLength(2);
-    for (const row of list) expect(row.escaped).not.toContain(secret);
-  });
-
-  it("filters by provider and source, and deletes, clearing the source's reference", async () => {
-    const org = await caller();
-    const source = await s3Source(org);
-    const forSource = await org.storeCredential({
-      name: "bound",
-      provider: Provider.AMAZON_S3,
-      sourceId: source.sourceId,
-      secret: accessKey(),
-    });
-    await org.storeCredential({ name: "gh", provider: Provider.GITHUB, secret: { case: "token", value: "ghp" } });
-    expect((await org.listCredentials({ provider: Provider.GITHUB })).credentials.map((c) => c.name)).toEqual(["gh"]);
-    expect((await org.listCredentials({ sourceId: source.sourceId })).credentials.map((c) => c.name)).toEqual([
-      "bound",
-    ]);
-    expect((await org.listCredentials({ provider: Provider.AMAZON_S3 })).credentials).toHaveLength(2);
-
-    await org.deleteCredential(source.credentialId);
-    expect((await org.getSource("docs", source.sourceId)).credentialId).toBe("");
-    await org.deleteSource("docs", source.sourceId);
-    const [unbound] = (await org.listCredentials({ provider: Provider.AMAZON_S3 })).credentials;
-    expect(unbound).toMatchObject({ credentialId: forSource.credentialId, sourceId: "" });
-  });
-
-  it("rejects bad input with the field named and the value not repeated", async () => {
-    const org = await caller();
-    const cases: [StoreInit, RegExp][] = [
-      [{ name: "", provider: Provider.GITHUB, secret: { case: "token", value: "secret-tok" } }, /^name is required/],
-      [{ name: "n", secret: { case: "token", value: "secret-tok" } }, /^provider is required/],
-      [
-        { name: "n", provider: Provider.WEB, secret: { case: "token", value: "secret-tok" } },
-        /^provider: PROVIDER_WEB takes no credential/,
-      ],
-      [{ name: "n", provider: Provider.GITHUB }, /^secret is required/],
-      [{ name: "n", provider: Provider.GITHUB, secret: { case: "token", value: " " } }, /^token is required/],
-      [{ name: "n", provider: Provider.GITHUB, secret: { case: "apiKey", value: "" } }, /^api_key is required/],
-      [
-        {
-          name: "n",
-          provider: Provider.AMAZON_S3,
-          secret: { case: "accessKey", value: { secretAccessKey: "secret-tok" } },
-        },
-        /^access_key.access_key_id is required/,
-      ],
-      [
-        { name: "n", provider: Provider.AMAZON_S3, secret: { case: "accessKey", value: { accessKeyId: "a" } } },
-        /^access_key.secret_access_key is required/,
-      ],
-      [
-        { name: "n", provider: Provider.GITHUB, sourceId: "x", secret: { case: "token", value: "secret-tok" } },
-        /^source_id must be a UUID/,
-      ],
-    ];
-    for (const [request, message] of cases) {
-      const error = await connectErrorOf(() => org.storeCredential(request));
-      expect(error.code, error.rawMessage).toBe(Code.InvalidArgument);
-      expect(error.rawMessage).toMatch(message);
-      expect(error.rawMessage).not.toContain("secret-tok");
-    }
-    const source = await s3Source(org);
-    const mismatch = await connectErrorOf(() =>
-      org.storeCredential({
-        name: "n",
-        provider: Provider.GITHUB,
-        sourceId: source.sourceId,
-        secret: { case: "token", value: "t" },
-      }),
-    );
-    expect(mismatch.rawMessage).toMatch(/^source_id: the source reads PROVIDER_AMAZON_S3, not PROVIDER_GITHUB/);
-    expect((await connectErrorOf(() => org.listCredentials({ sourceId: "x" }))).rawMessage).toBe(
-      "source_id must be a UUID",
-    );
-    expect((await connectErrorOf(() => org.deleteCredential(""))).rawMessage).toBe("credential_id is required");
-  });
-
-  it("needs an authenticated caller", async () => {
-    const error = await connectErrorOf(async () =>
-      service.listCredentials(create(ListCredentialsRequestSchema), sourceContextOf(undefined)),
-    );
-    expect(error.code).toBe(Code.Unauthenticated);
   });
 });
