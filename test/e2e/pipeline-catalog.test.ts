@@ -1,10 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { request } from "undici";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient } from "../../sdk/src/index.js";
 import { repoRoot } from "./platform-server.js";
-import { apiUrl, createOrganization, dataUrl, type TestOrganization } from "./shared-server.js";
+import { apiUrl, createBuckets, createOrganization, dataUrl, type TestOrganization } from "./shared-server.js";
 
 // The pipeline catalog on the data listener, over plain HTTP with the specification's query
 // casing: every route, every field written (unset ones as defaults or null), every error of the
@@ -14,6 +15,8 @@ let acme: TestOrganization;
 let other: TestOrganization;
 beforeAll(async () => {
   [acme, other] = await Promise.all([createOrganization("pipelines"), createOrganization("pipelines-other")]);
+  // Another organization has a bucket of the same name: it still sees none of acme's rows.
+  await Promise.all([createBuckets(acme, "bk1", "bk2", "bk3", "rpc"), createBuckets(other, "bk1")]);
 });
 
 type Json = Record<string, unknown>;
@@ -106,7 +109,7 @@ describe("the pipeline catalog on the data listener", () => {
 
   let collection: Json;
   it("creates a vector collection, writing every field, the path's bucket over the body's", async () => {
-    const created = await call("POST", "/b1/pipelines/vector", {
+    const created = await call("POST", "/bk1/pipelines/vector", {
       bucket: "ignored",
       name: "docs",
       description: "Support articles",
@@ -117,7 +120,7 @@ describe("the pipeline catalog on the data listener", () => {
     collection = created.json;
     expect(Object.keys(collection).sort()).toEqual(PIPELINE_FIELDS);
     expect(collection).toMatchObject({
-      bucket: "b1",
+      bucket: "bk1",
       name: "text_embedding_index",
       scriptTemplate: "text_embedding_index",
       options: null,
@@ -142,7 +145,9 @@ describe("the pipeline catalog on the data listener", () => {
       modality: "text",
       embeddingSource: "EMBEDDING_SOURCE_PIPELINE",
       templateId: "text_embedding_index",
-      embedModel: "nomic-embed-text-v1.5",
+      // No embeddings endpoint is configured: the local lexical embedder stands in for the
+      // template's nomic-embed-text-v1.5, and the collection records the model its vectors come from.
+      embedModel: "platform-lexical-hash-v1",
     });
     expect(vector.physicalName).toMatch(/^vc_[0-9a-f]{32}$/);
     expect(collection.createdAt).toMatch(/^[0-9]+$/);
@@ -150,7 +155,7 @@ describe("the pipeline catalog on the data listener", () => {
 
   it("refuses a creation with the spec's codes", async () => {
     const create = (body: Json) =>
-      call("POST", "/b1/pipelines/vector", { name: "x", templateId: "text_embedding_index", ...body });
+      call("POST", "/bk1/pipelines/vector", { name: "x", templateId: "text_embedding_index", ...body });
     refused(await create({ name: "  " }), 400, "invalid_argument", "name");
     refused(await create({ templateId: "" }), 400, "invalid_argument", "template_id");
     refused(
@@ -166,11 +171,11 @@ describe("the pipeline catalog on the data listener", () => {
 
   it("lists with the snake_case query, both entries of the collection, and pagination null", async () => {
     const destinationId = (collection.destination as Json).storeEntityId as string;
-    const free = await call("POST", "/b1/pipelines", { name: "adhoc", scriptTemplate: "document_chunking" });
+    const free = await call("POST", "/bk1/pipelines", { name: "adhoc", scriptTemplate: "document_chunking" });
     expect(free.status, JSON.stringify(free.json)).toBe(200);
     expect(free.json).toMatchObject({ destination: null, options: null, scriptTemplate: "document_chunking" });
 
-    const vector = await call("GET", "/b1/pipelines?facet=Vector&page_size=1&page_token=abc");
+    const vector = await call("GET", "/bk1/pipelines?facet=Vector&page_size=1&page_token=abc");
     expect(vector.status).toBe(200);
     expect(Object.keys(vector.json).sort()).toEqual(["pagination", "pipelines"]);
     expect(vector.json.pagination).toBeNull();
@@ -178,47 +183,47 @@ describe("the pipeline catalog on the data listener", () => {
     expect(entries.map((p) => p.scriptTemplate).sort()).toEqual(["text_embedding_index", "text_embedding_search"]);
     expect(new Set(entries.map((p) => (p.destination as Json).storeEntityId))).toEqual(new Set([destinationId]));
 
-    const bound = await call("GET", `/b1/pipelines?store_entity_id=${destinationId}`);
+    const bound = await call("GET", `/bk1/pipelines?store_entity_id=${destinationId}`);
     expect((bound.json.pipelines as Json[]).length).toBe(2);
-    const onlyFree = await call("GET", "/b1/pipelines?free_only=true");
+    const onlyFree = await call("GET", "/bk1/pipelines?free_only=true");
     expect((onlyFree.json.pipelines as Json[]).map((p) => p.pipelineId)).toEqual([free.json.pipelineId]);
-    const everything = await call("GET", "/b1/pipelines");
+    const everything = await call("GET", "/bk1/pipelines");
     expect((everything.json.pipelines as Json[]).length).toBe(3);
-    refused(await call("GET", "/b1/pipelines?facet=vectors"), 400, "invalid_argument", "facet");
-    refused(await call("GET", "/b1/pipelines?store_entity_kind=vector"), 400, "invalid_argument", "store_entity_kind");
+    refused(await call("GET", "/bk1/pipelines?facet=vectors"), 400, "invalid_argument", "facet");
+    refused(await call("GET", "/bk1/pipelines?store_entity_kind=vector"), 400, "invalid_argument", "store_entity_kind");
     // Another bucket and another organization see none of it.
-    expect((await call("GET", "/b2/pipelines")).json).toEqual({ pipelines: [], pagination: null });
-    expect((await call("GET", "/b1/pipelines", undefined, other)).json).toEqual({ pipelines: [], pagination: null });
+    expect((await call("GET", "/bk2/pipelines")).json).toEqual({ pipelines: [], pagination: null });
+    expect((await call("GET", "/bk1/pipelines", undefined, other)).json).toEqual({ pipelines: [], pagination: null });
   });
 
   it("gets a pipeline in its organization and bucket only", async () => {
     const id = collection.pipelineId as string;
-    const got = await call("GET", `/b1/pipelines/${id}`);
+    const got = await call("GET", `/bk1/pipelines/${id}`);
     expect(got.json).toEqual(collection);
-    refused(await call("GET", `/b1/pipelines/${id}`, undefined, other), 404, "not_found", id);
-    refused(await call("GET", `/b2/pipelines/${id}`), 404, "not_found", id);
-    refused(await call("GET", "/b1/pipelines/not-a-uuid"), 400, "invalid_argument", "pipeline_id");
-    refused(await call("DELETE", `/b1/pipelines/${id}`, undefined, other), 404, "not_found", id);
-    refused(await call("PATCH", `/b1/pipelines/${id}`, { name: "stolen" }, other), 404, "not_found", id);
+    refused(await call("GET", `/bk1/pipelines/${id}`, undefined, other), 404, "not_found", id);
+    refused(await call("GET", `/bk2/pipelines/${id}`), 404, "not_found", id);
+    refused(await call("GET", "/bk1/pipelines/not-a-uuid"), 400, "invalid_argument", "pipeline_id");
+    refused(await call("DELETE", `/bk1/pipelines/${id}`, undefined, other), 404, "not_found", id);
+    refused(await call("PATCH", `/bk1/pipelines/${id}`, { name: "stolen" }, other), 404, "not_found", id);
   });
 
   it("updates in place and keeps the facet", async () => {
     const id = collection.pipelineId as string;
-    const updated = await call("PATCH", `/b1/pipelines/${id}`, {
+    const updated = await call("PATCH", `/bk1/pipelines/${id}`, {
       name: "docs index",
       destination: { description: "v2" },
     });
     expect(updated.status, JSON.stringify(updated.json)).toBe(200);
     expect(updated.json).toMatchObject({ name: "docs index", destination: { name: "docs", description: "v2" } });
     refused(
-      await call("PATCH", `/b1/pipelines/${id}`, { destination: { table: { tableName: "t" } } }),
+      await call("PATCH", `/bk1/pipelines/${id}`, { destination: { table: { tableName: "t" } } }),
       400,
       "invalid_argument",
       "destination.table",
     );
-    const free = ((await call("GET", "/b1/pipelines?free_only=true")).json.pipelines as Json[])[0]!;
+    const free = ((await call("GET", "/bk1/pipelines?free_only=true")).json.pipelines as Json[])[0]!;
     refused(
-      await call("PATCH", `/b1/pipelines/${String(free.pipelineId)}`, { destination: { description: "x" } }),
+      await call("PATCH", `/bk1/pipelines/${String(free.pipelineId)}`, { destination: { description: "x" } }),
       400,
       "failed_precondition",
       "destination",
@@ -226,9 +231,9 @@ describe("the pipeline catalog on the data listener", () => {
   });
 
   it("creates table and object destinations and reports the table reservation", async () => {
-    const before = await call("GET", "/b3/tables/reservation");
-    expect(before.json).toEqual({ bucket: "b3", schemaName: "tables_b3", tableCount: 0, createdAt: "0" });
-    const table = await call("POST", "/b3/pipelines/table", {
+    const before = await call("GET", "/bk3/tables/reservation");
+    expect(before.json).toEqual({ bucket: "bk3", schemaName: "tables_bk3", tableCount: 0, createdAt: "0" });
+    const table = await call("POST", "/bk3/pipelines/table", {
       name: "chunks",
       templateId: "document_chunking",
       templateInputs: {},
@@ -243,9 +248,9 @@ describe("the pipeline catalog on the data listener", () => {
         table: { tableName: "chunks", writeMode: "TABLE_WRITE_MODE_UPSERT", primaryKey: ["id"] },
       },
     });
-    expect((await call("GET", "/b3/tables/reservation")).json).toMatchObject({ tableCount: 1 });
+    expect((await call("GET", "/bk3/tables/reservation")).json).toMatchObject({ tableCount: 1 });
     refused(
-      await call("POST", "/b3/pipelines/table", {
+      await call("POST", "/bk3/pipelines/table", {
         name: "bad",
         templateId: "document_chunking",
         table: { writeMode: "TABLE_WRITE_MODE_UPSERT" },
@@ -254,12 +259,12 @@ describe("the pipeline catalog on the data listener", () => {
       "invalid_argument",
       "table.primary_key",
     );
-    const object = await call("POST", "/b3/pipelines/object", { name: "ocr", templateId: "document_chunking" });
+    const object = await call("POST", "/bk3/pipelines/object", { name: "ocr", templateId: "document_chunking" });
     expect(object.json).toMatchObject({
       destination: { facet: "PIPELINE_FACET_OBJECT", object: { prefix: "pipelines/ocr/", format: "jsonl" } },
     });
     refused(
-      await call("POST", "/b3/pipelines/object", { name: "ocr", templateId: "document_chunking" }),
+      await call("POST", "/bk3/pipelines/object", { name: "ocr", templateId: "document_chunking" }),
       409,
       "already_exists",
       "ocr",
@@ -269,44 +274,49 @@ describe("the pipeline catalog on the data listener", () => {
   it("deletes the pipeline row only, then tears the collection down idempotently", async () => {
     const id = collection.pipelineId as string;
     const destinationId = (collection.destination as Json).storeEntityId as string;
-    expect(await call("DELETE", `/b1/pipelines/${id}`)).toEqual({ status: 200, json: {} });
-    refused(await call("DELETE", `/b1/pipelines/${id}`), 404, "not_found", id);
-    const left = (await call("GET", `/b1/pipelines?store_entity_id=${destinationId}`)).json.pipelines as Json[];
+    expect(await call("DELETE", `/bk1/pipelines/${id}`)).toEqual({ status: 200, json: {} });
+    refused(await call("DELETE", `/bk1/pipelines/${id}`), 404, "not_found", id);
+    const left = (await call("GET", `/bk1/pipelines?store_entity_id=${destinationId}`)).json.pipelines as Json[];
     expect(left.map((p) => p.scriptTemplate)).toEqual(["text_embedding_search"]);
     const artifacts = [
       { kind: "ARTIFACT_KIND_DESTINATION", id: destinationId },
       { kind: "ARTIFACT_KIND_PIPELINE", id: left[0]!.pipelineId },
     ];
-    const first = await call("POST", "/b1/pipelines/_batch-delete", { artifacts });
+    const first = await call("POST", "/bk1/pipelines/_batch-delete", { artifacts });
     expect(first.json).toEqual({
       results: [
         { artifact: artifacts[1], outcome: "ARTIFACT_DELETE_OUTCOME_DELETED" },
         { artifact: artifacts[0], outcome: "ARTIFACT_DELETE_OUTCOME_DELETED" },
       ],
     });
-    const again = await call("POST", "/b1/pipelines/_batch-delete", { artifacts });
+    const again = await call("POST", "/bk1/pipelines/_batch-delete", { artifacts });
     expect((again.json.results as Json[]).map((r) => r.outcome)).toEqual([
       "ARTIFACT_DELETE_OUTCOME_SKIPPED",
       "ARTIFACT_DELETE_OUTCOME_SKIPPED",
     ]);
     refused(
-      await call("POST", "/b1/pipelines/_batch-delete", { artifacts: [{ id: destinationId }] }),
+      await call("POST", "/bk1/pipelines/_batch-delete", { artifacts: [{ id: destinationId }] }),
       400,
       "invalid_argument",
       "artifacts[0].kind",
     );
-    expect((await call("GET", "/b1/pipelines?facet=vector")).json).toEqual({ pipelines: [], pagination: null });
+    expect((await call("GET", "/bk1/pipelines?facet=vector")).json).toEqual({ pipelines: [], pagination: null });
   });
 
-  it("needs a key, and answers the data services not built yet with UNIMPLEMENTED after reading their query", async () => {
-    refused(await call("GET", "/b1/pipelines", undefined, null), 401, "unauthenticated", "");
-    refused(await call("GET", "/b1/sources?page_size=2"), 501, "unimplemented", "ListSources");
-    refused(await call("GET", "/b1/rules?source_id=s&pipeline_id=p"), 501, "unimplemented", "ListRules");
-    refused(await call("GET", "/b1/ingest/jobs?status_filter=1&pipelineId=p&pageSize=2"), 501, "unimplemented", "");
-    refused(await call("GET", "/b1/ingest/jobs?status=1&status_filter=1"), 400, "invalid_argument", "more than once");
-    refused(await call("GET", "/admin/credentials?source_id=s&provider=5"), 501, "unimplemented", "");
-    for (const path of ["/b1/vector/search", "/b1/search/vector"]) {
-      refused(await call("POST", path, { text: "q" }), 501, "unimplemented", "Search");
+  it("needs a key, and reads the other data services' queries with the spec's names", async () => {
+    refused(await call("GET", "/bk1/pipelines", undefined, null), 401, "unauthenticated", "");
+    // ListSources reads no query: paging names are ignored, not refused.
+    expect((await call("GET", "/bk1/sources?page_size=2")).status).toBe(200);
+    expect((await call("GET", `/bk1/rules?source_id=${randomUUID()}&pipeline_id=${randomUUID()}`)).json).toEqual({
+      rules: [],
+      nextPageToken: "",
+    });
+    const jobs = await call("GET", `/bk1/ingest/jobs?status_filter=1&pipelineId=${randomUUID()}&pageSize=2`);
+    expect(jobs.json).toEqual({ jobs: [], nextPageToken: "" });
+    refused(await call("GET", "/bk1/ingest/jobs?status=1&status_filter=1"), 400, "invalid_argument", "more than once");
+    expect((await call("GET", "/admin/credentials?provider=5")).status).toBe(200);
+    for (const path of ["/bk1/vector/search", "/bk1/search/vector"]) {
+      expect((await call("POST", path, { text: "q" })).json).toMatchObject({ results: [] });
     }
   });
 

@@ -2,13 +2,16 @@ import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
-import { createPlatformClient, type PlatformClient } from "../../sdk/src/index.js";
+import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { createPlatformClient, s3Credentials, type PlatformClient } from "../../sdk/src/index.js";
 import { runAdmin } from "./platform-server.js";
 
 /** The server every end-to-end file shares (started once by global-setup.ts). */
 export const apiUrl = (): string => inject("platformUrls").api!;
 /** Its data listener: the data platform's services (pipelines, sources, ingest, vector). */
 export const dataUrl = (): string => inject("platformUrls").data!;
+/** Where that server serves the S3-compatible API. */
+export const s3Url = (): string => inject("platformUrls").s3!;
 /** Where that server serves every pool's issuer. */
 export const identityUrl = (): string => inject("platformUrls").identity!;
 
@@ -93,4 +96,26 @@ export function rpcTransports(org: () => TestOrganization): [string, () => Trans
     ["gRPC (h2c)", () => createGrpcTransport({ baseUrl: apiUrl(), interceptors })],
     ["gRPC-web (HTTP/1.1)", () => createGrpcWebTransport({ baseUrl: apiUrl(), httpVersion: "1.1", interceptors })],
   ];
+}
+
+/** An S3 client of the shared server, as a new `data.editor` key of the organization. */
+export async function s3ClientOf(org: TestOrganization): Promise<S3Client> {
+  const issued = await org.client.iam.createApiKey({ orgId: org.id, name: "s3", roles: ["data.editor"] });
+  return new S3Client({
+    endpoint: s3Url(),
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: await s3Credentials(issued.apiKey!.keyId, issued.secret),
+    maxAttempts: 1,
+  });
+}
+
+/** Creates the organization's buckets the way its users do: with the AWS SDK on the S3 listener. */
+export async function createBuckets(org: TestOrganization, ...names: string[]): Promise<void> {
+  const s3 = await s3ClientOf(org);
+  try {
+    for (const name of names) await s3.send(new CreateBucketCommand({ Bucket: name }));
+  } finally {
+    s3.destroy();
+  }
 }
