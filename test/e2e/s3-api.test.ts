@@ -147,6 +147,9 @@ describe("S3-compatible API with the AWS SDK", () => {
     const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: "docs/hello world.txt" }));
     expect([head.ContentLength, head.ETag]).toEqual([body.length, `"${md5}"`]);
     expect(await failure(s3.send(new GetObjectCommand({ Bucket: bucket, Key: "missing" })))).toBe("NoSuchKey");
+    // NUL cannot be stored: refused as bad input, never a server error.
+    expect(await failure(s3.send(new GetObjectCommand({ Bucket: bucket, Key: "a\0b" })))).toBe("InvalidArgument");
+    expect(await failure(s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: "\0" })))).toBe("InvalidArgument");
   });
 
   it("takes streamed bodies: aws-chunked with a CRC32 trailer, and unsigned payloads", async () => {

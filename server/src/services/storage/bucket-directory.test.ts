@@ -6,13 +6,13 @@ import { buffer, text } from "node:stream/consumers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
 import { createFilesystemBlobStore } from "../../blob/filesystem-blob-store.js";
-import { createBucketDirectory, type BucketDirectory } from "./bucket-directory.js";
+import { createBucketDirectory, type StorageInternals } from "./bucket-directory.js";
 import { createMultipartUploads, type MultipartUploads } from "./multipart-uploads.js";
 import type { ObjectChange } from "./object-changes.js";
 
 let database: TestDatabase;
 let root: string;
-let directory: BucketDirectory;
+let directory: StorageInternals;
 let uploads: MultipartUploads;
 const changes: ObjectChange[] = [];
 const created: string[] = [];

@@ -47,6 +47,71 @@ export interface StoredContent {
 }
 
 type ObjectRow = typeof storageObjects.$inferSelect;
+type Transaction = Parameters<Parameters<Database["transaction"]>[0]>[0];
+
+/**
+ * Buckets and objects as other services use them (the S3 listener, ingest rules, the internal
+ * object-storage source). Every method takes the organization; a bucket of another organization
+ * is NoSuchBucket. Refusals are S3Error with S3's codes (NoSuchBucket, NoSuchKey,
+ * BucketAlreadyOwnedByYou, BucketNotEmpty, InvalidBucketName…), which a caller maps to its own
+ * shape (NoSuchBucket to NOT_FOUND…).
+ */
+export interface BucketDirectory {
+  getBucket(orgId: string, name: string): Promise<Bucket | undefined>;
+  /** NoSuchBucket when the organization has no bucket of that name. */
+  requireBucket(orgId: string, name: string): Promise<Bucket>;
+  /** The bucket, created if the organization has none of that name (for services that own one). */
+  ensureBucket(orgId: string, name: string): Promise<Bucket>;
+  /** BucketAlreadyOwnedByYou when the organization has it already. */
+  createBucket(orgId: string, name: string): Promise<Bucket>;
+  listBuckets(orgId: string): Promise<Bucket[]>;
+  /** Only an empty bucket (BucketNotEmpty otherwise); its unfinished multipart uploads go with it. */
+  deleteBucket(orgId: string, name: string): Promise<void>;
+  listObjects(orgId: string, bucket: string, list: ListObjectsOptions): Promise<ObjectListing>;
+  headObject(orgId: string, bucket: string, key: string): Promise<ObjectInfo | undefined>;
+  /** The current version opened for reading (close or read its blob), or undefined. */
+  readObject(orgId: string, bucket: string, key: string): Promise<OpenObject | undefined>;
+  /** Stores `source` as the new version of `key`, streamed, visible once whole. */
+  putObject(
+    orgId: string,
+    bucket: string,
+    key: string,
+    source: AsyncIterable<Uint8Array>,
+    put: PutOptions,
+  ): Promise<ObjectInfo>;
+  /** Copies the current version of a source object; `put` says the copy's type and metadata. */
+  copyObject(
+    orgId: string,
+    from: { readonly bucket: string; readonly key: string },
+    to: { readonly bucket: string; readonly key: string },
+    put: (source: ObjectInfo) => PutOptions,
+  ): Promise<ObjectInfo>;
+  /** Answers whether there was an object; deleting a missing one is no error, as on S3. */
+  deleteObject(orgId: string, bucket: string, key: string): Promise<boolean>;
+  /** Called after each committed put or delete of an object. Returns the function that stops it. */
+  onObjectChanged(listener: (change: ObjectChange) => void | Promise<void>): () => void;
+  /** Called after a bucket is created (its internal object-storage source is made from here). */
+  onBucketCreated(listener: (event: BucketCreated) => void | Promise<void>): () => void;
+}
+
+/** The directory with the write-then-commit steps multipart uploads share (multipart-uploads.ts). */
+export interface StorageInternals extends BucketDirectory {
+  readonly internal: {
+    storeContent(
+      orgId: string,
+      source: AsyncIterable<Uint8Array>,
+      maxBytes?: number,
+    ): Promise<{ blobKey: string; size: number; md5: string }>;
+    commitObject(
+      bucket: Bucket,
+      key: string,
+      content: StoredContent,
+      put: PutOptions,
+      inTransaction?: (tx: Transaction) => Promise<void>,
+    ): Promise<ObjectInfo>;
+    deleteBlobs(keys: readonly string[]): Promise<void>;
+  };
+}
 
 const noSuchBucket = (name: string) =>
   new S3Error("NoSuchBucket", "the specified bucket does not exist", { BucketName: name });
@@ -64,7 +129,7 @@ export function createBucketDirectory(options: {
   readonly db: Database;
   readonly blobs: BlobStore;
   readonly onListenerError?: (error: unknown) => void;
-}) {
+}): StorageInternals {
   const { db, blobs } = options;
   const report = options.onListenerError ?? (() => {});
   const objectChanged = new Listeners<ObjectChange>(report);
@@ -132,7 +197,7 @@ export function createBucketDirectory(options: {
     key: string,
     content: StoredContent,
     put: PutOptions,
-    inTransaction?: (tx: Parameters<Parameters<Database["transaction"]>[0]>[0]) => Promise<void>,
+    inTransaction?: (tx: Transaction) => Promise<void>,
   ): Promise<ObjectInfo> {
     let replaced: string | undefined;
     let row: ObjectRow;
@@ -341,5 +406,3 @@ export function createBucketDirectory(options: {
     internal: { storeContent, commitObject, deleteBlobs },
   };
 }
-
-export type BucketDirectory = ReturnType<typeof createBucketDirectory>;
