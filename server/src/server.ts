@@ -58,8 +58,7 @@ import { createSecretBox } from "./crypto/secret-box.js";
 import { loadSecretKey } from "./crypto/secret-key.js";
 import { createSecretService } from "./services/secrets/secret-handlers.js";
 import { listenPlane, type PlaneListener } from "./transport/listen-plane.js";
-import { createBucketDirectory } from "./services/storage/bucket-directory.js";
-import { createMultipartUploads } from "./services/storage/multipart-uploads.js";
+import { createObjectStorage } from "./services/storage/object-storage.js";
 import { createS3Credentials } from "./services/storage/s3/s3-credentials.js";
 import { createS3Handler } from "./services/storage/s3/s3-handler.js";
 import type { Logger } from "./log/logger.js";
@@ -270,7 +269,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
 
     // Buckets and objects, served to S3 clients on a listener of their own. Its credential cache
     // follows the same change notices as the bearer path, so a revoked key stops working here too.
-    const storage = createBucketDirectory({
+    const storage = createObjectStorage({
       db,
       blobs,
       onListenerError: (error) => logger.error("storage listener failed", { error }),
@@ -278,8 +277,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const s3Credentials = createCredentialCache();
     stopFollowingS3Credentials = await followCredentialChanges(database, s3Credentials);
     const s3Handler = createS3Handler({
-      directory: storage,
-      uploads: createMultipartUploads({ db, blobs, directory: storage }),
+      directory: storage.directory,
+      uploads: storage.uploads,
       credentials: createS3Credentials({ db, box, cache: s3Credentials }),
       logger,
     });

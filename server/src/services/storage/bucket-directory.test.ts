@@ -6,13 +6,14 @@ import { buffer, text } from "node:stream/consumers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
 import { createFilesystemBlobStore } from "../../blob/filesystem-blob-store.js";
-import { createBucketDirectory, type StorageInternals } from "./bucket-directory.js";
-import { createMultipartUploads, type MultipartUploads } from "./multipart-uploads.js";
+import type { BucketDirectory } from "./bucket-directory.js";
+import type { MultipartUploads } from "./multipart-uploads.js";
+import { createObjectStorage } from "./object-storage.js";
 import type { ObjectChange } from "./object-changes.js";
 
 let database: TestDatabase;
 let root: string;
-let directory: StorageInternals;
+let directory: BucketDirectory;
 let uploads: MultipartUploads;
 const changes: ObjectChange[] = [];
 const created: string[] = [];
@@ -21,10 +22,9 @@ beforeAll(async () => {
   database = await openTestDatabase();
   root = await mkdtemp(join(tmpdir(), "storage-"));
   const blobs = createFilesystemBlobStore(root);
-  directory = createBucketDirectory({ db: database.db, blobs });
+  ({ directory, uploads } = createObjectStorage({ db: database.db, blobs, minPartBytes: 4 }));
   directory.onObjectChanged((change) => void changes.push(change));
   directory.onBucketCreated(({ bucket }) => void created.push(bucket));
-  uploads = createMultipartUploads({ db: database.db, blobs, directory, minPartBytes: 4 });
 });
 afterAll(async () => {
   await database.close();

@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { and, asc, eq, gt, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import type { BlobStore } from "../../blob/blob-store.js";
-import type { ObjectInfo, PutOptions, StorageInternals } from "./bucket-directory.js";
+import type { BucketDirectory, ObjectInfo, PutOptions } from "./bucket-directory.js";
+import type { ObjectVersions } from "./object-versions.js";
 import { checkObjectKey } from "./bucket-name.js";
 import { S3Error } from "./s3/s3-error.js";
 import { storageUploadParts, storageUploads } from "./storage-schema.js";
@@ -42,12 +43,13 @@ const noSuchUpload = (uploadId: string) =>
 export function createMultipartUploads(options: {
   readonly db: Database;
   readonly blobs: BlobStore;
-  readonly directory: StorageInternals;
+  readonly directory: BucketDirectory;
+  readonly versions: ObjectVersions;
   /** Smallest part but the last; S3's 5 MiB unless a test says otherwise. */
   readonly minPartBytes?: number;
 }) {
   const { db, blobs, directory } = options;
-  const { storeContent, commitObject, deleteBlobs } = directory.internal;
+  const { storeContent, commitObject, deleteBlobs } = options.versions;
   const minPartBytes = options.minPartBytes ?? MIN_PART_BYTES;
 
   /** The upload row, when it belongs to this bucket and key; NoSuchUpload otherwise. */
