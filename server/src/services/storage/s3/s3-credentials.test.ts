@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
 import { authenticate } from "../../../auth/auth-interceptor.js";
+import { apiKeys } from "../../../auth/auth-schema.js";
 import { createCredentialCache } from "../../../auth/credential-cache.js";
 import { followCredentialChanges } from "../../../auth/credential-changes.js";
 import { deriveS3SecretAccessKey } from "../../../auth/s3-secret.js";
@@ -42,6 +44,9 @@ describe(`S3 credentials (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
     const caller = await credentials.resolve(issued.key.id);
     expect(caller.secretAccessKey).toBe(deriveS3SecretAccessKey(issued.secret));
     expect([caller.principal.orgId, [...caller.principal.roles]]).toEqual([orgId, ["data.viewer"]]);
+    await caller.markUsed();
+    const [used] = await database.db.select().from(apiKeys).where(eq(apiKeys.id, issued.key.id));
+    expect(Date.now() - used!.lastUsedAt).toBeLessThan(60_000);
     // Cached: the same answer again, and a rotation gives the new secret at once.
     expect((await credentials.resolve(issued.key.id)).secretAccessKey).toBe(caller.secretAccessKey);
     const rotated = await createIamStore(database.db, { box }).rotateApiKey(orgId, issued.key.id);

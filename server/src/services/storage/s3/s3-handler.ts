@@ -125,6 +125,7 @@ export function createS3Handler(options: S3HandlerOptions): NodeRequestHandler {
       claim,
       caller.secretAccessKey,
     );
+    await caller.markUsed();
 
     // PostgreSQL text cannot hold NUL: refused here, naming where it was, before any lookup.
     if (bucket.includes("\0") || key.includes("\0")) throw new S3Error("InvalidArgument", "path: must not contain NUL");
