@@ -8,6 +8,7 @@ import { createCredentialCache } from "../../../auth/credential-cache.js";
 import { followCredentialChanges } from "../../../auth/credential-changes.js";
 import { deriveS3SecretAccessKey } from "../../../auth/s3-secret.js";
 import { createSecretBox } from "../../../crypto/secret-box.js";
+import { openDatabase } from "../../../db/database.js";
 import { createIamStore } from "../../iam/iam-store.js";
 import { createS3Credentials, type S3Credentials } from "./s3-credentials.js";
 
@@ -73,4 +74,29 @@ describe(`S3 credentials (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
     const expired = await store.createApiKey(orgId, { name: "e", roles: [], expiresAt: Date.now() - 1 });
     expect(await code(credentials.resolve(expired.key.id))).toBe("InvalidAccessKeyId");
   });
+
+  it.runIf(Boolean(process.env.TEST_DATABASE_URL))(
+    "stops a revoked key on another process sharing the database, within a second",
+    async () => {
+      const other = await openDatabase({ dataDir: "memory://", databaseUrl: database.url, maxConnections: 2 });
+      const cache = createCredentialCache();
+      const unlisten = await followCredentialChanges(other, cache);
+      try {
+        const elsewhere = createS3Credentials({ db: other.db, box, cache });
+        const orgId = await database.createOrganization();
+        const store = createIamStore(database.db, { box });
+        const issued = await store.createApiKey(orgId, { name: "shared", roles: [], expiresAt: 0 });
+        expect(await code(elsewhere.resolve(issued.key.id))).toBe("ok");
+        await store.revokeApiKey(orgId, issued.key.id);
+        const start = Date.now();
+        while ((await code(elsewhere.resolve(issued.key.id))) === "ok") {
+          expect(Date.now() - start).toBeLessThan(1_000);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      } finally {
+        await unlisten();
+        await other.close();
+      }
+    },
+  );
 });
