@@ -52,7 +52,7 @@ describe(`bucket directory (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
     await expect(directory.createBucket(a, "photos")).rejects.toMatchObject({ code: "BucketAlreadyOwnedByYou" });
     expect((await directory.ensureBucket(a, "photos")).orgId).toBe(a);
     expect(created).toHaveLength(2);
-    for (const bad of ["ab", "Photos", "a_b", "-ab", "a..b", "192.168.0.1", "xn--abc", "x".repeat(64)])
+    for (const bad of ["ab", "Photos", "a_b", "-ab", "a..b", "192.168.0.1", "xn--abc", "healthz", "x".repeat(64)])
       await expect(directory.createBucket(a, bad)).rejects.toMatchObject({
         code: "InvalidBucketName",
         message: expect.stringContaining("bucket:"),
