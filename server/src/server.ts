@@ -65,8 +65,7 @@ import { createSecretBox } from "./crypto/secret-box.js";
 import { loadSecretKey } from "./crypto/secret-key.js";
 import { createSecretService } from "./services/secrets/secret-handlers.js";
 import { listenPlane, type PlaneListener } from "./transport/listen-plane.js";
-import { createBucketDirectory } from "./services/storage/bucket-directory.js";
-import { createMultipartUploads } from "./services/storage/multipart-uploads.js";
+import { createObjectStorage } from "./services/storage/object-storage.js";
 import { createS3Credentials } from "./services/storage/s3/s3-credentials.js";
 import { createS3Handler } from "./services/storage/s3/s3-handler.js";
 import type { Logger } from "./log/logger.js";
@@ -221,7 +220,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       onUnexpectedError: (error, where) => logger.error("call failed", { ...where, error }),
     });
     // Buckets and objects: served to S3 clients on their own listener (below), read by the data services.
-    const storage = createBucketDirectory({
+    const storage = createObjectStorage({
       db,
       blobs,
       onListenerError: (error) => logger.error("storage listener failed", { error }),
@@ -234,7 +233,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       allowPrivateNetwork: config.allowPrivateNetwork,
       oauthProviders: config.oauthProviders,
       embedders,
-      storage,
+      storage: storage.directory,
       scripts: scriptService,
       leaseMs: config.threadLeaseMs,
       maxObjectBytes: MAX_INGESTED_OBJECT_BYTES,
@@ -338,8 +337,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const s3Credentials = createCredentialCache();
     stopFollowingS3Credentials = await followCredentialChanges(database, s3Credentials);
     const s3Handler = createS3Handler({
-      directory: storage,
-      uploads: createMultipartUploads({ db, blobs, directory: storage }),
+      directory: storage.directory,
+      uploads: storage.uploads,
       credentials: createS3Credentials({ db, box, cache: s3Credentials }),
       logger,
     });

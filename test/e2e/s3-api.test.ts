@@ -77,6 +77,36 @@ async function keyWithRoles(org: TestOrganization, roles: string[]) {
   return { keyId: issued.apiKey!.keyId, credentials: await s3Credentials(issued.apiKey!.keyId, issued.secret) };
 }
 
+const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
+
+/** A PUT signed by AWS's own SigV4 signer (not the SDK's S3 client), its body made from the signed headers. */
+async function signedPut(
+  credentials: { accessKeyId: string; secretAccessKey: string },
+  key: string,
+  headers: Record<string, string>,
+  body: (signed: Record<string, string>) => Buffer,
+): Promise<{ status: number; text: string }> {
+  const url = new URL(`${s3Url()}/${bucket}/${key}`);
+  const signer = new SignatureV4({
+    credentials,
+    region: "us-east-1",
+    service: "s3",
+    sha256: Sha256,
+    uriEscapePath: false,
+  });
+  const signed = await signer.sign({
+    method: "PUT",
+    protocol: "http:",
+    hostname: url.hostname,
+    port: Number(url.port),
+    path: url.pathname,
+    query: {},
+    headers: { host: url.host, ...headers },
+  });
+  const answer = await request(url, { method: "PUT", headers: signed.headers, body: body(signed.headers) });
+  return { status: answer.statusCode, text: await answer.body.text() };
+}
+
 beforeAll(async () => {
   [acme, other] = await Promise.all([createOrganization("s3"), createOrganization("s3-other")]);
   editor = (await keyWithRoles(acme, ["data.editor"])).credentials;
@@ -147,6 +177,9 @@ describe("S3-compatible API with the AWS SDK", () => {
     const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: "docs/hello world.txt" }));
     expect([head.ContentLength, head.ETag]).toEqual([body.length, `"${md5}"`]);
     expect(await failure(s3.send(new GetObjectCommand({ Bucket: bucket, Key: "missing" })))).toBe("NoSuchKey");
+    // NUL cannot be stored: refused as bad input, never a server error.
+    expect(await failure(s3.send(new GetObjectCommand({ Bucket: bucket, Key: "a\0b" })))).toBe("InvalidArgument");
+    expect(await failure(s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: "\0" })))).toBe("InvalidArgument");
   });
 
   it("takes streamed bodies: aws-chunked with a CRC32 trailer, and unsigned payloads", async () => {
@@ -166,51 +199,33 @@ describe("S3-compatible API with the AWS SDK", () => {
     const credentials = (await keyWithRoles(acme, ["data.editor"])).credentials;
     const data = randomBytes(70_000);
     async function send(key: string, tamper: boolean) {
-      const url = new URL(`${s3Url()}/${bucket}/${key}`);
       const chunks = [data.subarray(0, 65536), data.subarray(65536), Buffer.alloc(0)];
       const frameLength = (c: Buffer) => c.length.toString(16).length + ";chunk-signature=".length + 64 + 4 + c.length;
-      const headers: Record<string, string> = {
-        host: url.host,
+      const headers = {
         "content-encoding": "aws-chunked",
         "x-amz-decoded-content-length": String(data.length),
         "content-length": String(chunks.reduce((n, c) => n + frameLength(c), 0)),
         "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
       };
-      const signer = new SignatureV4({
-        credentials,
-        region: "us-east-1",
-        service: "s3",
-        sha256: Sha256,
-        uriEscapePath: false,
+      return signedPut(credentials, key, headers, (signed) => {
+        const date = signed["x-amz-date"]!;
+        const scope = `${date.slice(0, 8)}/us-east-1/s3/aws4_request`;
+        // Each chunk's signature chains from the previous one, as AWS documents it.
+        let signingKey: Buffer = Buffer.from(`AWS4${credentials.secretAccessKey}`);
+        for (const part of scope.split("/")) signingKey = createHmac("sha256", signingKey).update(part).digest();
+        let previous = /Signature=([0-9a-f]{64})/.exec(signed.authorization!)![1]!;
+        const frames = chunks.map((chunk) => {
+          const toSign = ["AWS4-HMAC-SHA256-PAYLOAD", date, scope, previous, sha256(""), sha256(chunk)].join("\n");
+          previous = createHmac("sha256", signingKey).update(toSign).digest("hex");
+          const sent = tamper && chunk.length > 0 ? Buffer.from(chunk).fill(0, 0, 1) : chunk;
+          return Buffer.concat([
+            Buffer.from(`${chunk.length.toString(16)};chunk-signature=${previous}\r\n`),
+            sent,
+            Buffer.from("\r\n"),
+          ]);
+        });
+        return Buffer.concat(frames);
       });
-      const signed = await signer.sign({
-        method: "PUT",
-        protocol: "http:",
-        hostname: url.hostname,
-        port: Number(url.port),
-        path: url.pathname,
-        query: {},
-        headers,
-      });
-      const date = signed.headers["x-amz-date"]!;
-      const scope = `${date.slice(0, 8)}/us-east-1/s3/aws4_request`;
-      // Each chunk's signature chains from the previous one, as AWS documents it.
-      let key_: Buffer = Buffer.from(`AWS4${credentials.secretAccessKey}`);
-      for (const part of scope.split("/")) key_ = createHmac("sha256", key_).update(part).digest();
-      let previous = /Signature=([0-9a-f]{64})/.exec(signed.headers.authorization!)![1]!;
-      const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
-      const frames = chunks.map((chunk) => {
-        const toSign = ["AWS4-HMAC-SHA256-PAYLOAD", date, scope, previous, sha(Buffer.alloc(0)), sha(chunk)].join("\n");
-        previous = createHmac("sha256", key_).update(toSign).digest("hex");
-        const sent = tamper && chunk.length > 0 ? Buffer.from(chunk).fill(0, 0, 1) : chunk;
-        return Buffer.concat([
-          Buffer.from(`${chunk.length.toString(16)};chunk-signature=${previous}\r\n`),
-          sent,
-          Buffer.from("\r\n"),
-        ]);
-      });
-      const answer = await request(url, { method: "PUT", headers: signed.headers, body: Buffer.concat(frames) });
-      return { status: answer.statusCode, text: await answer.body.text() };
     }
     expect((await send("chunked/signed.bin", false)).status).toBe(200);
     const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: "chunked/signed.bin" }));
@@ -223,6 +238,31 @@ describe("S3-compatible API with the AWS SDK", () => {
     expect(await failure(s3.send(new HeadObjectCommand({ Bucket: bucket, Key: "chunked/tampered.bin" })))).toBe(
       "NotFound",
     );
+  });
+
+  it("stores nothing when the body does not match its SHA-256, Content-MD5 or CRC32 trailer", async () => {
+    const mismatch = await signedPut(editor, "check/sha", { "x-amz-content-sha256": sha256("declared") }, () =>
+      Buffer.from("sent instead"),
+    );
+    expect([mismatch.status, mismatch.text]).toEqual([400, expect.stringContaining("XAmzContentSHA256Mismatch")]);
+    const md5 = createHash("md5").update("other").digest("base64");
+    expect(
+      await failure(s3.send(new PutObjectCommand({ Bucket: bucket, Key: "check/md5", Body: "x", ContentMD5: md5 }))),
+    ).toBe("BadDigest");
+    const crc = await signedPut(
+      editor,
+      "check/crc",
+      {
+        "x-amz-content-sha256": "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+        "content-encoding": "aws-chunked",
+        "x-amz-trailer": "x-amz-checksum-crc32",
+        "x-amz-decoded-content-length": "5",
+      },
+      () => Buffer.from("5\r\nhello\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"),
+    );
+    expect([crc.status, crc.text]).toEqual([400, expect.stringContaining("BadDigest")]);
+    for (const key of ["check/sha", "check/md5", "check/crc"])
+      expect(await failure(s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key })))).toBe("NotFound");
   });
 
   it("refuses a request signed more than 15 minutes off the server's clock", async () => {

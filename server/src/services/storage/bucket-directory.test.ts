@@ -6,8 +6,9 @@ import { buffer, text } from "node:stream/consumers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
 import { createFilesystemBlobStore } from "../../blob/filesystem-blob-store.js";
-import { createBucketDirectory, type BucketDirectory } from "./bucket-directory.js";
-import { createMultipartUploads, type MultipartUploads } from "./multipart-uploads.js";
+import type { BucketDirectory } from "./bucket-directory.js";
+import type { MultipartUploads } from "./multipart-uploads.js";
+import { createObjectStorage } from "./object-storage.js";
 import type { ObjectChange } from "./object-changes.js";
 
 let database: TestDatabase;
@@ -21,10 +22,9 @@ beforeAll(async () => {
   database = await openTestDatabase();
   root = await mkdtemp(join(tmpdir(), "storage-"));
   const blobs = createFilesystemBlobStore(root);
-  directory = createBucketDirectory({ db: database.db, blobs });
+  ({ directory, uploads } = createObjectStorage({ db: database.db, blobs, minPartBytes: 4 }));
   directory.onObjectChanged((change) => void changes.push(change));
   directory.onBucketCreated(({ bucket }) => void created.push(bucket));
-  uploads = createMultipartUploads({ db: database.db, blobs, directory, minPartBytes: 4 });
 });
 afterAll(async () => {
   await database.close();
@@ -52,7 +52,7 @@ describe(`bucket directory (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
     await expect(directory.createBucket(a, "photos")).rejects.toMatchObject({ code: "BucketAlreadyOwnedByYou" });
     expect((await directory.ensureBucket(a, "photos")).orgId).toBe(a);
     expect(created).toHaveLength(2);
-    for (const bad of ["ab", "Photos", "a_b", "-ab", "a..b", "192.168.0.1", "xn--abc", "x".repeat(64)])
+    for (const bad of ["ab", "Photos", "a_b", "-ab", "a..b", "192.168.0.1", "xn--abc", "healthz", "x".repeat(64)])
       await expect(directory.createBucket(a, bad)).rejects.toMatchObject({
         code: "InvalidBucketName",
         message: expect.stringContaining("bucket:"),

@@ -1,10 +1,9 @@
-import { randomUUID } from "node:crypto";
 import { and, asc, eq } from "drizzle-orm";
 import type { BlobStore, OpenBlob } from "../../blob/blob-store.js";
 import type { Database } from "../../db/database.js";
 import { checkBucketName, checkObjectKey } from "./bucket-name.js";
-import { measureBody, type MeasuredBody } from "./object-body.js";
 import { Listeners, type BucketCreated, type ObjectChange } from "./object-changes.js";
+import { objectInfo, type ObjectVersions } from "./object-versions.js";
 import { listObjectRows, type ObjectListing, type ListObjectsOptions } from "./object-listing.js";
 import { S3Error } from "./s3/s3-error.js";
 import { storageBuckets, storageObjects, storageUploadParts, storageUploads } from "./storage-schema.js";
@@ -39,51 +38,71 @@ export interface PutOptions {
   readonly metadata: Readonly<Record<string, string>>;
 }
 
-/** A stored version ready to become visible: written to the blob store, not yet in a row. */
-export interface StoredContent {
-  readonly blobKey: string;
-  readonly size: number;
-  readonly etag: string;
-}
-
 type ObjectRow = typeof storageObjects.$inferSelect;
+
+/**
+ * Buckets and objects as other services use them (the S3 listener, ingest rules, the internal
+ * object-storage source). Every method takes the organization; a bucket of another organization
+ * is NoSuchBucket. Refusals are S3Error with S3's codes (NoSuchBucket, NoSuchKey,
+ * BucketAlreadyOwnedByYou, BucketNotEmpty, InvalidBucketName…), which a caller maps to its own
+ * shape (NoSuchBucket to NOT_FOUND…).
+ */
+export interface BucketDirectory {
+  getBucket(orgId: string, name: string): Promise<Bucket | undefined>;
+  /** NoSuchBucket when the organization has no bucket of that name. */
+  requireBucket(orgId: string, name: string): Promise<Bucket>;
+  /** The bucket, created if the organization has none of that name (for services that own one). */
+  ensureBucket(orgId: string, name: string): Promise<Bucket>;
+  /** BucketAlreadyOwnedByYou when the organization has it already. */
+  createBucket(orgId: string, name: string): Promise<Bucket>;
+  listBuckets(orgId: string): Promise<Bucket[]>;
+  /** Only an empty bucket (BucketNotEmpty otherwise); its unfinished multipart uploads go with it. */
+  deleteBucket(orgId: string, name: string): Promise<void>;
+  listObjects(orgId: string, bucket: string, list: ListObjectsOptions): Promise<ObjectListing>;
+  headObject(orgId: string, bucket: string, key: string): Promise<ObjectInfo | undefined>;
+  /** The current version opened for reading (close or read its blob), or undefined. */
+  readObject(orgId: string, bucket: string, key: string): Promise<OpenObject | undefined>;
+  /** Stores `source` as the new version of `key`, streamed, visible once whole. */
+  putObject(
+    orgId: string,
+    bucket: string,
+    key: string,
+    source: AsyncIterable<Uint8Array>,
+    put: PutOptions,
+  ): Promise<ObjectInfo>;
+  /** Copies the current version of a source object; `put` says the copy's type and metadata. */
+  copyObject(
+    orgId: string,
+    from: { readonly bucket: string; readonly key: string },
+    to: { readonly bucket: string; readonly key: string },
+    put: (source: ObjectInfo) => PutOptions,
+  ): Promise<ObjectInfo>;
+  /** Answers whether there was an object; deleting a missing one is no error, as on S3. */
+  deleteObject(orgId: string, bucket: string, key: string): Promise<boolean>;
+  /** Called after each committed put or delete of an object. Returns the function that stops it. */
+  onObjectChanged(listener: (change: ObjectChange) => void | Promise<void>): () => void;
+  /** Called after a bucket is created (its internal object-storage source is made from here). */
+  onBucketCreated(listener: (event: BucketCreated) => void | Promise<void>): () => void;
+}
 
 const noSuchBucket = (name: string) =>
   new S3Error("NoSuchBucket", "the specified bucket does not exist", { BucketName: name });
 
-/**
- * Buckets and objects of every organization: the interface the S3 listener and other services
- * (ingest rules, the internal object-storage source) call. Every method takes the organization:
- * another organization's bucket is NoSuchBucket, exactly like a bucket that does not exist.
- *
- * Content is written to the blob store first, under a fresh key per version, and becomes visible
- * only when its row commits; a crash between the two leaves an unreferenced blob, never a half
- * object. The blob a row replaced or dropped is deleted after the commit.
- */
+/** The directory over the organizations' buckets; object versions are written through `versions` (object-versions.ts). */
 export function createBucketDirectory(options: {
   readonly db: Database;
   readonly blobs: BlobStore;
+  readonly versions: ObjectVersions;
   readonly onListenerError?: (error: unknown) => void;
-}) {
-  const { db, blobs } = options;
-  const report = options.onListenerError ?? (() => {});
-  const objectChanged = new Listeners<ObjectChange>(report);
-  const bucketCreated = new Listeners<BucketCreated>(report);
+}): BucketDirectory {
+  const { db, blobs, versions } = options;
+  const bucketCreated = new Listeners<BucketCreated>(options.onListenerError ?? (() => {}));
 
   const toBucket = (row: typeof storageBuckets.$inferSelect): Bucket => ({
     id: row.id,
     orgId: row.orgId,
     name: row.name,
     createdAt: row.createdAt,
-  });
-  const toInfo = (bucket: string, row: ObjectRow): ObjectInfo => ({
-    bucket,
-    key: row.key,
-    size: row.size,
-    contentType: row.contentType,
-    etag: row.etag,
-    metadata: row.metadata,
-    lastModified: row.lastModified,
   });
 
   async function getBucket(orgId: string, name: string): Promise<Bucket | undefined> {
@@ -110,82 +129,6 @@ export function createBucketDirectory(options: {
     return { bucket, created: true };
   }
 
-  async function deleteBlobs(keys: readonly string[]): Promise<void> {
-    await Promise.all(keys.map((key) => blobs.delete(key).catch(report)));
-  }
-
-  /** Writes a version's content to a fresh blob, measuring it. Nothing is visible yet. */
-  async function storeContent(orgId: string, source: AsyncIterable<Uint8Array>, maxBytes?: number) {
-    const blobKey = `storage/${orgId}/${randomUUID()}`;
-    const measured: MeasuredBody = { size: 0, md5: "" };
-    await blobs.write(blobKey, measureBody(source, measured, maxBytes), { contentType: "application/octet-stream" });
-    return { blobKey, size: measured.size, md5: measured.md5 };
-  }
-
-  /**
-   * Makes `content` the current version of `key`: one statement upserts the row and answers the
-   * replaced version's blob, deleted once committed. `inTransaction` runs in the same transaction
-   * (a multipart completion removes its upload there). The blob is deleted when this fails.
-   */
-  async function commitObject(
-    bucket: Bucket,
-    key: string,
-    content: StoredContent,
-    put: PutOptions,
-    inTransaction?: (tx: Parameters<Parameters<Database["transaction"]>[0]>[0]) => Promise<void>,
-  ): Promise<ObjectInfo> {
-    let replaced: string | undefined;
-    let row: ObjectRow;
-    try {
-      row = await db.transaction(async (tx) => {
-        const [old] = await tx
-          .select({ blobKey: storageObjects.blobKey })
-          .from(storageObjects)
-          .where(and(eq(storageObjects.bucketId, bucket.id), eq(storageObjects.key, key)))
-          .for("update");
-        replaced = old?.blobKey;
-        const values = {
-          bucketId: bucket.id,
-          key,
-          size: content.size,
-          contentType: put.contentType,
-          etag: content.etag,
-          metadata: { ...put.metadata },
-          blobKey: content.blobKey,
-          lastModified: Date.now(),
-        };
-        const [written] = await tx
-          .insert(storageObjects)
-          .values(values)
-          .onConflictDoUpdate({ target: [storageObjects.bucketId, storageObjects.key], set: values })
-          .returning();
-        await inTransaction?.(tx);
-        return written!;
-      });
-    } catch (error) {
-      await deleteBlobs([content.blobKey]);
-      // The bucket was deleted while the content was written: its foreign key refuses the row.
-      if (
-        (error as { cause?: { code?: string } }).cause?.code === "23503" &&
-        !(await getBucket(bucket.orgId, bucket.name))
-      )
-        throw noSuchBucket(bucket.name);
-      throw error;
-    }
-    if (replaced) await deleteBlobs([replaced]);
-    const info = toInfo(bucket.name, row);
-    await objectChanged.emit({
-      orgId: bucket.orgId,
-      bucket: bucket.name,
-      key,
-      kind: "put",
-      etag: info.etag,
-      size: info.size,
-      contentType: info.contentType,
-    });
-    return info;
-  }
-
   async function objectRow(bucket: Bucket, key: string): Promise<ObjectRow | undefined> {
     const [row] = await db
       .select()
@@ -200,8 +143,8 @@ export function createBucketDirectory(options: {
       .where(and(eq(storageObjects.bucketId, bucket.id), eq(storageObjects.key, key)))
       .returning();
     if (!row) return false;
-    await deleteBlobs([row.blobKey]);
-    await objectChanged.emit({
+    await versions.deleteBlobs([row.blobKey]);
+    await versions.objectChanged.emit({
       orgId: bucket.orgId,
       bucket: bucket.name,
       key,
@@ -261,7 +204,7 @@ export function createBucketDirectory(options: {
         await tx.delete(storageBuckets).where(eq(storageBuckets.id, bucket.id));
         return parts.map((p) => p.blobKey);
       });
-      await deleteBlobs(partBlobs);
+      await versions.deleteBlobs(partBlobs);
     },
 
     async listObjects(orgId: string, bucketName: string, list: ListObjectsOptions): Promise<ObjectListing> {
@@ -273,7 +216,7 @@ export function createBucketDirectory(options: {
       checkObjectKey(key);
       const bucket = await requireBucket(orgId, bucketName);
       const row = await objectRow(bucket, key);
-      return row && toInfo(bucket.name, row);
+      return row && objectInfo(bucket.name, row);
     },
 
     /**
@@ -287,7 +230,7 @@ export function createBucketDirectory(options: {
         const row = await objectRow(bucket, key);
         if (!row) return undefined;
         const blob = await blobs.open(row.blobKey);
-        if (blob) return { ...toInfo(bucket.name, row), blob };
+        if (blob) return { ...objectInfo(bucket.name, row), blob };
       }
       throw new S3Error("InternalError", "the object changed too often while it was being opened: try again");
     },
@@ -302,8 +245,8 @@ export function createBucketDirectory(options: {
     ): Promise<ObjectInfo> {
       checkObjectKey(key);
       const bucket = await requireBucket(orgId, bucketName);
-      const { blobKey, size, md5 } = await storeContent(orgId, source);
-      return commitObject(bucket, key, { blobKey, size, etag: md5 }, put);
+      const { blobKey, size, md5 } = await versions.storeContent(orgId, source);
+      return versions.commitObject(bucket, key, { blobKey, size, etag: md5 }, put);
     },
 
     /** Copies the current version of a source object; `put` says the copy's type and metadata. */
@@ -317,8 +260,8 @@ export function createBucketDirectory(options: {
       const target = await requireBucket(orgId, to.bucket);
       const source = await this.readObject(orgId, from.bucket, from.key);
       if (!source) throw new S3Error("NoSuchKey", "the specified key does not exist", { Key: from.key });
-      const { blobKey, size, md5 } = await storeContent(orgId, source.blob.read());
-      return commitObject(target, to.key, { blobKey, size, etag: md5 }, put(source));
+      const { blobKey, size, md5 } = await versions.storeContent(orgId, source.blob.read());
+      return versions.commitObject(target, to.key, { blobKey, size, etag: md5 }, put(source));
     },
 
     /** Answers whether there was an object; deleting a missing one is no error, as on S3. */
@@ -329,17 +272,12 @@ export function createBucketDirectory(options: {
 
     /** Called after each committed put or delete of an object. Returns the function that stops it. */
     onObjectChanged(listener: (change: ObjectChange) => void | Promise<void>): () => void {
-      return objectChanged.add(listener);
+      return versions.objectChanged.add(listener);
     },
 
     /** Called after a bucket is created (the object-storage source is made from here). */
     onBucketCreated(listener: (event: BucketCreated) => void | Promise<void>): () => void {
       return bucketCreated.add(listener);
     },
-
-    /** For multipart uploads (multipart-uploads.ts): the same write-then-commit path. */
-    internal: { storeContent, commitObject, deleteBlobs },
   };
 }
-
-export type BucketDirectory = ReturnType<typeof createBucketDirectory>;

@@ -3,6 +3,7 @@ import { and, asc, eq, gt, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
 import type { BlobStore } from "../../blob/blob-store.js";
 import type { BucketDirectory, ObjectInfo, PutOptions } from "./bucket-directory.js";
+import type { ObjectVersions } from "./object-versions.js";
 import { checkObjectKey } from "./bucket-name.js";
 import { S3Error } from "./s3/s3-error.js";
 import { storageUploadParts, storageUploads } from "./storage-schema.js";
@@ -43,11 +44,12 @@ export function createMultipartUploads(options: {
   readonly db: Database;
   readonly blobs: BlobStore;
   readonly directory: BucketDirectory;
+  readonly versions: ObjectVersions;
   /** Smallest part but the last; S3's 5 MiB unless a test says otherwise. */
   readonly minPartBytes?: number;
 }) {
   const { db, blobs, directory } = options;
-  const { storeContent, commitObject, deleteBlobs } = directory.internal;
+  const { storeContent, commitObject, deleteBlobs } = options.versions;
   const minPartBytes = options.minPartBytes ?? MIN_PART_BYTES;
 
   /** The upload row, when it belongs to this bucket and key; NoSuchUpload otherwise. */
@@ -186,18 +188,25 @@ export function createMultipartUploads(options: {
         }
       }
       const content = await storeContent(orgId, concatenated(), Number.MAX_SAFE_INTEGER);
+      let partBlobs: string[] = [];
       const info = await commitObject(
         bucket,
         key,
         { blobKey: content.blobKey, size: content.size, etag },
         { contentType: upload.contentType, metadata: upload.metadata },
         async (tx) => {
+          // Read again here: a part uploaded while the parts were being joined is removed too.
+          const current = await tx
+            .select({ blobKey: storageUploadParts.blobKey })
+            .from(storageUploadParts)
+            .where(eq(storageUploadParts.uploadId, uploadId));
           const [gone] = await tx.delete(storageUploads).where(eq(storageUploads.id, uploadId)).returning();
           // Completed or aborted meanwhile: the whole completion rolls back.
           if (!gone) throw noSuchUpload(uploadId);
+          partBlobs = current.map((part) => part.blobKey);
         },
       );
-      await deleteBlobs(stored.map((part) => part.blobKey));
+      await deleteBlobs(partBlobs);
       return info;
     },
 

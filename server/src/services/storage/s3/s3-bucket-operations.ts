@@ -81,7 +81,7 @@ export function createBucketOperations(directory: BucketDirectory) {
       let after = startAfter;
       if (token !== null) {
         after = Buffer.from(token, "base64url").toString("utf8");
-        if (token === "" || Buffer.from(after, "utf8").toString("base64url") !== token)
+        if (token === "" || after.includes("\0") || Buffer.from(after, "utf8").toString("base64url") !== token)
           throw new S3Error("InvalidArgument", "continuation-token: not a token this listing returned");
       }
       const listing = await directory.listObjects(exchange.caller.orgId, exchange.bucket, {

@@ -1,11 +1,14 @@
 import { randomBytes } from "node:crypto";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
 import { authenticate } from "../../../auth/auth-interceptor.js";
+import { apiKeys } from "../../../auth/auth-schema.js";
 import { createCredentialCache } from "../../../auth/credential-cache.js";
 import { followCredentialChanges } from "../../../auth/credential-changes.js";
 import { deriveS3SecretAccessKey } from "../../../auth/s3-secret.js";
 import { createSecretBox } from "../../../crypto/secret-box.js";
+import { openDatabase } from "../../../db/database.js";
 import { createIamStore } from "../../iam/iam-store.js";
 import { createS3Credentials, type S3Credentials } from "./s3-credentials.js";
 
@@ -42,6 +45,9 @@ describe(`S3 credentials (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
     const caller = await credentials.resolve(issued.key.id);
     expect(caller.secretAccessKey).toBe(deriveS3SecretAccessKey(issued.secret));
     expect([caller.principal.orgId, [...caller.principal.roles]]).toEqual([orgId, ["data.viewer"]]);
+    await caller.markUsed();
+    const [used] = await database.db.select().from(apiKeys).where(eq(apiKeys.id, issued.key.id));
+    expect(Date.now() - used!.lastUsedAt).toBeLessThan(60_000);
     // Cached: the same answer again, and a rotation gives the new secret at once.
     expect((await credentials.resolve(issued.key.id)).secretAccessKey).toBe(caller.secretAccessKey);
     const rotated = await createIamStore(database.db, { box }).rotateApiKey(orgId, issued.key.id);
@@ -68,4 +74,29 @@ describe(`S3 credentials (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
     const expired = await store.createApiKey(orgId, { name: "e", roles: [], expiresAt: Date.now() - 1 });
     expect(await code(credentials.resolve(expired.key.id))).toBe("InvalidAccessKeyId");
   });
+
+  it.runIf(Boolean(process.env.TEST_DATABASE_URL))(
+    "stops a revoked key on another process sharing the database, within a second",
+    async () => {
+      const other = await openDatabase({ dataDir: "memory://", databaseUrl: database.url, maxConnections: 2 });
+      const cache = createCredentialCache();
+      const unlisten = await followCredentialChanges(other, cache);
+      try {
+        const elsewhere = createS3Credentials({ db: other.db, box, cache });
+        const orgId = await database.createOrganization();
+        const store = createIamStore(database.db, { box });
+        const issued = await store.createApiKey(orgId, { name: "shared", roles: [], expiresAt: 0 });
+        expect(await code(elsewhere.resolve(issued.key.id))).toBe("ok");
+        await store.revokeApiKey(orgId, issued.key.id);
+        const start = Date.now();
+        while ((await code(elsewhere.resolve(issued.key.id))) === "ok") {
+          expect(Date.now() - start).toBeLessThan(1_000);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      } finally {
+        await unlisten();
+        await other.close();
+      }
+    },
+  );
 });

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
+import { and, eq, lte, sql } from "drizzle-orm";
 import { apiKeys, organizations, permissions } from "../../../auth/auth-schema.js";
-import type { CredentialCache } from "../../../auth/credential-cache.js";
+import { lastUsedResolutionMs } from "../../../auth/auth-interceptor.js";
+import type { CredentialCache, VerifiedCredential } from "../../../auth/credential-cache.js";
 import type { Principal } from "../../../auth/principal.js";
 import { openS3Secret } from "../../../auth/s3-secret.js";
 import type { SecretBox } from "../../../crypto/secret-box.js";
@@ -13,6 +14,8 @@ import { S3Error } from "./s3-error.js";
 export interface S3Caller {
   readonly principal: Principal;
   readonly secretAccessKey: string;
+  /** Moves the key's `last_used_at` (at most once a minute): called once the signature checked out. */
+  markUsed(): Promise<void>;
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -56,6 +59,16 @@ export function createS3Credentials(options: {
   const now = options.now ?? Date.now;
   const secrets = new Map<string, string>();
   const cacheKey = (keyId: string) => createHash("sha256").update(`s3:${keyId}`).digest();
+  /** `last_used_at` moves as on the bearer path: at most once a minute per key. */
+  async function touch(credential: Pick<VerifiedCredential, "principal" | "lastUsedAt">): Promise<void> {
+    const at = now();
+    if (at - credential.lastUsedAt < lastUsedResolutionMs) return;
+    credential.lastUsedAt = at;
+    await db
+      .update(apiKeys)
+      .set({ lastUsedAt: at })
+      .where(and(eq(apiKeys.id, credential.principal.keyId), lte(apiKeys.lastUsedAt, at - lastUsedResolutionMs)));
+  }
   const unknown = () =>
     new S3Error("InvalidAccessKeyId", "the AWS access key id you provided does not exist in our records");
 
@@ -68,7 +81,7 @@ export function createS3Credentials(options: {
       const secret = secrets.get(keyId);
       if (cached && secret !== undefined) {
         if (cached.expiresAt !== 0 && cached.expiresAt <= now()) throw unknown();
-        return { principal: cached.principal, secretAccessKey: secret };
+        return { principal: cached.principal, secretAccessKey: secret, markUsed: () => touch(cached) };
       }
       const ticket = cache?.ticket() ?? 0;
       const [row] = await keyById(db).execute({ keyId });
@@ -87,19 +100,21 @@ export function createS3Credentials(options: {
         keyId: row.keyId,
         roles: new Set(row.roles),
       };
+      const credential = {
+        principal,
+        secretPrefix: row.secretPrefix,
+        expiresAt: row.expiresAt,
+        lastUsedAt: row.lastUsedAt,
+      };
       if (cache) {
         secrets.set(keyId, secretAccessKey);
-        cache.put(
-          hashed,
-          { principal, secretPrefix: row.secretPrefix, expiresAt: row.expiresAt, lastUsedAt: row.lastUsedAt },
-          ticket,
-        );
+        cache.put(hashed, credential, ticket);
         // Secrets of keys the cache let go of are dropped too, so the map stays as small as it.
         if (secrets.size > cache.size * 2 + 100) {
           for (const id of secrets.keys()) if (!cache.get(cacheKey(id))) secrets.delete(id);
         }
       }
-      return { principal, secretAccessKey };
+      return { principal, secretAccessKey, markUsed: () => touch(credential) };
     },
   };
 }

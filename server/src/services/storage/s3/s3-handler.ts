@@ -117,7 +117,6 @@ export function createS3Handler(options: S3HandlerOptions): NodeRequestHandler {
     const rawQuery = queryAt === -1 ? "" : url.slice(queryAt + 1);
     const query = new URLSearchParams(rawQuery);
     const { bucket, key } = splitPath(path);
-
     const claim = readSignatureClaim({ method, path, query: rawQuery, headers: request.headers });
     checkRequestTime(claim, now());
     const caller = await options.credentials.resolve(claim.accessKeyId);
@@ -126,7 +125,13 @@ export function createS3Handler(options: S3HandlerOptions): NodeRequestHandler {
       claim,
       caller.secretAccessKey,
     );
+    await caller.markUsed();
 
+    // PostgreSQL text cannot hold NUL: refused here, naming where it was, before any lookup.
+    if (bucket.includes("\0") || key.includes("\0")) throw new S3Error("InvalidArgument", "path: must not contain NUL");
+    for (const [name, value] of query)
+      if (value.includes("\0") || name.includes("\0"))
+        throw new S3Error("InvalidArgument", `${name.replaceAll("\0", "")}: must not contain NUL`);
     const operation = route(method, bucket, key, query, request);
     const needed = roleFor[operation.access];
     if (!holdsRole(caller.principal.roles, needed))
