@@ -123,7 +123,14 @@ export function createScriptTemplateRunner(options: ScriptTemplateRunnerOptions)
 }
 
 function servedMethods(service: ScriptService): ScriptMethods {
-  const names = ["getTemplate", "createScript", "createThread", "watchThread", "getThread", "streamThreadResult"] as const;
+  const names = [
+    "getTemplate",
+    "createScript",
+    "createThread",
+    "watchThread",
+    "getThread",
+    "streamThreadResult",
+  ] as const;
   for (const name of names) {
     if (!service[name]) throw new Error(`the script service given to ingestion does not serve ${name}`);
   }
