@@ -204,6 +204,31 @@ describe("the data platform, end to end", () => {
     expect(JSON.stringify(wrongLength.body)).toMatch(/768/);
   });
 
+  it("fans a bucket-wide query out to compatible collections only, and shows the engine with its collections", async () => {
+    // A second collection with other dimensions: never fused with the first.
+    await ok(
+      call(acme, "POST", `/${bucket}/pipelines/vector`, { name: "snippets", templateId: "code_embedding_index" }),
+    );
+    const fanned = await ok(search(acme, bucket, { text: "orders ship", topK: 5 }));
+    expect(fanned.results[0]!.object.key).toBe("docs/shipping.md");
+    const statuses = Object.fromEntries(fanned.collectionStatuses.map((s) => [s.collection, s]));
+    expect(statuses.support).toMatchObject({ searchCompleted: true, failReason: "" });
+    expect(statuses.snippets?.searchCompleted).toBe(false);
+    expect(statuses.snippets?.failReason).not.toBe("");
+
+    const engine = await ok<{
+      status: string;
+      collections: { name: string; materialized: boolean; dimensions: number }[];
+    }>(call(acme, "GET", `/${bucket}/vector`));
+    expect(engine.status).toBe("ACTIVE");
+    expect(engine.collections).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: "support", materialized: true, dimensions: 768 }),
+        expect.objectContaining({ name: "snippets", materialized: false, dimensions: 1024 }),
+      ]),
+    );
+  });
+
   it("re-ingests a changed object, replacing its chunks, and drops a deleted object's", async () => {
     const known = new Set([firstJob.jobId]);
     await s3.send(
