@@ -30,8 +30,28 @@ export interface HttpRoute {
    * fields of a message field are addressed with dots (`filter.status`).
    */
   readonly queryFields: readonly string[];
+  /**
+   * Casing of the query names the contract publishes: `"snake"` for the proto names; absent for
+   * the JSON (camelCase) names. The route accepts both either way; a caller sends this one.
+   */
+  readonly queryCasing?: "snake";
+  /** Further query names of top-level query fields: alias -> proto name of the field. */
+  readonly queryAliases?: Readonly<Record<string, string>>;
+  /** Top-level query fields whose value the contract publishes as the enum number. */
+  readonly queryEnumNumbers?: readonly string[];
+  /**
+   * Proto names of top-level request fields the route ignores when they appear in the query
+   * (gRPC-only paging of a list whose HTTP answer holds every row).
+   */
+  readonly queryIgnored?: readonly string[];
   /** Framing of a server stream; absent for unary methods. */
   readonly streamFraming?: StreamFraming;
+  /**
+   * Also write unset message and proto3 `optional` fields of the answer, as `null` (the data
+   * listener's routes: its contract emits every field). Fields with implicit presence are written
+   * at their defaults on every route.
+   */
+  readonly emitUnpopulated?: true;
   /** True for an entry from `additional_bindings`. */
   readonly additionalBinding: boolean;
 }

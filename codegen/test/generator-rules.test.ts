@@ -97,6 +97,24 @@ const cases: [string, string, string][] = [
     service S { rpc P(Wrap) returns (Res) { option (google.api.http) = {post: "/v1/p" body: "*"}; } }`,
     "rules.v1.Res is read in requests and responses, and its request schema's name rules.v1.ResInput is taken by a message",
   ],
+  [
+    "enum_number on a field that is no enum",
+    `service S { rpc L(Num) returns (Res) { option (google.api.http) = {get: "/v1/l"}; } }
+    message Num { string name = 1 [(platform.api.v1.query_parameter) = {enum_number: true}]; }`,
+    "rpc rules.v1.S.L: field name: enum_number is only for enum fields",
+  ],
+  [
+    "a query alias that shadows a field's own name",
+    `service S { rpc L(Alias) returns (Res) { option (google.api.http) = {get: "/v1/l"}; } }
+    message Alias { string name = 1 [(platform.api.v1.query_parameter) = {aliases: "page_size"}]; int32 page_size = 2; }`,
+    `rpc rules.v1.S.L: field name: query alias "page_size" is not a free parameter name`,
+  ],
+  [
+    "an ignored query field with another query option",
+    `service S { rpc L(Both) returns (Res) { option (google.api.http) = {get: "/v1/l"}; } }
+    message Both { string name = 1 [(platform.api.v1.query_parameter) = {http_ignored: true, aliases: "n"}]; }`,
+    "rpc rules.v1.S.L: field name: an http_ignored field takes no other query option",
+  ],
 ];
 
 describe("the generator refuses", () => {
@@ -166,5 +184,58 @@ describe("the OpenAPI documents", () => {
     expect(doc.components.schemas["rules.v1.Both"]!.required).toEqual(["id", "tags"]);
     expect(doc.components.schemas["rules.v1.BothInput"]!.required).toBeUndefined();
     expect(doc.components.schemas["rules.v1.Put"]!.required).toEqual(["both"]);
+  });
+
+  it("publish the declared query casing, aliases, enum numbers, and leave ignored fields out", async () => {
+    const files = await generate(`enum Kind { KIND_UNSPECIFIED = 0; KIND_A = 1; }
+    message Find {
+      string bucket = 1;
+      string store_entity_id = 2;
+      Kind kind = 3 [(platform.api.v1.query_parameter) = {enum_number: true}];
+      int32 status = 4 [(platform.api.v1.query_parameter) = {aliases: "status_filter"}];
+      int32 page_size = 5 [(platform.api.v1.query_parameter) = {http_ignored: true}];
+    }
+    service S {
+      rpc Snake(Find) returns (Res) {
+        option (google.api.http) = {get: "/{bucket}/snake"};
+        option (platform.api.v1.query_casing) = QUERY_CASING_SNAKE;
+      }
+      rpc Camel(Find) returns (Res) { option (google.api.http) = {get: "/{bucket}/camel"}; }
+    }`);
+    const routes = files.get("rules/v1/rules_http.ts")!;
+    expect(routes).toContain(
+      [
+        `    queryFields: ["store_entity_id","kind","status"],`,
+        `    queryCasing: "snake",`,
+        `    queryAliases: {"status_filter":"status","statusFilter":"status"},`,
+        `    queryEnumNumbers: ["kind"],`,
+        `    queryIgnored: ["page_size"],`,
+      ].join("\n"),
+    );
+    const doc = document(files, "openapi/rules.v1.openapi.json") as {
+      paths: Record<string, { get: { parameters: { name: string; in: string; schema: unknown }[] } }>;
+    };
+    const query = (path: string) => doc.paths[path]!.get.parameters.filter((p) => p.in === "query");
+    expect(query("/{bucket}/snake").map((p) => p.name)).toEqual(["store_entity_id", "kind", "status", "status_filter"]);
+    expect(query("/{bucket}/camel").map((p) => p.name)).toEqual(["storeEntityId", "kind", "status", "status_filter"]);
+    expect(query("/{bucket}/snake")[1]!.schema).toEqual({ type: "integer", format: "int32", enum: [0, 1] });
+  });
+
+  it("write every field of the data listener's answers: unset messages and optionals are required and nullable", async () => {
+    const files =
+      await generate(`message Out { string id = 1; optional string note = 2; Inner inner = 3; oneof pick { string a = 4; string b = 5; } }
+    service Data {
+      option (platform.api.v1.listener) = LISTENER_DATA;
+      rpc G(Req) returns (Out) { option (google.api.http) = {get: "/{name}/out"}; }
+    }`);
+    expect(files.get("rules/v1/rules_http.ts")).toContain("    emitUnpopulated: true,");
+    const doc = document(files, "openapi/rules.v1.openapi.json") as {
+      components: { schemas: Record<string, { required?: string[]; properties: Record<string, unknown> }> };
+    };
+    const out = doc.components.schemas["rules.v1.Out"]!;
+    expect(out.required).toEqual(["id", "note", "inner"]);
+    expect(out.properties["inner"]).toEqual({
+      oneOf: [{ $ref: "#/components/schemas/rules.v1.Inner" }, { type: "null" }],
+    });
   });
 });

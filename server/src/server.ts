@@ -5,6 +5,11 @@ import { createServiceRouter } from "@platform/codegen/runtime/server";
 import { IdentityAdminRoutes } from "../../gen/openapi/identity-admin/routes.js";
 import { IdentityIssuerRoutes } from "../../gen/openapi/identity-issuer/routes.js";
 import { registerSecretService } from "../../gen/platform/compute/v1/secret_service_server.js";
+import { registerActionsService } from "../../gen/platform/data/actions/v1/actions_service_server.js";
+import { registerIngestService } from "../../gen/platform/data/ingest/v1/ingest_service_server.js";
+import { registerPipelineService } from "../../gen/platform/data/pipeline/v1/pipeline_service_server.js";
+import { registerSourceService } from "../../gen/platform/data/source/v1/source_service_server.js";
+import { registerVectorService } from "../../gen/platform/data/vector/v1/vector_service_server.js";
 import { registerIamService } from "../../gen/platform/iam/v1/iam_service_server.js";
 import { registerScriptService } from "../../gen/platform/script/v1/script_service_server.js";
 import { createAuthInterceptor } from "./auth/auth-interceptor.js";
@@ -22,6 +27,7 @@ import { migrateDatabase } from "./db/migrate.js";
 import { createListenerReferences, loadReferenceSources } from "./docs/listener-references.js";
 import { servedRoutesOfBindings } from "./docs/served-routes.js";
 import { createIamService } from "./services/iam/iam-handlers.js";
+import { createPipelineService } from "./services/pipeline/pipeline-service.js";
 import { createIdentityAdminPlane } from "./services/identity/admin/identity-admin-plane.js";
 import { createIssuerPlane, type IssuerPlane } from "./services/identity/issuer/issuer-plane.js";
 import { createIdentityServices } from "./services/identity/pool-context.js";
@@ -174,14 +180,35 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       post: createCallbackPoster(createGuardedDispatcher({ allowPrivateNetwork: config.allowPrivateNetwork })),
       log: (msg, fields) => logger.warn(msg, fields),
     });
-    registerScriptService(
-      api,
-      createScriptService({ db, box, version, startedAt, tools, templates, threads, callbackKeys }),
-    );
+    const scriptService = createScriptService({ db, box, version, startedAt, tools, templates, threads, callbackKeys });
+    registerScriptService(api, scriptService);
     registerSecretService(api, createSecretService({ db, box }));
     registerIamService(api, createIamService({ db }));
     // Last: reflection and health answer for every service registered above.
     registerGrpcProtocolServices(api, health);
+
+    // The data listener: the data platform's services, with the same credentials and tenancy as the
+    // api listener (the key's organization scopes every bucket).
+    const data = createServiceRouter({
+      interceptors: [pageTokens.interceptor, createAuthInterceptor({ db, bindings: () => data.bindings, credentials })],
+      readMaxBytes: config.maxBodyBytes,
+      shutdownSignal: shutdown.signal,
+      onUnexpectedError: (error, where) => logger.error("call failed", { ...where, error }),
+    });
+    const pipelines = createPipelineService({
+      db,
+      templates: scriptService,
+      // Buckets belong to the storage service; until it is wired here every bucket name exists.
+      buckets: { exists: () => Promise.resolve(true) },
+      warn: (message, fields) => logger.warn(message, fields),
+    });
+    registerPipelineService(data, pipelines.service);
+    // Not built yet: every method answers UNIMPLEMENTED (HTTP 501) until its service is registered.
+    registerSourceService(data, {});
+    registerIngestService(data, {});
+    registerVectorService(data, {});
+    registerActionsService(data, {});
+    registerGrpcProtocolServices(data, health);
 
     // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.
     const common = {
@@ -212,6 +239,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     // Each listener documents what it routes: assembled once, here, from the contract documents.
     const references = await createListenerReferences(await referenceSources, {
       apiRoutes: { rpc: servedRoutesOfBindings(api.bindings), identityAdmin: IdentityAdminRoutes },
+      dataRoutes: servedRoutesOfBindings(data.bindings),
       issuerRoutes: IdentityIssuerRoutes,
       publicApiUrl: config.publicApiUrl,
       publicIdentityUrl: config.publicIdentityUrl,
@@ -229,6 +257,14 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     );
     listeners.push(await listenPlane({ ...common, name: "api", port: config.ports.api, handler }));
     apiUrl = listeners[0]!.url;
+    listeners.push(
+      await listenPlane({
+        ...common,
+        name: "data",
+        port: config.ports.data,
+        handler: references.data(data.nodeHandler()),
+      }),
+    );
     // Every pool's issuer, on a listener of its own that applies each pool's CORS itself.
     issuer = createIssuerPlane({
       services: identity,
@@ -270,7 +306,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   deliverer?.start();
   const mailDelivery = issuer?.startMailDelivery();
 
-  const urls = Object.fromEntries(listeners.map((l, i) => [["api", "identity"][i]!, l.url]));
+  const urls = Object.fromEntries(listeners.map((l, i) => [["api", "data", "identity"][i]!, l.url]));
   const record: ServerRecord = { pid: process.pid, api: urls.api! };
   await writeFile(serverRecordFile(config.dataDir), JSON.stringify(record) + "\n", { mode: 0o600 });
   ready = true;

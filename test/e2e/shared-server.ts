@@ -7,6 +7,8 @@ import { runAdmin } from "./platform-server.js";
 
 /** The server every end-to-end file shares (started once by global-setup.ts). */
 export const apiUrl = (): string => inject("platformUrls").api!;
+/** Its data listener: the data platform's services (pipelines, sources, ingest, vector). */
+export const dataUrl = (): string => inject("platformUrls").data!;
 /** Where that server serves every pool's issuer. */
 export const identityUrl = (): string => inject("platformUrls").identity!;
 

@@ -31,6 +31,7 @@ export function decodeRequest<Desc extends DescMessage>(
     parts.query,
     new Set(route.queryFields),
     new Set(route.template.variables.map((variable) => variable.fieldPath)),
+    { aliases: route.queryAliases, ignored: route.queryIgnored },
   );
   mergeInto(json, query);
   for (const variable of route.template.variables) {

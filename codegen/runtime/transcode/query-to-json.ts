@@ -16,19 +16,27 @@ import { invalidArgument } from "./transcode-error.js";
  *
  * `allowed` lists the top-level proto field names the route lets the query set; `pathBound` lists
  * the dotted proto field paths the path template binds (`parent.name`), which the query must not
- * set even when their top-level message field is allowed.
+ * set even when their top-level message field is allowed. `naming` adds the route's declared
+ * aliases (alias -> proto name of a top-level field) and the top-level fields it ignores.
  */
 export function queryToJson(
   message: DescMessage,
   query: URLSearchParams,
   allowed: ReadonlySet<string>,
   pathBound: ReadonlySet<string> = new Set(),
+  naming: QueryNaming = {},
 ): JsonObject {
   const json: JsonObject = {};
   const seen = new Set<string>();
   const positions = new Map<string, number>();
+  const ignored = new Set(
+    message.fields.filter((f) => naming.ignored?.includes(f.name)).flatMap((f) => [f.name, f.jsonName]),
+  );
   for (const [name, value] of query) {
     const parsed = parseName(name);
+    if (ignored.has(parsed.segments[0]!)) continue;
+    const alias = naming.aliases?.[parsed.segments[0]!];
+    if (alias !== undefined) parsed.segments[0] = alias;
     const path = resolve(message, parsed.segments, name);
     const top = path[0]!;
     if (!allowed.has(top.name)) {
@@ -43,6 +51,14 @@ export function queryToJson(
     setValue(json, path, parsed.mapKey, value, name, seen, positions);
   }
   return json;
+}
+
+/** What a route declares about its query names beyond the fields' own names. */
+export interface QueryNaming {
+  /** Alias -> proto name of the top-level field it sets. */
+  readonly aliases?: Readonly<Record<string, string>>;
+  /** Proto names of top-level fields whose query parameters are dropped unread. */
+  readonly ignored?: readonly string[];
 }
 
 interface ParsedName {

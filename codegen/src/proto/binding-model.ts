@@ -45,13 +45,16 @@ export function buildServiceModel(service: DescService, options: OptionReader): 
     service,
     organizationHeader: options.organizationHeader(service),
     listener: options.listener(service),
-    methods: service.methods.map((method) => buildMethodModel(method, options)),
+    methods: service.methods.map((method) => buildMethodModel(method, options, options.listener(service))),
   };
 }
 
-function buildMethodModel(method: DescMethod, options: OptionReader): MethodModel {
+function buildMethodModel(method: DescMethod, options: OptionReader, listener: Listener): MethodModel {
   const streamFraming = options.streamFraming(method);
-  const routes = buildRoutes(method, options, streamFraming);
+  // The data listener's contract writes every field of an answer, unset ones included.
+  const routes = buildRoutes(method, options, streamFraming).map((route) =>
+    listener === "data" ? { ...route, emitUnpopulated: true as const } : route,
+  );
   const where = `rpc ${method.parent.typeName}.${method.name}`;
   if (routes.length > 0 && (method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming")) {
     throw new GenerationError(`${where}: a ${method.methodKind} method cannot have an HTTP binding`);
@@ -133,20 +136,85 @@ function buildRoutes(method: DescMethod, options: OptionReader, streamFraming: S
     // A field bound whole by the path or the body never comes from the query; a message field
     // of which the path binds only a sub-field may still take its other sub-fields from it.
     const pathFields = new Set(template.variables.map((v) => v.fieldPath));
-    const queryFields =
-      body === "*" ? [] : input.fields.filter((f) => f.name !== body && !pathFields.has(f.name)).map((f) => f.name);
+    const candidates = body === "*" ? [] : input.fields.filter((f) => f.name !== body && !pathFields.has(f.name));
+    const query = queryNaming(method, candidates, options, where);
     const route: HttpRoute = {
       rpc: method.localName,
       httpMethod,
       template,
       body,
       responseBody,
-      queryFields,
+      ...query,
       ...(streamFraming ? { streamFraming } : {}),
       additionalBinding: index > 0,
     };
     return route;
   });
+}
+
+type QueryNaming = Pick<
+  HttpRoute,
+  "queryFields" | "queryCasing" | "queryAliases" | "queryEnumNumbers" | "queryIgnored"
+>;
+
+/**
+ * Which top-level fields a route reads from the query and under which names, from
+ * (platform.api.v1.query_casing) and (platform.api.v1.query_parameter). An alias may not shadow a
+ * field's own name, and the per-field options only make sense on fields the query can set.
+ */
+function queryNaming(method: DescMethod, candidates: readonly DescField[], options: OptionReader, where: string) {
+  const casing = options.queryCasing(method);
+  const readable = new Set(candidates.map((f) => f.name));
+  const taken = new Set(method.input.fields.flatMap((f) => [f.name, f.jsonName]));
+  const queryFields: string[] = [];
+  const queryIgnored: string[] = [];
+  const queryEnumNumbers: string[] = [];
+  const queryAliases: Record<string, string> = {};
+  for (const field of method.input.fields) {
+    const option = options.queryParameter(field);
+    const declared = option.aliases.length > 0 || option.enumNumber || option.httpIgnored;
+    if (!declared) {
+      if (readable.has(field.name)) queryFields.push(field.name);
+      continue;
+    }
+    const at = `${where}: field ${field.name}`;
+    if (
+      option.enumNumber &&
+      !(field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind === "enum"))
+    ) {
+      throw new GenerationError(`${at}: enum_number is only for enum fields`);
+    }
+    if (option.httpIgnored && (option.aliases.length > 0 || option.enumNumber)) {
+      throw new GenerationError(`${at}: an http_ignored field takes no other query option`);
+    }
+    // A field this binding takes from the path or the body: the options concern other bindings.
+    if (!readable.has(field.name)) continue;
+    if (option.httpIgnored) {
+      queryIgnored.push(field.name);
+      continue;
+    }
+    queryFields.push(field.name);
+    if (option.enumNumber) queryEnumNumbers.push(field.name);
+    for (const alias of option.aliases) {
+      for (const name of new Set([alias, snakeToCamel(alias)])) {
+        if (!/^[a-z][a-z0-9_]*$/i.test(alias) || taken.has(name) || name in queryAliases) {
+          throw new GenerationError(`${at}: query alias "${name}" is not a free parameter name`);
+        }
+        queryAliases[name] = field.name;
+      }
+    }
+  }
+  return {
+    queryFields,
+    ...(casing === "snake" ? { queryCasing: "snake" as const } : {}),
+    ...(Object.keys(queryAliases).length > 0 ? { queryAliases } : {}),
+    ...(queryEnumNumbers.length > 0 ? { queryEnumNumbers } : {}),
+    ...(queryIgnored.length > 0 ? { queryIgnored } : {}),
+  } satisfies QueryNaming;
+}
+
+function snakeToCamel(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
 function patternOf(rule: HttpRuleOption, where: string): { httpMethod: string; path: string } {

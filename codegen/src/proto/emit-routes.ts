@@ -29,6 +29,11 @@ export function emitRoutes(f: ProtoTsFile, model: ServiceModel): void {
       f.print("    body: ", JSON.stringify(route.body), ",");
       f.print("    responseBody: ", JSON.stringify(route.responseBody), ",");
       f.print("    queryFields: ", JSON.stringify(route.queryFields), ",");
+      if (route.queryCasing) f.print("    queryCasing: ", JSON.stringify(route.queryCasing), ",");
+      if (route.queryAliases) f.print("    queryAliases: ", JSON.stringify(route.queryAliases), ",");
+      if (route.queryEnumNumbers) f.print("    queryEnumNumbers: ", JSON.stringify(route.queryEnumNumbers), ",");
+      if (route.queryIgnored) f.print("    queryIgnored: ", JSON.stringify(route.queryIgnored), ",");
+      if (route.emitUnpopulated) f.print("    emitUnpopulated: true,");
       if (route.streamFraming) f.print("    streamFraming: ", JSON.stringify(route.streamFraming), ",");
       f.print("    additionalBinding: ", String(route.additionalBinding), ",");
       f.print("  },");

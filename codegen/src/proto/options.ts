@@ -39,7 +39,24 @@ export interface OptionReader {
   isPublic(method: DescMethod): boolean;
   organizationHeader(service: DescService): boolean;
   listener(service: DescService): Listener;
+  /** platform.api.v1.query_casing of a method: "snake" or the default "camel". */
+  queryCasing(method: DescMethod): QueryCasing;
+  /** platform.api.v1.query_parameter of a request field, absent fields at their defaults. */
+  queryParameter(field: DescField): QueryParameterOption;
 }
+
+/** Casing of the published query parameter names of a method's HTTP routes. */
+export type QueryCasing = "camel" | "snake";
+
+/** The parts of platform.api.v1.QueryParameter that the generator reads. */
+export interface QueryParameterOption {
+  readonly aliases: readonly string[];
+  readonly enumNumber: boolean;
+  readonly httpIgnored: boolean;
+}
+
+/** platform.api.v1.QueryCasing values. */
+const QueryCasingValue = { SNAKE: 1 } as const;
 
 /** The server listener whose HTTP routes serve a service. */
 export type Listener = "api" | "data";
@@ -60,6 +77,8 @@ export function createOptionReader(allFiles: readonly DescFile[]): OptionReader 
   const methodAuth = find("platform.api.v1.method_auth");
   const serviceAuth = find("platform.api.v1.service_auth");
   const listener = find("platform.api.v1.listener");
+  const queryCasing = find("platform.api.v1.query_casing");
+  const queryParameter = find("platform.api.v1.query_parameter");
 
   // getOption is typed for generated extensions; these come from descriptors, so the value
   // shapes are asserted here, at the one boundary.
@@ -79,5 +98,14 @@ export function createOptionReader(allFiles: readonly DescFile[]): OptionReader 
     organizationHeader: (service) =>
       read<{ organizationHeader: boolean }>(service, serviceAuth)?.organizationHeader ?? false,
     listener: (service) => (read<number>(service, listener) === ListenerValue.DATA ? "data" : "api"),
+    queryCasing: (method) => (read<number>(method, queryCasing) === QueryCasingValue.SNAKE ? "snake" : "camel"),
+    queryParameter(field) {
+      const value = read<Partial<QueryParameterOption>>(field, queryParameter);
+      return {
+        aliases: value?.aliases ?? [],
+        enumNumber: value?.enumNumber ?? false,
+        httpIgnored: value?.httpIgnored ?? false,
+      };
+    },
   };
 }

@@ -67,6 +67,33 @@ export function apiListenerDocument(
   };
 }
 
+/**
+ * The data listener's document: the HTTP routes of the data platform's services it serves
+ * (pipelines, sources, ingest, vector engine and search, actions), under `/{bucket}`, `/actions`
+ * and `/admin`. `origin` as for the api listener.
+ */
+export function dataListenerDocument(
+  contract: ContractDocuments,
+  routes: readonly ServedRoute[],
+  origin: string,
+): OpenApiDocument {
+  const document = restrictToServedRoutes(contract.platform, routes);
+  const services = (document.tags ?? []).map((tag) => tag.name).join(", ");
+  return {
+    ...document,
+    info: {
+      title: "Platform data API",
+      version: contract.platform.info.version,
+      description:
+        `The HTTP/JSON routes of the data listener (${services}). Every call carries ` +
+        "`Authorization: Bearer dk_…`; the key's organization scopes every bucket. Every field of an answer is " +
+        "written, unset ones with their defaults (`null` for an absent message). The RPC services' methods also " +
+        "answer Connect, gRPC and gRPC-web at `POST /<package>.<Service>/<Method>` on the same port.",
+    },
+    servers: [{ url: origin === "" ? "/" : origin, description: "The data listener." }],
+  };
+}
+
 /** The identity listener's document: every pool's issuer, under `{origin}/{org}/{pool}`. */
 export function identityListenerDocument(
   contract: ContractDocuments,

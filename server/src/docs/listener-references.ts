@@ -1,8 +1,10 @@
 import type { RestPlane } from "@platform/codegen/runtime";
 import type { NodeHandlerFn } from "@platform/codegen/runtime/server";
 import { createDocsMiddleware, prepareAssets, type PreparedAssets } from "./docs-middleware.js";
+import type { ServedRoute } from "./served-routes.js";
 import {
   apiListenerDocument,
+  dataListenerDocument,
   identityListenerDocument,
   loadContractDocuments,
   type ApiListenerRoutes,
@@ -31,6 +33,10 @@ export async function loadReferenceSources(): Promise<ReferenceSources> {
 export interface ListenerReferencesOptions {
   /** What the api listener serves, from its router and route tables. */
   readonly apiRoutes: ApiListenerRoutes;
+  /** What the data listener serves: its router's HTTP routes. */
+  readonly dataRoutes?: readonly ServedRoute[];
+  /** `--public-data-api-url`-like base of the data document's server; unset names the origin it is read from. */
+  readonly publicDataApiUrl?: string | undefined;
   /** The identity listener's issuer route table. */
   readonly issuerRoutes: RestPlane;
   /** `--public-api-url`: the api document's server; unset names the origin the document is read from. */
@@ -49,13 +55,22 @@ export interface ListenerReferencesOptions {
 export async function createListenerReferences(
   sources: ReferenceSources,
   options: ListenerReferencesOptions,
-): Promise<{ api: DocsMiddleware; identity: DocsMiddleware }> {
+): Promise<{ api: DocsMiddleware; data: DocsMiddleware; identity: DocsMiddleware }> {
   const { contract, assets } = sources;
-  const [api, identity] = await Promise.all([
+  const [api, data, identity] = await Promise.all([
     createDocsMiddleware({
       title: "Platform API: api listener",
       assets,
       document: apiListenerDocument(contract, options.apiRoutes, withoutTrailingSlash(options.publicApiUrl)),
+    }),
+    createDocsMiddleware({
+      title: "Platform API: data listener",
+      assets,
+      document: dataListenerDocument(
+        contract,
+        options.dataRoutes ?? [],
+        withoutTrailingSlash(options.publicDataApiUrl),
+      ),
     }),
     createDocsMiddleware({
       title: "Platform API: identity listener",
@@ -67,7 +82,7 @@ export async function createListenerReferences(
       ),
     }),
   ]);
-  return { api, identity };
+  return { api, data, identity };
 }
 
 function withoutTrailingSlash(url: string | undefined): string {

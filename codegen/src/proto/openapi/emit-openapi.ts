@@ -105,10 +105,12 @@ function buildDocument(
 function messageUses(models: readonly ServiceModel[]): MessageUses {
   const request = new Set<string>();
   const response = new Set<string>();
+  const emitUnpopulated = new Set<string>();
   for (const method of models.flatMap((m) => m.methods)) {
     if (method.routes.length === 0) continue;
     collectMessages(method.method.input, request);
     collectMessages(method.method.output, response);
+    if (method.routes.some((route) => route.emitUnpopulated)) collectMessages(method.method.output, emitUnpopulated);
   }
-  return { request, response };
+  return { request, response, emitUnpopulated };
 }

@@ -33,6 +33,12 @@ export interface SchemaCollector {
 export interface MessageUses {
   readonly request: ReadonlySet<string>;
   readonly response: ReadonlySet<string>;
+  /**
+   * Messages answered by routes that write every field (the data listener's): in responses their
+   * unset message and proto3 `optional` fields are written too, as `null`, so those are required
+   * and nullable there.
+   */
+  readonly emitUnpopulated?: ReadonlySet<string>;
 }
 
 /** Fills `into` with a message and every message its fields reach. */
@@ -140,15 +146,22 @@ export function createSchemaCollector(options: OptionReader, uses: MessageUses):
     return annotated;
   };
 
+  const writesAll = (field: DescField, direction: Direction): boolean =>
+    direction === "response" && field.oneof === undefined && uses.emitUnpopulated?.has(field.parent.typeName) === true;
+
   const isRequired = (field: DescField, direction: Direction): boolean =>
-    direction === "response" ? alwaysWritten(field) : options.fieldBehaviors(field).includes(FieldBehavior.REQUIRED);
+    direction === "response"
+      ? alwaysWritten(field) || writesAll(field, direction)
+      : options.fieldBehaviors(field).includes(FieldBehavior.REQUIRED);
 
   const messageSchema = (message: DescMessage, omit: ReadonlySet<string>, direction: Direction): SchemaObject => {
     const properties: Record<string, SchemaObject | ReferenceObject> = {};
     const required: string[] = [];
     for (const field of message.fields) {
       if (omit.has(field.name)) continue;
-      properties[field.jsonName] = fieldSchema(field, direction);
+      const property = fieldSchema(field, direction);
+      // Written as null when unset: the value's schema or null.
+      properties[field.jsonName] = writesAll(field, direction) && !alwaysWritten(field) ? nullable(property) : property;
       if (isRequired(field, direction)) required.push(field.jsonName);
     }
     const schema: SchemaObject = { type: "object" };
@@ -185,6 +198,19 @@ export function createSchemaCollector(options: OptionReader, uses: MessageUses):
     fieldSchema,
     requestSchemaWithout: (message, omit) => messageSchema(message, omit, "request"),
     components: () => [...components.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  };
+}
+
+/** A field schema that also admits `null`, its documentation kept on the outside. */
+function nullable(schema: SchemaObject | ReferenceObject): SchemaObject {
+  const { description, readOnly, writeOnly, ...type } = schema as SchemaObject;
+  // A schema of any JSON value (google.protobuf.Value) admits null already.
+  if (!("$ref" in schema) && Object.keys(type).length === 0) return schema;
+  return {
+    oneOf: ["$ref" in schema ? { $ref: schema.$ref } : type, { type: "null" }],
+    ...(description !== undefined ? { description } : {}),
+    ...(readOnly !== undefined ? { readOnly } : {}),
+    ...(writeOnly !== undefined ? { writeOnly } : {}),
   };
 }
 

@@ -45,9 +45,24 @@ export function buildOperation(
       ...(description ? { description } : {}),
     };
   });
+  const snake = route.queryCasing === "snake";
   for (const name of route.queryFields) {
     const field = desc.input.fields.find((f) => f.name === name);
-    if (field) parameters.push(...queryParameters(field, "", 1, schemas, options));
+    if (!field) continue;
+    const own = queryParameters(field, "", 1, schemas, options, snake);
+    if (route.queryEnumNumbers?.includes(name) && field.fieldKind === "enum") {
+      for (const param of own) param.schema = enumNumberSchema(field.enum.values.map((v) => v.number));
+    }
+    parameters.push(...own);
+    // An alias is one more name of the same field: documented beside it, never both at once.
+    for (const alias of route.queryAliases ? options.queryParameter(field).aliases : []) {
+      parameters.push({
+        ...own[0]!,
+        name: alias,
+        required: false,
+        description: `Alias of \`${own[0]!.name}\`: the same field under another name; give only one of the two.`,
+      });
+    }
   }
 
   const framing = route.streamFraming;
@@ -110,8 +125,9 @@ function queryParameters(
   depth: number,
   schemas: SchemaCollector,
   options: OptionReader,
+  snake: boolean,
 ): ParameterObject[] {
-  const name = `${prefix}${field.jsonName}`;
+  const name = `${prefix}${snake ? field.name : field.jsonName}`;
   const description = publicComment(field);
   const required = options.fieldBehaviors(field).includes(FieldBehavior.REQUIRED);
   const param = (schema: SchemaObject | ReferenceObject, extra: Partial<ParameterObject> = {}): ParameterObject => ({
@@ -137,9 +153,16 @@ function queryParameters(
       const wkt = wellKnownSchema(field.message);
       if (wkt) return wkt.type === "object" || wkt.type === "array" || wkt.type === undefined ? [] : [param(wkt)];
       if (depth >= MAX_QUERY_DEPTH) return [];
-      return field.message.fields.flatMap((sub) => queryParameters(sub, `${name}.`, depth + 1, schemas, options));
+      return field.message.fields.flatMap((sub) =>
+        queryParameters(sub, `${name}.`, depth + 1, schemas, options, snake),
+      );
     }
   }
+}
+
+/** The schema of an enum published by number (`provider=5`). */
+function enumNumberSchema(numbers: readonly number[]): SchemaObject {
+  return { type: "integer", format: "int32", enum: [...numbers] };
 }
 
 function errorResponses(method: MethodModel): OperationObject["responses"] {

@@ -8,7 +8,7 @@
 
 import type { GenEnum, GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { MethodOptions, ServiceOptions } from "@bufbuild/protobuf/wkt";
+import type { FieldOptions, MethodOptions, ServiceOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -16,7 +16,46 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/api/v1/annotations.proto.
  */
 export const file_platform_api_v1_annotations: GenFile = /*@__PURE__*/
-  fileDesc("CiFwbGF0Zm9ybS9hcGkvdjEvYW5ub3RhdGlvbnMucHJvdG8SD3BsYXRmb3JtLmFwaS52MSIcCgpNZXRob2RBdXRoEg4KBnB1YmxpYxgBIAEoCCIqCgtTZXJ2aWNlQXV0aBIbChNvcmdhbml6YXRpb25faGVhZGVyGAEgASgIKmIKDVN0cmVhbUZyYW1pbmcSHgoaU1RSRUFNX0ZSQU1JTkdfVU5TUEVDSUZJRUQQABIWChJTVFJFQU1fRlJBTUlOR19TU0UQARIZChVTVFJFQU1fRlJBTUlOR19OREpTT04QAio3CghMaXN0ZW5lchIYChRMSVNURU5FUl9VTlNQRUNJRklFRBAAEhEKDUxJU1RFTkVSX0RBVEEQATpnCg5zdHJlYW1fZnJhbWluZxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNGGAyABKA4yHi5wbGF0Zm9ybS5hcGkudjEuU3RyZWFtRnJhbWluZ1INc3RyZWFtRnJhbWluZzpeCgttZXRob2RfYXV0aBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNKGAyABKAsyGy5wbGF0Zm9ybS5hcGkudjEuTWV0aG9kQXV0aFIKbWV0aG9kQXV0aDpiCgxzZXJ2aWNlX2F1dGgSHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY04YDIAEoCzIcLnBsYXRmb3JtLmFwaS52MS5TZXJ2aWNlQXV0aFILc2VydmljZUF1dGg6WAoIbGlzdGVuZXISHy5nb29nbGUucHJvdG9idWYuU2VydmljZU9wdGlvbnMY1IYDIAEoDjIZLnBsYXRmb3JtLmFwaS52MS5MaXN0ZW5lclIIbGlzdGVuZXJiBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("CiFwbGF0Zm9ybS9hcGkvdjEvYW5ub3RhdGlvbnMucHJvdG8SD3BsYXRmb3JtLmFwaS52MSJMCg5RdWVyeVBhcmFtZXRlchIPCgdhbGlhc2VzGAEgAygJEhMKC2VudW1fbnVtYmVyGAIgASgIEhQKDGh0dHBfaWdub3JlZBgDIAEoCCIcCgpNZXRob2RBdXRoEg4KBnB1YmxpYxgBIAEoCCIqCgtTZXJ2aWNlQXV0aBIbChNvcmdhbml6YXRpb25faGVhZGVyGAEgASgIKmIKDVN0cmVhbUZyYW1pbmcSHgoaU1RSRUFNX0ZSQU1JTkdfVU5TUEVDSUZJRUQQABIWChJTVFJFQU1fRlJBTUlOR19TU0UQARIZChVTVFJFQU1fRlJBTUlOR19OREpTT04QAio3CghMaXN0ZW5lchIYChRMSVNURU5FUl9VTlNQRUNJRklFRBAAEhEKDUxJU1RFTkVSX0RBVEEQASpDCgtRdWVyeUNhc2luZxIcChhRVUVSWV9DQVNJTkdfVU5TUEVDSUZJRUQQABIWChJRVUVSWV9DQVNJTkdfU05BS0UQATpnCg5zdHJlYW1fZnJhbWluZxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNGGAyABKA4yHi5wbGF0Zm9ybS5hcGkudjEuU3RyZWFtRnJhbWluZ1INc3RyZWFtRnJhbWluZzpeCgttZXRob2RfYXV0aBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNKGAyABKAsyGy5wbGF0Zm9ybS5hcGkudjEuTWV0aG9kQXV0aFIKbWV0aG9kQXV0aDphCgxxdWVyeV9jYXNpbmcSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjVhgMgASgOMhwucGxhdGZvcm0uYXBpLnYxLlF1ZXJ5Q2FzaW5nUgtxdWVyeUNhc2luZzppCg9xdWVyeV9wYXJhbWV0ZXISHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNaGAyABKAsyHy5wbGF0Zm9ybS5hcGkudjEuUXVlcnlQYXJhbWV0ZXJSDnF1ZXJ5UGFyYW1ldGVyOmIKDHNlcnZpY2VfYXV0aBIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjThgMgASgLMhwucGxhdGZvcm0uYXBpLnYxLlNlcnZpY2VBdXRoUgtzZXJ2aWNlQXV0aDpYCghsaXN0ZW5lchIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjUhgMgASgOMhkucGxhdGZvcm0uYXBpLnYxLkxpc3RlbmVyUghsaXN0ZW5lcmIGcHJvdG8z", [file_google_protobuf_descriptor]);
+
+/**
+ * How one request field is read from the query string of the method's HTTP routes.
+ *
+ * @generated from message platform.api.v1.QueryParameter
+ */
+export type QueryParameter = Message<"platform.api.v1.QueryParameter"> & {
+  /**
+   * Further query names of the same field (`status_filter` for `status`). Each is accepted as
+   * given and in its camelCase form; giving the field under two names is INVALID_ARGUMENT.
+   *
+   * @generated from field: repeated string aliases = 1;
+   */
+  aliases: string[];
+
+  /**
+   * The query value and its published schema are the enum's number (`provider=5`); names stay
+   * accepted on input. Only for enum fields.
+   *
+   * @generated from field: bool enum_number = 2;
+   */
+  enumNumber: boolean;
+
+  /**
+   * The HTTP routes never read this field: it is ignored when sent and left out of the OpenAPI
+   * document (page_size and page_token of a list whose HTTP answer holds every row). gRPC, Connect
+   * and gRPC-web still carry it.
+   *
+   * @generated from field: bool http_ignored = 3;
+   */
+  httpIgnored: boolean;
+};
+
+/**
+ * Describes the message platform.api.v1.QueryParameter.
+ * Use `create(QueryParameterSchema)` to create a new message.
+ */
+export const QueryParameterSchema: GenMessage<QueryParameter> = /*@__PURE__*/
+  messageDesc(file_platform_api_v1_annotations, 0);
 
 /**
  * How callers of a method authenticate.
@@ -37,7 +76,7 @@ export type MethodAuth = Message<"platform.api.v1.MethodAuth"> & {
  * Use `create(MethodAuthSchema)` to create a new message.
  */
 export const MethodAuthSchema: GenMessage<MethodAuth> = /*@__PURE__*/
-  messageDesc(file_platform_api_v1_annotations, 0);
+  messageDesc(file_platform_api_v1_annotations, 1);
 
 /**
  * How callers of every method of a service present their organization.
@@ -59,7 +98,7 @@ export type ServiceAuth = Message<"platform.api.v1.ServiceAuth"> & {
  * Use `create(ServiceAuthSchema)` to create a new message.
  */
 export const ServiceAuthSchema: GenMessage<ServiceAuth> = /*@__PURE__*/
-  messageDesc(file_platform_api_v1_annotations, 1);
+  messageDesc(file_platform_api_v1_annotations, 2);
 
 /**
  * How the messages of a server stream are framed on its HTTP route. Connect, gRPC and gRPC-web
@@ -128,6 +167,35 @@ export const ListenerSchema: GenEnum<Listener> = /*@__PURE__*/
   enumDesc(file_platform_api_v1_annotations, 1);
 
 /**
+ * How the query parameters of a method's HTTP routes are named. The routes accept both the proto
+ * (snake_case) and the JSON (camelCase) name of a field whatever the casing; the casing decides
+ * the name the OpenAPI document publishes and the one a generated HTTP caller sends.
+ *
+ * @generated from enum platform.api.v1.QueryCasing
+ */
+export enum QueryCasing {
+  /**
+   * The JSON (lowerCamelCase) names, as every other HTTP surface of the platform: the default.
+   *
+   * @generated from enum value: QUERY_CASING_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The proto (snake_case) names, for list routes whose published contract is snake_case.
+   *
+   * @generated from enum value: QUERY_CASING_SNAKE = 1;
+   */
+  SNAKE = 1,
+}
+
+/**
+ * Describes the enum platform.api.v1.QueryCasing.
+ */
+export const QueryCasingSchema: GenEnum<QueryCasing> = /*@__PURE__*/
+  enumDesc(file_platform_api_v1_annotations, 2);
+
+/**
  * Framing of this server stream on its HTTP route. Required on every server-streaming
  * method that has a google.api.http binding.
  *
@@ -145,12 +213,28 @@ export const method_auth: GenExtension<MethodOptions, MethodAuth> = /*@__PURE__*
   extDesc(file_platform_api_v1_annotations, 1);
 
 /**
+ * Casing of the query parameter names of this method's HTTP routes; absent means camelCase.
+ *
+ * @generated from extension: platform.api.v1.QueryCasing query_casing = 50005;
+ */
+export const query_casing: GenExtension<MethodOptions, QueryCasing> = /*@__PURE__*/
+  extDesc(file_platform_api_v1_annotations, 2);
+
+/**
+ * How this request field is read from the query string of the method's HTTP routes.
+ *
+ * @generated from extension: platform.api.v1.QueryParameter query_parameter = 50006;
+ */
+export const query_parameter: GenExtension<FieldOptions, QueryParameter> = /*@__PURE__*/
+  extDesc(file_platform_api_v1_annotations, 3);
+
+/**
  * Authentication rules shared by every method of this service.
  *
  * @generated from extension: platform.api.v1.ServiceAuth service_auth = 50003;
  */
 export const service_auth: GenExtension<ServiceOptions, ServiceAuth> = /*@__PURE__*/
-  extDesc(file_platform_api_v1_annotations, 2);
+  extDesc(file_platform_api_v1_annotations, 4);
 
 /**
  * The listener that serves this service; absent means the api listener.
@@ -158,5 +242,5 @@ export const service_auth: GenExtension<ServiceOptions, ServiceAuth> = /*@__PURE
  * @generated from extension: platform.api.v1.Listener listener = 50004;
  */
 export const listener: GenExtension<ServiceOptions, Listener> = /*@__PURE__*/
-  extDesc(file_platform_api_v1_annotations, 3);
+  extDesc(file_platform_api_v1_annotations, 5);
 

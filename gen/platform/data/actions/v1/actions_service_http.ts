@@ -14,6 +14,7 @@ export const ActionsServiceRoutes = defineHttpRoutes(ActionsService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -23,6 +24,7 @@ export const ActionsServiceRoutes = defineHttpRoutes(ActionsService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     streamFraming: "ndjson",
     additionalBinding: false,
   },
@@ -33,6 +35,7 @@ export const ActionsServiceRoutes = defineHttpRoutes(ActionsService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -42,6 +45,7 @@ export const ActionsServiceRoutes = defineHttpRoutes(ActionsService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -51,6 +55,7 @@ export const ActionsServiceRoutes = defineHttpRoutes(ActionsService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     streamFraming: "ndjson",
     additionalBinding: false,
   },
@@ -61,6 +66,7 @@ export const ActionsServiceRoutes = defineHttpRoutes(ActionsService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -70,6 +76,7 @@ export const ActionsServiceRoutes = defineHttpRoutes(ActionsService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -79,6 +86,7 @@ export const ActionsServiceRoutes = defineHttpRoutes(ActionsService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -88,6 +96,7 @@ export const ActionsServiceRoutes = defineHttpRoutes(ActionsService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
 ]);

@@ -14,6 +14,7 @@ export const IngestServiceRoutes = defineHttpRoutes(IngestService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -23,6 +24,7 @@ export const IngestServiceRoutes = defineHttpRoutes(IngestService, [
     body: "",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -31,7 +33,10 @@ export const IngestServiceRoutes = defineHttpRoutes(IngestService, [
     template: "/{bucket}/rules",
     body: "",
     responseBody: "",
-    queryFields: ["source_id","pipeline_id","page_size","page_token"],
+    queryFields: ["source_id","pipeline_id"],
+    queryCasing: "snake",
+    queryIgnored: ["page_size","page_token"],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -41,6 +46,7 @@ export const IngestServiceRoutes = defineHttpRoutes(IngestService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -50,6 +56,7 @@ export const IngestServiceRoutes = defineHttpRoutes(IngestService, [
     body: "",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -59,6 +66,7 @@ export const IngestServiceRoutes = defineHttpRoutes(IngestService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -68,6 +76,7 @@ export const IngestServiceRoutes = defineHttpRoutes(IngestService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -77,6 +86,7 @@ export const IngestServiceRoutes = defineHttpRoutes(IngestService, [
     body: "",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -86,6 +96,7 @@ export const IngestServiceRoutes = defineHttpRoutes(IngestService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -95,6 +106,7 @@ export const IngestServiceRoutes = defineHttpRoutes(IngestService, [
     body: "",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -104,6 +116,8 @@ export const IngestServiceRoutes = defineHttpRoutes(IngestService, [
     body: "",
     responseBody: "",
     queryFields: ["pipeline_id","rule_id","page_size","page_token","status"],
+    queryAliases: {"status_filter":"status","statusFilter":"status"},
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -113,6 +127,7 @@ export const IngestServiceRoutes = defineHttpRoutes(IngestService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
 ]);

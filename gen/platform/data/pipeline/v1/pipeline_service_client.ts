@@ -18,11 +18,13 @@ import type {
   CreateVectorPipelineRequestSchema,
   DeletePipelineRequestSchema,
   GetPipelineRequestSchema,
+  GetTableReservationRequestSchema,
   GetTemplateRequestSchema,
   ListPipelinesRequestSchema,
   ListPipelinesResponse,
   ListTemplatesRequestSchema,
   ListTemplatesResponse,
+  TableReservation,
   UpdatePipelineRequestSchema,
 } from "./pipeline_service_pb.js";
 
@@ -37,6 +39,7 @@ export const PipelineServiceMethods = {
   updatePipeline: { kind: "unary", idempotency: "idempotent" },
   deletePipeline: { kind: "unary", idempotency: "idempotent" },
   batchDeleteArtifacts: { kind: "unary", idempotency: "idempotent" },
+  getTableReservation: { kind: "unary", idempotency: "no-side-effects" },
   listTemplates: { kind: "unary", idempotency: "no-side-effects" },
   getTemplate: { kind: "unary", idempotency: "no-side-effects" },
 } as const satisfies Record<string, ClientMethodFacts>;
@@ -126,6 +129,14 @@ export interface PipelineServiceClient {
    * @generated from rpc platform.data.pipeline.v1.PipelineService.BatchDeleteArtifacts
    */
   batchDeleteArtifacts(request: MessageInitShape<typeof BatchDeleteArtifactsRequestSchema>, options?: CallOptions): Promise<BatchDeleteArtifactsResponse>;
+  /**
+   * Returns the bucket's table reservation: the place of the data plane where the bucket's table
+   * destinations are written, and how many there are. Replaces the retired
+   * `/{bucket}/tables/_engine`.
+   *
+   * @generated from rpc platform.data.pipeline.v1.PipelineService.GetTableReservation
+   */
+  getTableReservation(request: MessageInitShape<typeof GetTableReservationRequestSchema>, options?: CallOptions): Promise<TableReservation>;
   /**
    * Lists
    * the pipeline templates (the catalog is small and returns in one response).

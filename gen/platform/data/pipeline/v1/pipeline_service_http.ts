@@ -14,6 +14,7 @@ export const PipelineServiceRoutes = defineHttpRoutes(PipelineService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -23,6 +24,7 @@ export const PipelineServiceRoutes = defineHttpRoutes(PipelineService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -32,6 +34,7 @@ export const PipelineServiceRoutes = defineHttpRoutes(PipelineService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -41,6 +44,7 @@ export const PipelineServiceRoutes = defineHttpRoutes(PipelineService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -49,7 +53,10 @@ export const PipelineServiceRoutes = defineHttpRoutes(PipelineService, [
     template: "/{bucket}/pipelines",
     body: "",
     responseBody: "",
-    queryFields: ["facet","store_entity_id","free_only","page_size","page_token"],
+    queryFields: ["facet","store_entity_id","free_only"],
+    queryCasing: "snake",
+    queryIgnored: ["page_size","page_token"],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -59,6 +66,7 @@ export const PipelineServiceRoutes = defineHttpRoutes(PipelineService, [
     body: "",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -68,6 +76,7 @@ export const PipelineServiceRoutes = defineHttpRoutes(PipelineService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -77,6 +86,7 @@ export const PipelineServiceRoutes = defineHttpRoutes(PipelineService, [
     body: "",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -86,6 +96,17 @@ export const PipelineServiceRoutes = defineHttpRoutes(PipelineService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
+    additionalBinding: false,
+  },
+  {
+    rpc: "getTableReservation",
+    httpMethod: "GET",
+    template: "/{bucket}/tables/reservation",
+    body: "",
+    responseBody: "",
+    queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -95,6 +116,8 @@ export const PipelineServiceRoutes = defineHttpRoutes(PipelineService, [
     body: "",
     responseBody: "",
     queryFields: ["category","search","facet"],
+    queryCasing: "snake",
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -104,6 +127,7 @@ export const PipelineServiceRoutes = defineHttpRoutes(PipelineService, [
     body: "",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
 ]);

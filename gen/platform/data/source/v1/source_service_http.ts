@@ -14,6 +14,7 @@ export const SourceServiceRoutes = defineHttpRoutes(SourceService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -23,6 +24,7 @@ export const SourceServiceRoutes = defineHttpRoutes(SourceService, [
     body: "",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -31,7 +33,9 @@ export const SourceServiceRoutes = defineHttpRoutes(SourceService, [
     template: "/{bucket}/sources",
     body: "",
     responseBody: "",
-    queryFields: ["page_size","page_token"],
+    queryFields: [],
+    queryIgnored: ["page_size","page_token"],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -41,6 +45,7 @@ export const SourceServiceRoutes = defineHttpRoutes(SourceService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -50,6 +55,7 @@ export const SourceServiceRoutes = defineHttpRoutes(SourceService, [
     body: "",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -59,6 +65,7 @@ export const SourceServiceRoutes = defineHttpRoutes(SourceService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -68,6 +75,9 @@ export const SourceServiceRoutes = defineHttpRoutes(SourceService, [
     body: "",
     responseBody: "",
     queryFields: ["source_id","provider"],
+    queryCasing: "snake",
+    queryEnumNumbers: ["provider"],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -77,6 +87,7 @@ export const SourceServiceRoutes = defineHttpRoutes(SourceService, [
     body: "",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -86,6 +97,7 @@ export const SourceServiceRoutes = defineHttpRoutes(SourceService, [
     body: "",
     responseBody: "",
     queryFields: ["provider","redirect_uri","source_id","scopes"],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -95,6 +107,7 @@ export const SourceServiceRoutes = defineHttpRoutes(SourceService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -104,6 +117,7 @@ export const SourceServiceRoutes = defineHttpRoutes(SourceService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
 ]);

@@ -14,6 +14,7 @@ export const VectorServiceRoutes = defineHttpRoutes(VectorService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -23,6 +24,7 @@ export const VectorServiceRoutes = defineHttpRoutes(VectorService, [
     body: "",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -32,6 +34,7 @@ export const VectorServiceRoutes = defineHttpRoutes(VectorService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -41,6 +44,7 @@ export const VectorServiceRoutes = defineHttpRoutes(VectorService, [
     body: "",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -50,6 +54,7 @@ export const VectorServiceRoutes = defineHttpRoutes(VectorService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: false,
   },
   {
@@ -59,6 +64,7 @@ export const VectorServiceRoutes = defineHttpRoutes(VectorService, [
     body: "*",
     responseBody: "",
     queryFields: [],
+    emitUnpopulated: true,
     additionalBinding: true,
   },
 ]);
