@@ -75,9 +75,12 @@ beforeAll(async () => {
   add({ name: "photos", modality: "visual", embedModel: "clip-vit-b-32" });
   add({ name: "external", embedModel: "", sparseMode: "external" });
   add({ name: "empty" });
+  // A template's model that no endpoint serves: the local embedder stands in, for ingestion and search alike.
+  add({ name: "templated", embedModel: "nomic-embed-text-v1.5" });
   // 100 objects x 3 chunks in docs, 40 x 3 in notes: a few hundred chunks in all.
   await ingest(collections.docs as VectorCollectionInfo, "doc", 100);
   await ingest(collections.notes as VectorCollectionInfo, "note", 40);
+  await ingest(collections.templated as VectorCollectionInfo, "tpl", 6);
   const externalRows = await fixture.service.collection(orgId, bucket, collections.external!.physicalName, DIMS);
   const [vector] = await embedder.embed(["zebra lion herd"], "document");
   await externalRows.upsertObject("ext-0.bin", [
@@ -299,8 +302,8 @@ describe("fan-out", () => {
   it("searches the compatible collections together and reports the others", async () => {
     const response = await search({ query: text("giraffe predator"), topK: 50 });
     const statuses = Object.fromEntries(response.collectionStatuses.map((s) => [s.collection, s]));
-    expect(Object.keys(statuses)).toEqual(["docs", "notes", "legacy", "photos", "external", "empty"]);
-    for (const name of ["docs", "notes", "empty"])
+    expect(Object.keys(statuses)).toEqual(["docs", "notes", "legacy", "photos", "external", "empty", "templated"]);
+    for (const name of ["docs", "notes", "empty", "templated"])
       expect(statuses[name]).toMatchObject({ searchCompleted: true, failReason: "" });
     expect(statuses.legacy?.failReason).toMatch(/dimensions 32/);
     expect(statuses.photos?.failReason).toMatch(/embed model clip-vit-b-32/);
@@ -308,6 +311,7 @@ describe("fan-out", () => {
     const keys = response.results.map((r) => r.object?.key ?? "");
     expect(keys.some((key) => key.startsWith("doc-"))).toBe(true);
     expect(keys.some((key) => key.startsWith("note-"))).toBe(true);
+    expect(keys.some((key) => key.startsWith("tpl-"))).toBe(true);
     const scores = response.results.map((r) => r.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
   });

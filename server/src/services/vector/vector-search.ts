@@ -9,6 +9,7 @@ import type { EngineHit, SearchOptions } from "./engine/search-request.js";
 import type { SqlExecutor } from "./engine/sql-executor.js";
 import { VectorCollection } from "./engine/vector-collection.js";
 import type { VectorCollectionDirectory, VectorCollectionInfo } from "./collection-directory.js";
+import { unreachableAsUnavailable } from "./external-database.js";
 import { parseSearch, invalid, type ParsedSearch } from "./search-query.js";
 import type { VectorEngines } from "./vector-engines.js";
 
@@ -44,7 +45,12 @@ export async function vectorSearch(
       Code.FailedPrecondition,
     );
 
-  let collections = await options.collections.list(orgId, request.bucket);
+  // Grouped and embedded by the model that serves each collection now (the local embedder stands
+  // in for a template model no endpoint serves), the same resolution ingestion embeds with.
+  let collections = (await options.collections.list(orgId, request.bucket)).map((collection) => ({
+    ...collection,
+    embedModel: servingModel(options.embedders, collection),
+  }));
   if (request.collectionName !== "") {
     collections = collections.filter((collection) => collection.name === request.collectionName);
     if (collections.length === 0)
@@ -112,7 +118,11 @@ export async function vectorSearch(
     rerank: reranker && parsed.rerankQuery ? { reranker, query: parsed.rerankQuery, signal } : undefined,
   };
   let hybridUsed = false;
-  const searchOne = async (collection: VectorCollectionInfo): Promise<EngineHit[]> => {
+  const searchOne = (collection: VectorCollectionInfo): Promise<EngineHit[]> =>
+    searchCollection(collection).catch((error: unknown) => {
+      throw unreachableAsUnavailable(error, request.bucket);
+    });
+  const searchCollection = async (collection: VectorCollectionInfo): Promise<EngineHit[]> => {
     const db = await executorOf();
     if (!db) return [];
     const physical = new VectorCollection(db, {
@@ -160,6 +170,16 @@ export async function vectorSearch(
     warnings: [...new Set(warnings)],
     collectionStatuses: collections.map((c) => byName.get(c.name) as CollectionStatusRow),
   };
+}
+
+/** The model id that embeds for a collection; its own id when none resolves (image models without an endpoint). */
+function servingModel(embedders: EmbedderRegistry, collection: VectorCollectionInfo): string {
+  if (collection.embedModel === "") return "";
+  try {
+    return embedders.resolveModelId(collection.embedModel, collection.modality);
+  } catch {
+    return collection.embedModel;
+  }
 }
 
 /** Whether a collection is searched hybrid, per the mode table; notes in `warnings` why not when asked for. */
