@@ -1,6 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { createServiceRouter } from "@platform/codegen/runtime/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FilterOp, LogicalOp, SearchMode } from "../../../../gen/platform/data/vector/v1/search_pb.js";
 import {
@@ -8,6 +12,8 @@ import {
   SearchRequestSchema,
   SearchResponseSchema,
 } from "../../../../gen/platform/data/vector/v1/vector_service_pb.js";
+import { registerVectorService } from "../../../../gen/platform/data/vector/v1/vector_service_server.js";
+import { principalKey } from "../../auth/principal.js";
 import { createSecretBox } from "../../crypto/secret-box.js";
 import { EmbedderRegistry } from "../../embeddings/embedder-registry.js";
 import { readEmbeddingsConfig } from "../../embeddings/embeddings-config.js";
@@ -403,5 +409,79 @@ describe("rerank", () => {
       search({ collectionName: "docs", query: { case: "vector", value: { values: [1] } }, rerank: true }, reranking),
     );
     expect(vectorQuery.rawMessage).toMatch(/rerank_text is required/);
+  });
+});
+
+describe("over HTTP", () => {
+  it("serves both search routes and the engine routes with camelCase JSON and mapped errors", async () => {
+    const router = createServiceRouter({
+      shutdownSignal: new AbortController().signal,
+      // Stands in for the auth interceptor: every call is the test organization's.
+      interceptors: [
+        (next) => (request) => {
+          request.contextValues.set(principalKey, { orgId, orgName: "test", keyId: "key", roles: new Set(["admin"]) });
+          return next(request);
+        },
+      ],
+    });
+    registerVectorService(router, fixture.service.implementation);
+    const server = http.createServer(router.nodeHandler());
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${origin}${path}`, {
+        method,
+        headers: { "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+    };
+    try {
+      for (const path of [`/${bucket}/vector/search`, `/${bucket}/search/vector`]) {
+        const { status, json } = await call("POST", path, {
+          collectionName: "docs",
+          text: "zebra",
+          topK: 2,
+          searchMode: "SEARCH_MODE_HYBRID",
+        });
+        expect(status, path).toBe(200);
+        expect(json).toMatchObject({
+          searchModeUsed: "vector",
+          tookMs: expect.any(String),
+          warnings: [expect.any(String)],
+        });
+        expect((json.results as unknown[]).length).toBe(2);
+        expect((json.results as Array<Record<string, unknown>>)[0]).toMatchObject({
+          object: { bucket, key: expect.any(String) },
+          source: "VECTOR",
+        });
+      }
+      const bad = await call("POST", `/${bucket}/vector/search`, {
+        collectionName: "docs",
+        vector: { values: [1, 2] },
+      });
+      expect(bad).toMatchObject({ status: 400, json: { code: "invalid_argument" } });
+      const missing = await call("POST", `/${bucket}/vector/search`, { collectionName: "nope", text: "x" });
+      expect(missing).toMatchObject({ status: 404, json: { code: "not_found" } });
+
+      const engine = await call("GET", `/${bucket}/vector`);
+      expect(engine.status).toBe(200);
+      expect(engine.json).toMatchObject({ bucket, mode: "auto", status: "ACTIVE" });
+      expect(Object.keys(engine.json)).not.toContain("vectordbPassword");
+      const listed = engine.json.collections as Array<Record<string, unknown>>;
+      expect(listed.find((c) => c.name === "docs")).toMatchObject({ materialized: true, dimensions: 64 });
+      expect(listed.find((c) => c.name === "empty")).toMatchObject({ materialized: false });
+      const instances = await call("GET", "/admin/vectordb-instances");
+      expect(instances.json.instances).toEqual([
+        expect.objectContaining({ serviceType: "database", status: "running" }),
+      ]);
+      const configured = await call("POST", "/other-bucket/vector", { mode: "auto" });
+      expect(configured).toMatchObject({ status: 200, json: { bucket: "other-bucket", status: "PENDING" } });
+      expect((await call("DELETE", "/other-bucket/vector", { deleteDatabase: true })).status).toBe(200);
+      expect((await call("GET", "/other-bucket/vector")).status).toBe(404);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
