@@ -14,6 +14,7 @@ import {
 import { createSecretBox } from "../../crypto/secret-box.js";
 import { EmbedderRegistry } from "../../embeddings/embedder-registry.js";
 import { NO_EMBEDDINGS } from "../../embeddings/embeddings-config.js";
+import { engineStore } from "./engine-store.js";
 import { allowedAddress } from "./external-database.js";
 import { createVectorService } from "./vector-service.js";
 import { vectorEngines } from "./vector-schema.js";
@@ -128,6 +129,31 @@ describe("auto engines", () => {
     expect(retried.status).toBe("PENDING");
     await provisionAll();
     expect(await me.get("denied")).toMatchObject({ status: "ACTIVE", errorMessage: "" });
+  });
+
+  it("are taken over from a process that stopped half-way once its lease lapses", async () => {
+    const me = await caller();
+    const engine = await me.configure({ bucket: "orphan", mode: "auto" });
+    // Another process claimed the engine and died without finishing.
+    await fixture.database.db.transaction((tx) => engineStore(tx).claim("crashed-process", 60_000, engine.engineId));
+    expect(await fixture.service.provisioning.runOnce(engine.engineId)).toBe(false);
+    await fixture.database.db
+      .update(vectorEngines)
+      .set({ leaseExpiresAt: 0 })
+      .where(eq(vectorEngines.id, engine.engineId));
+    expect(await fixture.service.provisioning.runOnce(engine.engineId)).toBe(true);
+    expect((await me.get("orphan")).status).toBe("ACTIVE");
+  });
+
+  it("configured twice at once make one engine and one database", async () => {
+    const me = await caller();
+    const [a, b] = await Promise.all([
+      me.configure({ bucket: "race", mode: "auto" }),
+      me.configure({ bucket: "race", mode: "auto" }),
+    ]);
+    expect(a?.engineId).toBe(b?.engineId);
+    expect(await me.instances()).toHaveLength(1);
+    await provisionAll();
   });
 
   it("are created implicitly on first use by ingestion", async () => {
