@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import { EmbedderRegistry } from "./embeddings/embedder-registry.js";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createServiceRouter } from "@platform/codegen/runtime/server";
@@ -145,8 +146,18 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       shutdownSignal: shutdown.signal,
       onUnexpectedError: (error, where) => logger.error("call failed", { ...where, error }),
     });
+    // One registry of embedders for the script tools now, and for search and ingestion when they are served.
+    const embedders = new EmbedderRegistry({
+      config: config.embeddings,
+      allowPrivateNetwork: config.allowPrivateNetwork,
+    });
     const tools = createToolRegistry([
-      createNativeToolSource({ llm: config.llm, celWorkers, allowPrivateNetwork: config.allowPrivateNetwork }),
+      createNativeToolSource({
+        llm: config.llm,
+        celWorkers,
+        allowPrivateNetwork: config.allowPrivateNetwork,
+        embedders,
+      }),
     ]);
     const templates = createTemplateMethods(await loadTemplateCatalog());
     signals = await createThreadSignals(database);

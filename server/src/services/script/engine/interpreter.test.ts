@@ -1,9 +1,14 @@
 import { getEventListeners } from "node:events";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { DrizzleQueryError } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
+import { LEXICAL_HASH_MODEL_ID, LexicalHashEmbedder } from "../../../embeddings/lexical-hash-embedder.js";
+import { compileContract } from "../dsl/contract.js";
 import { parseScript } from "../dsl/parse-script.js";
+import { SHIPPED_TEMPLATES_DIR } from "../templates/template-catalog.js";
 import { createThreadStore, type ThreadRow, type ThreadStore } from "../threads/thread-store.js";
 import { createNativeToolSource } from "../tools/native-tools.js";
 import { sendJson, startTestServer, type TestServer } from "../tools/test-kit.js";
@@ -526,5 +531,57 @@ steps:
     const thread = await leasedThread(source, { why: "bad\u0000byte" });
     await expect(runOnce(thread, source)).rejects.toBeInstanceOf(StepFailure);
     expect(await store.step(thread.orgId, thread.id, "0")).toMatchObject({ status: "failed", error: "bad\uFFFDbyte" });
+  });
+});
+
+describe("the shipped embedding templates", () => {
+  const read = (id: string) => readFileSync(join(SHIPPED_TEMPLATES_DIR, `${id}.yaml`), "utf8");
+  const run = async (id: string, input: JsonObject) => {
+    const source = read(id);
+    const filled = compileContract(parseScript(source)).validateInput(input);
+    return (await runToEnd(await leasedThread(source, filled), source)).output as JsonObject;
+  };
+
+  it("index a text and embed queries with the local embedder when no endpoint serves the model", async () => {
+    const text = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} says orders ship within ${i} days.`).join("\n\n");
+    const index = await run("text_embedding_index", {
+      text,
+      source_key: "docs/shipping.md",
+      chunk_size: 400,
+      chunk_overlap: 50,
+      batch_size: 2,
+      extracted_at: "2025-04-01T10:00:00Z",
+    });
+    const vectors = index.vectors as Array<{ id: string; values: number[]; metadata: JsonObject }>;
+    expect(index).toMatchObject({
+      embed_model: "nomic-embed-text-v1.5",
+      dimensions: 768,
+      embedded_with: LEXICAL_HASH_MODEL_ID,
+    });
+    expect(vectors.length).toBe(index.chunk_total);
+    expect(vectors.length).toBeGreaterThan(4);
+    expect(vectors.map((v) => v.id)).toEqual(vectors.map((_, i) => `docs/shipping.md#${i}`));
+    expect(vectors.every((v) => v.values.length === 768)).toBe(true);
+    expect(vectors[3]?.metadata).toMatchObject({
+      chunk_index: 3,
+      extracted_at: "2025-04-01T10:00:00Z",
+      mime_type: "text/plain",
+    });
+    const search = await run("text_embedding_search", { queries: ["how long does shipping take", "paragraph 7"] });
+    const queries = search.vectors as Array<{ query_index: number; query: string; values: number[] }>;
+    expect(queries.map((q) => [q.query_index, q.query])).toEqual([
+      [0, "how long does shipping take"],
+      [1, "paragraph 7"],
+    ]);
+    expect(queries[1]?.values).toEqual(Array.from(new LexicalHashEmbedder(768).embedOne("paragraph 7")));
+  });
+
+  it("fail an image template clearly while no endpoint serves its model", async () => {
+    const { exampleInput } = JSON.parse(
+      readFileSync(join(SHIPPED_TEMPLATES_DIR, "face_embedding_index.meta.json"), "utf8"),
+    ) as {
+      exampleInput: JsonObject;
+    };
+    await expect(run("face_embedding_index", exampleInput)).rejects.toThrow(/no local face model/);
   });
 });

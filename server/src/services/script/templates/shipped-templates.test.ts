@@ -53,8 +53,16 @@ describe("the shipped catalog", () => {
 
   it("lists the embedding templates by category and by the `type` label", () => {
     expect(catalog.listTemplates({ category: "embedding" }).templates.map((template) => template.id)).toEqual([
+      "code_embedding_index",
+      "code_embedding_search",
+      "face_embedding_index",
+      "face_embedding_search",
+      "object_embedding_index",
+      "object_embedding_search",
       "text_embedding_index",
       "text_embedding_search",
+      "visual_embedding_index",
+      "visual_embedding_search",
     ]);
     expect(catalog.listTemplates({ labels: [{ key: "type", value: "text" }] }).totalCount).toBe(2);
   });
@@ -149,7 +157,6 @@ describe("the text embedding templates (data platform, template resolution)", ()
   it("fill the pinned values in by default and refuse another model or size", () => {
     const contract = compileContract(entry("text_embedding_index").document);
     const input = contract.validateInput({
-      endpoint: "https://api.example.com/v1",
       text: "hello",
       source_key: "a.txt",
     });
@@ -179,5 +186,70 @@ describe("the text embedding templates (data platform, template resolution)", ()
     const label = (id: string, key: string) => entry(id).info.labels.find((candidate) => candidate.key === key)?.value;
     expect(label("text_embedding_index", "search_template")).toBe("text_embedding_search");
     expect(label("text_embedding_search", "index_template")).toBe("text_embedding_index");
+  });
+});
+
+/** The index templates of the data platform's "Template resolution" table. */
+const VECTOR_TEMPLATES = [
+  { modality: "text", dimensions: 768, embeddingType: undefined },
+  { modality: "code", dimensions: 1024, embeddingType: "float" },
+  { modality: "visual", dimensions: 1024, embeddingType: "float" },
+  { modality: "object", dimensions: 1024, embeddingType: undefined },
+  { modality: "face", dimensions: 512, embeddingType: undefined },
+] as const;
+
+describe.each(VECTOR_TEMPLATES)("the $modality embedding templates", ({ modality, dimensions, embeddingType }) => {
+  const index = `${modality}_embedding_index`;
+  const search = `${modality}_embedding_search`;
+  const label = (id: string, key: string) => entry(id).info.labels.find((candidate) => candidate.key === key)?.value;
+
+  it("resolve the table's dimensions, a model, the modality and the declared embedding type, with no BM25", () => {
+    const indexInputs = entry(index).info.contract?.inputs;
+    const searchInputs = entry(search).info.contract?.inputs;
+    expect(pinned(indexInputs, "dimensions")).toBe(dimensions);
+    expect(pinned(searchInputs, "dimensions")).toBe(dimensions);
+    expect(pinned(indexInputs, "embed_model")).toEqual(expect.any(String));
+    expect(pinned(searchInputs, "embed_model")).toBe(pinned(indexInputs, "embed_model"));
+    expect(pinned(indexInputs, "enable_bm25")).toBe(false);
+    expect(pinned(indexInputs, "embedding_type")).toBe(embeddingType);
+    expect(pinned(searchInputs, "embedding_type")).toBe(embeddingType);
+    for (const name of ["distance_metric", "sparse_mode"]) expect(pinned(indexInputs, name)).toBeUndefined();
+    expect(label(index, "type")).toBe(modality);
+    expect(label(search, "type")).toBe(modality);
+  });
+
+  it("pair up by labels and embed through embeddings.embed, never by raw HTTP", () => {
+    expect([label(index, "stage"), label(index, "search_template")]).toEqual(["index", search]);
+    expect([label(search, "stage"), label(search, "index_template")]).toEqual(["search", index]);
+    for (const id of [index, search]) {
+      expect(entry(id).info.toolsRequired).toContain("embeddings.embed");
+      expect(entry(id).info.toolsRequired).not.toContain("http.request");
+      const properties = entry(id).info.contract?.inputs?.properties as JsonObject;
+      for (const gone of ["endpoint", "endpoint_model", "api_key_env"]) expect(properties[gone]).toBeUndefined();
+    }
+  });
+
+  it("produce vectors of the collection's length with the metadata collections store", () => {
+    const outputs = entry(index).info.contract?.outputs as JsonObject;
+    const vectors = (outputs.properties as JsonObject).vectors as JsonObject;
+    const item = (vectors.items as JsonObject).properties as JsonObject;
+    expect(item.values).toMatchObject({ minItems: dimensions, maxItems: dimensions });
+    expect((item.metadata as JsonObject).required).toEqual([
+      "source_key",
+      "chunk_index",
+      "chunk_total",
+      "mime_type",
+      "extracted_at",
+    ]);
+  });
+});
+
+describe("the object embedding index", () => {
+  it("requires labels", () => {
+    const contract = compileContract(entry("object_embedding_index").document);
+    const { exampleInput } = entry("object_embedding_index");
+    const { labels: _labels, ...withoutLabels } = exampleInput as JsonObject;
+    expect(() => contract.validateInput(withoutLabels)).toThrow(/labels/);
+    expect(() => contract.validateInput({ ...exampleInput, labels: [] })).toThrow(/labels/);
   });
 });

@@ -12,6 +12,7 @@ describe("the native tool set", () => {
     });
     expect(tools.map((tool) => tool.name)).toEqual([
       "artifact.write",
+      "embeddings.embed",
       "http.request",
       "json.transform",
       "llm.complete",

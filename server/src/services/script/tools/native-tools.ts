@@ -1,5 +1,8 @@
 import { createArtifactWriteTool } from "./artifact-write-tool.js";
 import { createCelWorkerPool } from "./cel-worker-pool.js";
+import { EmbedderRegistry } from "../../../embeddings/embedder-registry.js";
+import { NO_EMBEDDINGS } from "../../../embeddings/embeddings-config.js";
+import { createEmbeddingsEmbedTool } from "./embeddings-embed-tool.js";
 import type { CelWorkerPool } from "./cel-worker-pool.js";
 import { createHttpRequestTool } from "./http-request-tool.js";
 import { createJsonTransformTool } from "./json-transform-tool.js";
@@ -23,6 +26,8 @@ export interface NativeToolOptions {
    * the source makes its own, whose workers start only when used and do not hold the process open.
    */
   readonly celWorkers?: CelWorkerPool;
+  /** The embedders of embeddings.embed; default the local embedder only (no endpoint configured). */
+  readonly embedders?: EmbedderRegistry;
 }
 
 /**
@@ -38,6 +43,10 @@ export function createNativeToolSource(options: NativeToolOptions = {}): ToolSou
     createSleepTool(),
     createLlmCompleteTool({ fetch: options.fetch, llm: options.llm }),
     createArtifactWriteTool(),
+    createEmbeddingsEmbedTool(
+      options.embedders ??
+        new EmbedderRegistry({ config: NO_EMBEDDINGS, allowPrivateNetwork: options.allowPrivateNetwork }),
+    ),
   ]);
   return { listTools: async () => tools };
 }

@@ -6,6 +6,7 @@ import {
   checkedEf,
   checkedTopK,
   DEFAULT_EXACT_SCAN_THRESHOLD,
+  MAX_EF,
   MAX_TOP_K,
   outputMetadata,
   type EngineHit,
@@ -61,42 +62,81 @@ export async function denseSearch(
   const params: SqlParam[] = [];
   const where = whereClause(options, params);
   if (!(await collection.exists())) return [];
-  const plan = await planDense(collection, where, params, fetchK, options);
+  const plan = await planDense(collection, where, params, fetchK, ef, options);
   const hits: EngineHit[] = [];
   for (const [index, literal] of literals.entries()) {
     let rows: Row[] = [];
-    if (!plan.exact) rows = await nearest(collection, where, params, literal, fetchK, ef, false);
+    if (!plan.exact) rows = await nearest(collection, where, params, literal, fetchK, plan.ef, false);
     // The graph walk gave too few (a filter it could not satisfy within hnsw.max_scan_tuples): scan.
     if (plan.exact || rows.length < plan.expected)
-      rows = await nearest(collection, where, params, literal, fetchK, ef, true);
+      rows = await nearest(collection, where, params, literal, fetchK, plan.ef, true);
     const queryIndex = queries.length > 1 ? index : undefined;
     hits.push(...(await finish(rows, "VECTOR", options, topK, queryIndex)));
   }
   return hits;
 }
 
+/** Rows read to estimate how selective a filter is. */
+const SELECTIVITY_SAMPLE = 2000;
+
+interface DensePlan {
+  readonly exact: boolean;
+  /** Fewer HNSW results than this means the walk missed some: scan exactly instead. */
+  readonly expected: number;
+  /** hnsw.ef_search for the walk. */
+  readonly ef: number;
+}
+
+/**
+ * Chooses between the exact scan and the HNSW walk. A filter is first measured on a sample: when
+ * it may match few rows, a bounded count decides (few: exact). When it matches many, the walk's
+ * ef is divided by the filter's selectivity, because only that share of the candidates the walk
+ * collects survives the filter: with ef 20 and a 10 % filter, 2 of 20 candidates would match and
+ * recall would suffer; with ef 200, about 20 do.
+ */
 async function planDense(
   collection: VectorCollection,
   where: string,
   params: readonly SqlParam[],
   topK: number,
+  ef: number,
   options: SearchOptions,
-): Promise<{ exact: boolean; expected: number }> {
+): Promise<DensePlan> {
   const threshold = options.exactScanThreshold ?? DEFAULT_EXACT_SCAN_THRESHOLD;
-  let matches: number;
-  if (where === "true") {
-    matches = await collection.count();
-  } else {
-    // A bounded count: enough to know whether the matches are few, and how many topK can give.
+  const total = await collection.count();
+  const decide = (matches: number, scaledEf: number): DensePlan => ({
+    exact: options.plan === "exact" || (options.plan !== "hnsw" && matches <= threshold),
+    expected: Math.min(topK, matches),
+    ef: scaledEf,
+  });
+  if (where === "true") return decide(total, ef);
+  const [sample] = await collection.executor.query<{ m: number; n: number }>(
+    `SELECT (count(*) FILTER (WHERE ${where}))::int AS m, count(*)::int AS n
+     FROM (SELECT metadata, partition FROM ${collection.tables.chunks} LIMIT ${SELECTIVITY_SAMPLE}) sample`,
+    params,
+  );
+  const sampled = sample?.n ?? 0;
+  const sampledMatches = sample?.m ?? 0;
+  // The sample is the whole collection: its count is exact.
+  if (sampled < SELECTIVITY_SAMPLE) return decide(sampledMatches, scaleEf(ef, sampledMatches, sampled));
+  const estimate = (sampledMatches / sampled) * total;
+  if (estimate <= threshold * 2) {
+    // Possibly few: count them, up to a bound, to know whether an exact scan is cheap and how many topK can give.
     const bound = Math.max(threshold, topK) + 1;
     const [row] = await collection.executor.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${collection.tables.chunks} WHERE ${where} LIMIT ${bound}) matching`,
       params,
     );
-    matches = row?.n ?? 0;
+    const matches = row?.n ?? 0;
+    return decide(matches, scaleEf(ef, Math.max(matches, 1), total));
   }
-  const exact = options.plan === "exact" || (options.plan !== "hnsw" && matches <= threshold);
-  return { exact, expected: Math.min(topK, matches) };
+  return decide(Math.round(estimate), scaleEf(ef, Math.max(sampledMatches, 1), sampled));
+}
+
+/** ef divided by the filter's selectivity (matching of rows), within pgvector's bound. */
+function scaleEf(ef: number, matching: number, rows: number): number {
+  if (matching <= 0 || rows <= 0 || matching >= rows) return ef;
+  return Math.min(MAX_EF, Math.max(ef, Math.ceil((ef * rows) / matching)));
 }
 
 async function nearest(
@@ -111,13 +151,19 @@ async function nearest(
   const all = [...params, literal];
   const q = `$${all.length}::vector`;
   return collection.executor.transaction(async (tx) => {
+    // set_config(…, true) is SET LOCAL: the settings end with the transaction. One statement, one round trip.
     if (exact) {
       // Without index scans the planner sorts the matching rows by their true distance.
-      await tx.query(`SET LOCAL enable_indexscan = off`);
+      await tx.query(`SELECT set_config('enable_indexscan', 'off', true)`);
     } else {
-      await tx.query(`SET LOCAL hnsw.ef_search = ${ef}`);
+      // The plan is decided here, not by the planner: without fresh statistics (a collection
+      // filling up) it often prefers a sequential scan, and then `ef` and the walk mean nothing.
       // relaxed_order may return a few rows slightly out of order; the outer ORDER BY restores it.
-      await tx.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
+      await tx.query(
+        `SELECT set_config('enable_seqscan', 'off', true), set_config('hnsw.ef_search', $1, true),
+                set_config('hnsw.iterative_scan', 'relaxed_order', true)`,
+        [String(ef)],
+      );
     }
     return tx.query<Row>(
       `WITH candidates AS MATERIALIZED (
