@@ -288,7 +288,7 @@ describe("search modes", () => {
     const fallback = await search({ collectionName: "docs", query: text("zebra"), searchMode: SearchMode.HYBRID });
     expect(fallback.searchModeUsed).toBe("vector");
     expect(fallback.results).toHaveLength(10);
-    expect(fallback.warnings).toEqual([expect.stringMatching(/"docs" has no sparse index .*dense results/)]);
+    expect(fallback.warnings).toEqual([expect.stringMatching(/"docs".*sparse mode NONE.*dense vectors only/)]);
 
     const auto = await search({ collectionName: "docs", query: text("zebra"), searchMode: SearchMode.AUTO });
     expect(auto).toMatchObject({ searchModeUsed: "vector", warnings: [] });
