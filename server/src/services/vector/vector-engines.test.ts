@@ -158,10 +158,14 @@ describe("auto engines", () => {
 
   it("are created implicitly on first use by ingestion", async () => {
     const me = await caller();
+    expect(await fixture.service.existingCollection(me.orgId, "fresh", "vc_0", 4)).toBeUndefined();
+    expect((await connectErrorOf(() => me.get("fresh"))).code).toBe(Code.NotFound);
     const { engine, executor } = await fixture.service.engineDatabase(me.orgId, "fresh");
     expect(engine).toMatchObject({ mode: "auto", status: "ACTIVE", implicit: true });
     expect(await executor.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
     expect(await me.get("fresh")).toMatchObject({ mode: "auto", status: "ACTIVE" });
+    const collection = await fixture.service.existingCollection(me.orgId, "fresh", "vc_0", 4);
+    expect(await collection?.count()).toBe(0);
   });
 });
 
