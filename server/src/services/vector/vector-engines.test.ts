@@ -129,6 +129,8 @@ describe("auto engines", () => {
     expect(retried.status).toBe("PENDING");
     await provisionAll();
     expect(await me.get("denied")).toMatchObject({ status: "ACTIVE", errorMessage: "" });
+    // The failed database went with the failed configuration.
+    expect((await me.instances()).map((i) => i.status)).toEqual(["running"]);
   });
 
   it("are taken over from a process that stopped half-way once its lease lapses", async () => {
@@ -154,6 +156,35 @@ describe("auto engines", () => {
     expect(a?.engineId).toBe(b?.engineId);
     expect(await me.instances()).toHaveLength(1);
     await provisionAll();
+  });
+
+  it("kept by a deletion during provisioning become usable", async () => {
+    const me = await caller();
+    let release = () => {};
+    fixture.host.gate = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const kept = await me.configure({ bucket: "kept", mode: "auto" });
+      const running = fixture.service.provisioning.runOnce(kept.engineId);
+      await me.remove("kept");
+      release();
+      await running;
+      expect((await me.instances()).find((i) => i.serviceId === kept.serviceId)?.status).toBe("running");
+      expect(fixture.host.created.has(kept.vectordbDbName)).toBe(true);
+    } finally {
+      fixture.host.gate = undefined;
+      release();
+    }
+  });
+
+  it("reconfigured before they are ACTIVE leave no database behind", async () => {
+    const me = await caller();
+    const target = await me.configure({ bucket: "target", mode: "auto" });
+    await provisionAll();
+    const switched = await me.configure({ bucket: "switched", mode: "auto" });
+    const picked = await me.configure({ bucket: "switched", mode: "pick", serviceId: target.serviceId });
+    expect(picked).toMatchObject({ engineId: switched.engineId, mode: "pick", status: "ACTIVE" });
+    expect((await me.instances()).map((i) => i.serviceId)).toEqual([target.serviceId]);
+    expect(await fixture.service.provisioning.runOnce(switched.engineId)).toBe(false);
   });
 
   it("are created implicitly on first use by ingestion", async () => {
