@@ -108,6 +108,7 @@ describe("tools", () => {
     }[];
     expect(tools.map((t) => t.name)).toEqual([
       "artifact.write",
+      "embeddings.embed",
       "http.request",
       "json.transform",
       "llm.complete",
@@ -131,8 +132,8 @@ describe("templates", () => {
       nextPageToken: string;
     };
     expect(listed.statusCode).toBe(200);
-    expect(page.totalCount).toBe(2);
-    expect(page.templates.map((t) => t.id)).toEqual(["text_embedding_index"]);
+    expect(page.totalCount).toBe(10);
+    expect(page.templates.map((t) => t.id)).toEqual(["code_embedding_index"]);
     expect(page.nextPageToken).not.toBe("");
     const read = await request(`${apiUrl()}/v1/script/templates/text_embedding_index`);
     const template = (await read.body.json()) as { info: { id: string; category: string }; dslContent: string };

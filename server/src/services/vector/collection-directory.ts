@@ -1,5 +1,6 @@
-/** Sparse modes as the vector service reads them (SparseMode without its prefix, lower case). */
-export type SparseMode = "none" | "bm25" | "external";
+import type { SparseMode } from "./engine/search-mode.js";
+
+export type { SparseMode };
 
 /**
  * A vector collection of a bucket, as the pipeline catalog knows it: a vector destination with

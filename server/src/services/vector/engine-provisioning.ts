@@ -96,8 +96,11 @@ export class EngineProvisioning {
       await slots.update(engine.id, { status: "ACTIVE", errorMessage: "", leaseOwner: "", leaseExpiresAt: 0 });
       return true;
     });
-    // A database nobody refers to any more (its engine was deleted with delete_database meanwhile) goes.
-    if (!finished && !(await store.database(engine.orgId, database.id))) await this.#host.drop(database.name);
+    if (finished) return;
+    // Its engine went meanwhile. A database whose row is gone too (delete_database, or a
+    // reconfiguration that abandoned it) is dropped; one that was kept is usable (pick mode).
+    if (await store.database(engine.orgId, database.id)) await store.setDatabaseStatus(database.id, "running");
+    else await this.#host.drop(database.name);
   }
 
   /** Counts a failed attempt: retried later with a growing delay, or ERROR after the last one. */

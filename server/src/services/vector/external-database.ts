@@ -158,3 +158,29 @@ function refused(host: string, why: string): ConnectError {
 function invalid(message: string): ConnectError {
   return new ConnectError(message, Code.InvalidArgument);
 }
+
+/** Errors of a database that cannot be reached or signed in to, as postgres-js and the socket report them. */
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "28P01",
+  "28000",
+  "3D000",
+]);
+
+/**
+ * A failure to reach an engine's database as UNAVAILABLE naming the bucket (a caller can retry, or
+ * fix the engine), instead of an internal error; anything else is passed on unchanged.
+ */
+export function unreachableAsUnavailable(error: unknown, bucket: string): unknown {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (error instanceof ConnectError || typeof code !== "string" || !UNREACHABLE.has(code)) return error;
+  return new ConnectError(`the vector database of bucket ${bucket} cannot be reached`, Code.Unavailable);
+}

@@ -105,17 +105,17 @@ export function embeddedVectorDbHost(dataDir: string): VectorDbHost {
   return {
     kind: "embedded",
     async create(name) {
-      const db = await instance();
-      await db.exec(`CREATE SCHEMA IF NOT EXISTS ${checkedName(name)}`);
+      const quoted = checkedName(name);
+      await (await instance()).exec(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
     },
     async drop(name) {
-      const db = await instance();
-      await db.exec(`DROP SCHEMA IF EXISTS ${checkedName(name)} CASCADE`);
+      const quoted = checkedName(name);
+      await (await instance()).exec(`DROP SCHEMA IF EXISTS ${quoted} CASCADE`);
     },
     async connect(name) {
-      const db = await instance();
+      const quoted = checkedName(name);
       // Closing a schema's connection leaves the shared instance open; close() below ends it.
-      return { executor: schemaExecutor(db, checkedName(name)), close: async () => {} };
+      return { executor: schemaExecutor(await instance(), quoted), close: async () => {} };
     },
     async close() {
       const pending = opening;

@@ -14,6 +14,7 @@ import {
 import { createSecretBox } from "../../crypto/secret-box.js";
 import { EmbedderRegistry } from "../../embeddings/embedder-registry.js";
 import { NO_EMBEDDINGS } from "../../embeddings/embeddings-config.js";
+import { engineStore } from "./engine-store.js";
 import { allowedAddress } from "./external-database.js";
 import { createVectorService } from "./vector-service.js";
 import { vectorEngines } from "./vector-schema.js";
@@ -128,14 +129,74 @@ describe("auto engines", () => {
     expect(retried.status).toBe("PENDING");
     await provisionAll();
     expect(await me.get("denied")).toMatchObject({ status: "ACTIVE", errorMessage: "" });
+    // The failed database went with the failed configuration.
+    expect((await me.instances()).map((i) => i.status)).toEqual(["running"]);
+  });
+
+  it("are taken over from a process that stopped half-way once its lease lapses", async () => {
+    const me = await caller();
+    const engine = await me.configure({ bucket: "orphan", mode: "auto" });
+    // Another process claimed the engine and died without finishing.
+    await fixture.database.db.transaction((tx) => engineStore(tx).claim("crashed-process", 60_000, engine.engineId));
+    expect(await fixture.service.provisioning.runOnce(engine.engineId)).toBe(false);
+    await fixture.database.db
+      .update(vectorEngines)
+      .set({ leaseExpiresAt: 0 })
+      .where(eq(vectorEngines.id, engine.engineId));
+    expect(await fixture.service.provisioning.runOnce(engine.engineId)).toBe(true);
+    expect((await me.get("orphan")).status).toBe("ACTIVE");
+  });
+
+  it("configured twice at once make one engine and one database", async () => {
+    const me = await caller();
+    const [a, b] = await Promise.all([
+      me.configure({ bucket: "race", mode: "auto" }),
+      me.configure({ bucket: "race", mode: "auto" }),
+    ]);
+    expect(a?.engineId).toBe(b?.engineId);
+    expect(await me.instances()).toHaveLength(1);
+    await provisionAll();
+  });
+
+  it("kept by a deletion during provisioning become usable", async () => {
+    const me = await caller();
+    let release = () => {};
+    fixture.host.gate = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const kept = await me.configure({ bucket: "kept", mode: "auto" });
+      const running = fixture.service.provisioning.runOnce(kept.engineId);
+      await me.remove("kept");
+      release();
+      await running;
+      expect((await me.instances()).find((i) => i.serviceId === kept.serviceId)?.status).toBe("running");
+      expect(fixture.host.created.has(kept.vectordbDbName)).toBe(true);
+    } finally {
+      fixture.host.gate = undefined;
+      release();
+    }
+  });
+
+  it("reconfigured before they are ACTIVE leave no database behind", async () => {
+    const me = await caller();
+    const target = await me.configure({ bucket: "target", mode: "auto" });
+    await provisionAll();
+    const switched = await me.configure({ bucket: "switched", mode: "auto" });
+    const picked = await me.configure({ bucket: "switched", mode: "pick", serviceId: target.serviceId });
+    expect(picked).toMatchObject({ engineId: switched.engineId, mode: "pick", status: "ACTIVE" });
+    expect((await me.instances()).map((i) => i.serviceId)).toEqual([target.serviceId]);
+    expect(await fixture.service.provisioning.runOnce(switched.engineId)).toBe(false);
   });
 
   it("are created implicitly on first use by ingestion", async () => {
     const me = await caller();
+    expect(await fixture.service.existingCollection(me.orgId, "fresh", "vc_0", 4)).toBeUndefined();
+    expect((await connectErrorOf(() => me.get("fresh"))).code).toBe(Code.NotFound);
     const { engine, executor } = await fixture.service.engineDatabase(me.orgId, "fresh");
     expect(engine).toMatchObject({ mode: "auto", status: "ACTIVE", implicit: true });
     expect(await executor.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
     expect(await me.get("fresh")).toMatchObject({ mode: "auto", status: "ACTIVE" });
+    const collection = await fixture.service.existingCollection(me.orgId, "fresh", "vc_0", 4);
+    expect(await collection?.count()).toBe(0);
   });
 });
 

@@ -88,27 +88,46 @@ export class VectorEngines {
       if (existing && this.#sameExternal(existing, input)) return existing;
       await checkExternal(input, this.#options.external);
     }
-    let engine: EngineRow;
+    let outcome: { engine: EngineRow; abandoned?: DatabaseRow | undefined };
     try {
-      engine = await this.#configureOnce(orgId, bucket, input, implicit);
+      outcome = await this.#configureOnce(orgId, bucket, input, implicit);
     } catch (error) {
       if (!(error instanceof LostRace)) throw error;
-      engine = await this.#configureOnce(orgId, bucket, input, implicit);
+      outcome = await this.#configureOnce(orgId, bucket, input, implicit);
     }
+    const { engine, abandoned } = outcome;
+    // A database that never became usable goes with the configuration that asked for it; should
+    // provisioning still be making it, the worker drops it once it sees the row gone.
+    if (abandoned) await this.#options.host.drop(abandoned.name).catch(() => {});
     await this.#options.connections.evict(`engine:${engine.id}:`);
     if (engine.status === "PENDING") this.#options.provisioning.wake();
     return engine;
   }
 
-  #configureOnce(orgId: string, bucket: string, input: EngineInput, implicit: boolean): Promise<EngineRow> {
+  #configureOnce(
+    orgId: string,
+    bucket: string,
+    input: EngineInput,
+    implicit: boolean,
+  ): Promise<{ engine: EngineRow; abandoned?: DatabaseRow | undefined }> {
     return this.#options.db.transaction(async (tx) => {
       const store = engineStore(tx, this.#options.now);
       const existing = await store.getForUpdate(orgId, bucket);
+      const unchanged = (engine: EngineRow) => ({ engine });
+      // An auto engine not (yet) ACTIVE leaves a database nobody can use once it is reconfigured.
+      const abandon = async (): Promise<DatabaseRow | undefined> => {
+        if (existing?.mode !== "auto" || existing.status === "ACTIVE" || !existing.databaseId) return undefined;
+        const database = await store.database(orgId, existing.databaseId);
+        if (!database || database.status === "running") return undefined;
+        await store.update(existing.id, { databaseId: null });
+        await store.removeDatabase(database.id);
+        return database;
+      };
       const id = existing?.id ?? randomUUID();
       const cleared = { endpoint: "", port: 0, dbName: "", dbUser: "", sealedPassword: null, errorMessage: "" };
       let changes: Parameters<EngineStore["update"]>[1];
       if (input.mode === "auto") {
-        if (existing?.mode === "auto" && existing.status !== "ERROR") return existing;
+        if (existing?.mode === "auto" && existing.status !== "ERROR") return unchanged(existing);
         const databaseId = randomUUID();
         await store.insertDatabase({
           id: databaseId,
@@ -135,7 +154,7 @@ export class VectorEngines {
             `vector database ${input.serviceId} is ${database.status}, not running`,
             Code.FailedPrecondition,
           );
-        if (existing?.mode === "pick" && existing.databaseId === database.id) return existing;
+        if (existing?.mode === "pick" && existing.databaseId === database.id) return unchanged(existing);
         changes = { ...cleared, mode: "pick", status: "ACTIVE", databaseId: database.id };
       } else {
         changes = {
@@ -150,7 +169,10 @@ export class VectorEngines {
           sealedPassword: input.password === "" ? null : this.#options.box.seal(utf8(input.password), aad(orgId, id)),
         };
       }
-      if (existing) return (await store.update(id, { ...changes, implicit })) as EngineRow;
+      if (existing) {
+        const abandoned = await abandon();
+        return { engine: (await store.update(id, { ...changes, implicit })) as EngineRow, abandoned };
+      }
       const inserted = await store.insert({
         id,
         orgId,
@@ -161,7 +183,7 @@ export class VectorEngines {
         implicit,
       });
       if (!inserted) throw new LostRace();
-      return inserted;
+      return { engine: inserted };
     });
   }
 

@@ -6,9 +6,11 @@ import type { EmbedderRegistry } from "../../embeddings/embedder-registry.js";
 import { chooseCompatibleGroup, fanOutSearch, type CollectionStatusRow } from "./engine/collection-fan-out.js";
 import { denseSearch, hybridSearch } from "./engine/collection-search.js";
 import type { EngineHit, SearchOptions } from "./engine/search-request.js";
+import { resolveSearchMode, SearchMode } from "./engine/search-mode.js";
 import type { SqlExecutor } from "./engine/sql-executor.js";
 import { VectorCollection } from "./engine/vector-collection.js";
 import type { VectorCollectionDirectory, VectorCollectionInfo } from "./collection-directory.js";
+import { unreachableAsUnavailable } from "./external-database.js";
 import { parseSearch, invalid, type ParsedSearch } from "./search-query.js";
 import type { VectorEngines } from "./vector-engines.js";
 
@@ -44,7 +46,12 @@ export async function vectorSearch(
       Code.FailedPrecondition,
     );
 
-  let collections = await options.collections.list(orgId, request.bucket);
+  // Grouped and embedded by the model that serves each collection now (the local embedder stands
+  // in for a template model no endpoint serves), the same resolution ingestion embeds with.
+  let collections = (await options.collections.list(orgId, request.bucket)).map((collection) => ({
+    ...collection,
+    embedModel: servingModel(options.embedders, collection),
+  }));
   if (request.collectionName !== "") {
     collections = collections.filter((collection) => collection.name === request.collectionName);
     if (collections.length === 0)
@@ -112,7 +119,11 @@ export async function vectorSearch(
     rerank: reranker && parsed.rerankQuery ? { reranker, query: parsed.rerankQuery, signal } : undefined,
   };
   let hybridUsed = false;
-  const searchOne = async (collection: VectorCollectionInfo): Promise<EngineHit[]> => {
+  const searchOne = (collection: VectorCollectionInfo): Promise<EngineHit[]> =>
+    searchCollection(collection).catch((error: unknown) => {
+      throw unreachableAsUnavailable(error, request.bucket);
+    });
+  const searchCollection = async (collection: VectorCollectionInfo): Promise<EngineHit[]> => {
     const db = await executorOf();
     if (!db) return [];
     const physical = new VectorCollection(db, {
@@ -162,36 +173,33 @@ export async function vectorSearch(
   };
 }
 
+/** The model id that embeds for a collection; its own id when none resolves (image models without an endpoint). */
+function servingModel(embedders: EmbedderRegistry, collection: VectorCollectionInfo): string {
+  if (collection.embedModel === "") return "";
+  try {
+    return embedders.resolveModelId(collection.embedModel, collection.modality);
+  } catch {
+    return collection.embedModel;
+  }
+}
+
 /** Whether a collection is searched hybrid, per the mode table; notes in `warnings` why not when asked for. */
 function hybridFor(collection: VectorCollectionInfo, parsed: ParsedSearch, warnings: string[]): boolean {
-  if (parsed.mode === "vector") return false;
-  const asked = parsed.mode === "hybrid";
-  switch (collection.sparseMode) {
-    case "none":
-      if (asked)
-        warnings.push(
-          `collection "${collection.name}" has no sparse index (sparse mode NONE): hybrid search fell back to dense results`,
-        );
-      return false;
-    case "bm25":
-      if (parsed.query.kind !== "text") {
-        if (asked)
-          warnings.push(`collection "${collection.name}": BM25 needs query text; a vector query gets dense results`);
-        return false;
-      }
-      return true;
-    case "external":
-      // The engine core keeps no sparse vectors yet, so there is nothing to fuse the caller's with.
-      if (parsed.query.kind === "vector" && parsed.query.sparse.length > 0)
-        warnings.push(
-          `collection "${collection.name}" stores no sparse vectors yet: the caller's sparse vector was not fused, dense results only`,
-        );
-      else if (asked)
-        warnings.push(
-          `collection "${collection.name}": hybrid search needs a caller sparse vector; dense results only`,
-        );
-      return false;
+  if (collection.sparseMode === "external") {
+    if (parsed.mode === "vector") return false;
+    // The engine core keeps no sparse vectors yet, so there is nothing to fuse the caller's with.
+    if (parsed.query.kind === "vector" && parsed.query.sparse.length > 0)
+      warnings.push(
+        `collection "${collection.name}" stores no sparse vectors yet: the caller's sparse vector was not fused, dense results only`,
+      );
+    else if (parsed.mode === "hybrid")
+      warnings.push(`collection "${collection.name}": hybrid search needs a caller sparse vector; dense results only`);
+    return false;
   }
+  const requested = { vector: SearchMode.VECTOR, hybrid: SearchMode.HYBRID, auto: SearchMode.AUTO }[parsed.mode];
+  const resolved = resolveSearchMode(requested, collection.sparseMode, parsed.query.kind === "text");
+  if (resolved.warning) warnings.push(`collection "${collection.name}": ${resolved.warning}`);
+  return resolved.mode === "hybrid";
 }
 
 /** Hits of a batch: topK per query, grouped by query_index, each group best first. */

@@ -56,6 +56,16 @@ export interface VectorServiceHandle {
   engineDatabase(orgId: string, bucket: string): Promise<EngineDatabase>;
   /** A collection of the bucket's engine (created on its first upsert), for ingestion's upserts and deletes. */
   collection(orgId: string, bucket: string, physicalName: string, dimensions: number): Promise<VectorCollection>;
+  /**
+   * The collection for deletes: undefined when the bucket has no engine (nothing was ever
+   * ingested, so there is nothing to delete), without creating one.
+   */
+  existingCollection(
+    orgId: string,
+    bucket: string,
+    physicalName: string,
+    dimensions: number,
+  ): Promise<VectorCollection | undefined>;
   /** Starts the provisioning worker. */
   start(pollMs?: number): void;
   /** Stops the worker and closes every pool and the embedded vector database. */
@@ -198,6 +208,11 @@ export function createVectorService(options: VectorServiceOptions): VectorServic
     provisioning,
     engineDatabase: (orgId, bucket) => engines.engineDatabase(orgId, bucket),
     async collection(orgId, bucket, physicalName, dimensions) {
+      const { executor } = await engines.engineDatabase(orgId, bucket);
+      return new VectorCollection(executor, { physicalName, dimensions });
+    },
+    async existingCollection(orgId, bucket, physicalName, dimensions) {
+      if (!(await engines.find(orgId, bucket))) return undefined;
       const { executor } = await engines.engineDatabase(orgId, bucket);
       return new VectorCollection(executor, { physicalName, dimensions });
     },

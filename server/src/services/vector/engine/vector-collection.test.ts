@@ -284,6 +284,31 @@ describe.each(engineBackends)("vector collection on $name", (backend) => {
     expect(await lexicalSearch(c, "...")).toEqual([]);
   });
 
+  it("keeps BM25 statistics equal to a recount under concurrent writers of one collection", async () => {
+    const c = collection(2);
+    const words = ["alpha", "beta", "gamma", "delta", "epsilon"];
+    const writes = Array.from({ length: 24 }, (_, i) =>
+      c.upsertObject(`k${i % 6}`, [
+        chunk(0, [1, i + 1], {}, `${words[i % 5]} ${words[(i + 1) % 5]} ${words[(i * 3) % 5]}`),
+        chunk(1, [i + 1, 1], {}, words.slice(0, (i % 5) + 1).join(" ")),
+      ]),
+    );
+    await Promise.all([...writes, c.deleteObject("k5")]);
+    const [stats] = await executor.query<{ doc_count: number; total_length: number }>(
+      `SELECT doc_count::int AS doc_count, total_length::int AS total_length FROM ${c.tables.stats}`,
+    );
+    const [recount] = await executor.query<{ n: number; len: number }>(
+      `SELECT count(*)::int AS n, coalesce(sum(doc_length), 0)::int AS len FROM ${c.tables.chunks}`,
+    );
+    expect(stats).toEqual({ doc_count: recount?.n, total_length: recount?.len });
+    const drift = await executor.query(
+      `SELECT d.term FROM ${c.tables.df} d
+       LEFT JOIN (SELECT term, count(*)::int AS n FROM ${c.tables.terms} GROUP BY term) t ON t.term = d.term
+       WHERE d.df <> coalesce(t.n, 0)`,
+    );
+    expect(drift).toEqual([]);
+  });
+
   it("fuses dense and BM25 with RRF k=60", async () => {
     const c = collection(2);
     await c.upsertObject("x", [chunk(0, unit(1, 0), {}, "apples and pears")]);
