@@ -1,6 +1,5 @@
 import { PipelineFacet } from "../../gen/platform/data/pipeline/v1/pipeline_pb.js";
 import type { Pipeline, VectorConfig } from "../../gen/platform/data/pipeline/v1/pipeline_pb.js";
-import { SparseMode } from "../../gen/platform/data/pipeline/v1/pipeline_pb.js";
 import type { SecretBox } from "./crypto/secret-box.js";
 import type { Database } from "./db/database.js";
 import type { EmbedderRegistry } from "./embeddings/embedder-registry.js";
@@ -18,7 +17,7 @@ import { createInternalSources } from "./services/source/internal-sources.js";
 import { createSourceService } from "./services/source/source-handlers.js";
 import type { OAuthProviders } from "./services/source/oauth/oauth-provider-config.js";
 import type { BucketDirectory } from "./services/storage/bucket-directory.js";
-import type { VectorCollectionDirectory } from "./services/vector/collection-directory.js";
+import { catalogCollectionDirectory } from "./services/vector/catalog-collection-directory.js";
 import { createVectorService, type VectorServiceHandle } from "./services/vector/vector-service.js";
 import { organizations } from "./auth/auth-schema.js";
 import { eq } from "drizzle-orm";
@@ -84,7 +83,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
     dataDir: options.dataDir,
     allowPrivateNetwork: options.allowPrivateNetwork,
     embedders: options.embedders,
-    collections: vectorCollections(pipelines),
+    collections: catalogCollectionDirectory(pipelines.catalog),
     buckets: { exists: bucketExists },
     onError: (error) => options.log("error", "vector engine task failed", { error }),
   });
@@ -141,8 +140,8 @@ export function createDataPlatform(options: DataPlatformOptions) {
         );
       },
       async deleteObject(orgId, bucket, target, sourceKey) {
-        const collection = await vector.collection(orgId, bucket, target.physicalName, target.dimensions);
-        if (await collection.exists()) await collection.upsertObject(sourceKey, []);
+        const collection = await vector.existingCollection(orgId, bucket, target.physicalName, target.dimensions);
+        await collection?.deleteObject(sourceKey);
       },
     },
     runner: createScriptTemplateRunner({
@@ -244,30 +243,6 @@ function vectorTarget(name: string, config: VectorConfig) {
     chunkOverlap: config.chunkOverlap,
     templateInputs: (config.templateInputs ?? {}) as JsonObject,
     enableBm25: config.enableBm25,
-  };
-}
-
-/** The catalog's vector destinations, as the vector service lists a bucket's collections. */
-function vectorCollections(pipelines: PipelineServiceParts): VectorCollectionDirectory {
-  const sparse: Record<number, "none" | "bm25" | "external"> = {
-    [SparseMode.BM25]: "bm25",
-    [SparseMode.EXTERNAL]: "external",
-  };
-  return {
-    async list(orgId, bucket) {
-      const collections = await pipelines.catalog.listVectorCollections(orgId, bucket);
-      return collections.map(({ destination, vector }) => ({
-        name: destination.name,
-        storeEntityId: destination.storeEntityId,
-        pipelineId: "",
-        physicalName: vector.physicalName,
-        dimensions: vector.dimensions,
-        embedModel: vector.embedModel,
-        modality: vector.modality,
-        sparseMode: sparse[vector.sparseMode] ?? "none",
-        embeddingType: String(vector.embeddingType),
-      }));
-    },
   };
 }
 
