@@ -110,6 +110,27 @@ describe.each(engineBackends)("vector collection on $name", (backend) => {
       Code.InvalidArgument,
     );
     expect((await codeOf(() => denseSearch(c, [[1, 0, 0]], { topK: 5000 })))[1]).toContain("topK");
+    expect((await codeOf(() => denseSearch(c, [])))[1]).toBe("vector: give values or vectors");
+    expect(
+      (
+        await codeOf(() =>
+          denseSearch(
+            c,
+            Array.from({ length: 65 }, () => [1, 0, 0]),
+          ),
+        )
+      )[1],
+    ).toContain("at most 64");
+    expect(
+      (
+        await codeOf(() =>
+          denseSearch(c, [
+            [1, 0, 0],
+            [1, 0],
+          ]),
+        )
+      )[1],
+    ).toBe("vector.vectors[1].values has 2 dimensions; the collection has 3");
   });
 
   describe("metadata filters", () => {
