@@ -23,13 +23,3 @@ export function chunkTerms(content: string): ChunkTerms {
 export function queryTerms(text: string): string[] {
   return [...new Set(textTokens(text))];
 }
-
-/**
- * Okapi BM25 of one posting, the formula the SQL in bm25-search.ts computes, kept here for the
- * tests' hand computations: idf = ln(1 + (N - df + 0.5) / (df + 0.5)) (Lucene's form, never
- * negative), times tf·(k1 + 1) / (tf + k1·(1 - b + b·len/avgdl)).
- */
-export function bm25Term(tf: number, df: number, docCount: number, length: number, averageLength: number): number {
-  const idf = Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
-  return (idf * (tf * (BM25_K1 + 1))) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * length) / averageLength));
-}

@@ -1,3 +1,4 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import { BM25_B, BM25_K1, queryTerms } from "./bm25-terms.js";
 import { highlightSnippet } from "./highlight.js";
 import { compileFilter } from "./metadata-filter.js";
@@ -52,6 +53,12 @@ export async function denseSearch(
   // A reranker needs more candidates than it returns to change anything.
   const fetchK = options.rerank ? Math.min(MAX_TOP_K, topK * 4) : topK;
   const ef = checkedEf(options.searchParams, fetchK);
+  if (queries.length === 0) throw new ConnectError("vector: give values or vectors", Code.InvalidArgument);
+  if (queries.length > MAX_BATCH_QUERIES)
+    throw new ConnectError(
+      `vector.vectors: at most ${MAX_BATCH_QUERIES} query vectors per request, got ${queries.length}`,
+      Code.InvalidArgument,
+    );
   const literals = queries.map((query, index) =>
     vectorLiteral(
       query,
@@ -75,6 +82,9 @@ export async function denseSearch(
   }
   return hits;
 }
+
+/** Query vectors one batch may hold: each is a search of its own. */
+export const MAX_BATCH_QUERIES = 64;
 
 /** Rows read to estimate how selective a filter is. */
 const SELECTIVITY_SAMPLE = 2000;

@@ -47,3 +47,14 @@ export function postgresExecutor(sql: Sql | TransactionSql): SqlExecutor {
     },
   };
 }
+
+/**
+ * An executor on the platform's own database (server/src/db: the drizzle handle of either
+ * engine), through the driver client drizzle wraps, so collections live beside the platform's
+ * tables with no second connection pool.
+ */
+export function platformExecutor(handle: { readonly db: object; readonly kind: "embedded" | "postgres" }): SqlExecutor {
+  const client = (handle.db as { $client?: unknown }).$client;
+  if (client === undefined) throw new Error("the platform database handle exposes no driver client");
+  return handle.kind === "embedded" ? pgliteExecutor(client as PGlite) : postgresExecutor(client as Sql);
+}

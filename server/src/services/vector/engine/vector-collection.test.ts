@@ -1,6 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bm25Term } from "./bm25-terms.js";
 import { denseSearch, hybridSearch, lexicalSearch } from "./collection-search.js";
 import { engineBackends, testPhysicalName } from "./engine-test-backends.js";
 import { FilterOp, LogicalOp } from "./metadata-filter.js";
@@ -110,6 +109,27 @@ describe.each(engineBackends)("vector collection on $name", (backend) => {
       Code.InvalidArgument,
     );
     expect((await codeOf(() => denseSearch(c, [[1, 0, 0]], { topK: 5000 })))[1]).toContain("topK");
+    expect((await codeOf(() => denseSearch(c, [])))[1]).toBe("vector: give values or vectors");
+    expect(
+      (
+        await codeOf(() =>
+          denseSearch(
+            c,
+            Array.from({ length: 65 }, () => [1, 0, 0]),
+          ),
+        )
+      )[1],
+    ).toContain("at most 64");
+    expect(
+      (
+        await codeOf(() =>
+          denseSearch(c, [
+            [1, 0, 0],
+            [1, 0],
+          ]),
+        )
+      )[1],
+    ).toBe("vector.vectors[1].values has 2 dimensions; the collection has 3");
   });
 
   describe("metadata filters", () => {
@@ -332,6 +352,12 @@ describe.each(engineBackends)("vector collection on $name", (backend) => {
     expect(hits[0]?.content).toBeUndefined();
   });
 });
+
+/** Okapi BM25 of one posting written out by hand (k1 1.2, b 0.75, Lucene's IDF), independent of the engine's constants. */
+function bm25Term(tf: number, df: number, docCount: number, length: number, averageLength: number): number {
+  const idf = Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
+  return (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * length) / averageLength));
+}
 
 /** A small seeded generator, so the test's vectors are the same on every run. */
 function mulberry32(seed: number): () => number {
