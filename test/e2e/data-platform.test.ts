@@ -223,7 +223,7 @@ describe("the data platform, end to end", () => {
     expect(engine.status).toBe("ACTIVE");
     expect(engine.collections).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ name: "support", materialized: true, dimensions: 768 }),
+        expect.objectContaining({ name: "support", materialized: true, dimensions: 768, pipelineId }),
         expect.objectContaining({ name: "snippets", materialized: false, dimensions: 1024 }),
       ]),
     );

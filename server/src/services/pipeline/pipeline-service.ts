@@ -24,6 +24,8 @@ const MAX_PAGE_SIZE = 1000;
 export interface VectorCollection {
   readonly destination: Destination;
   readonly vector: VectorConfig;
+  /** The collection's index pipeline; empty when it has none (its pipeline was deleted). */
+  readonly pipelineId: string;
 }
 
 /**
@@ -126,8 +128,18 @@ export function createPipelineService(options: PipelineServiceOptions): Pipeline
 
   const catalog: PipelineCatalogReader = {
     async listVectorCollections(orgId, bucket) {
-      const rows = await store.listDestinations(orgId, bucket, "vector");
-      return rows.map((row) => ({ destination: toDestination(row), vector: vectorConfigOf(row) }));
+      const [rows, pipelines] = await Promise.all([
+        store.listDestinations(orgId, bucket, "vector"),
+        store.listPipelines(orgId, bucket, { facet: "vector" }),
+      ]);
+      // The index pipeline of a destination: the one bound to it that is not its `*_search` pair.
+      const indexOf = (destinationId: string) =>
+        pipelines.find((p) => p.destinationId === destinationId && !p.scriptTemplate.endsWith("_search"));
+      return rows.map((row) => ({
+        destination: toDestination(row),
+        vector: vectorConfigOf(row),
+        pipelineId: indexOf(row.id)?.id ?? "",
+      }));
     },
     async getPipeline(orgId, bucket, pipelineId) {
       let id: string;

@@ -17,6 +17,7 @@ describe("catalogCollectionDirectory", () => {
         return [
           {
             destination: create(DestinationSchema, { name: "docs", storeEntityId: "d-1" }),
+            pipelineId: "p-1",
             vector: create(VectorConfigSchema, {
               physicalName: "vc_0123",
               dimensions: 768,
@@ -28,6 +29,7 @@ describe("catalogCollectionDirectory", () => {
           },
           {
             destination: create(DestinationSchema, { name: "hybrid", storeEntityId: "d-2" }),
+            pipelineId: "",
             vector: create(VectorConfigSchema, {
               physicalName: "vc_4567",
               dimensions: 8,
@@ -42,7 +44,7 @@ describe("catalogCollectionDirectory", () => {
       {
         name: "docs",
         storeEntityId: "d-1",
-        pipelineId: "",
+        pipelineId: "p-1",
         physicalName: "vc_0123",
         dimensions: 768,
         embedModel: "nomic-embed-text-v1.5",

@@ -8,8 +8,7 @@ import type { SparseMode as StoredSparseMode, VectorCollectionDirectory } from "
 
 /**
  * The vector service's view of the pipeline catalog, through the catalog's in-process read
- * interface (never its tables). The catalog's rows carry no index pipeline id yet, so
- * pipeline_id is filled only when a row brings one.
+ * interface (never its tables).
  */
 export function catalogCollectionDirectory(
   catalog: Pick<PipelineCatalogReader, "listVectorCollections">,
@@ -20,7 +19,7 @@ export function catalogCollectionDirectory(
       return rows.map((row) => ({
         name: row.destination.name,
         storeEntityId: row.destination.storeEntityId,
-        pipelineId: "pipelineId" in row && typeof row.pipelineId === "string" ? row.pipelineId : "",
+        pipelineId: row.pipelineId,
         physicalName: row.vector.physicalName,
         dimensions: row.vector.dimensions,
         embedModel: row.vector.embedModel,
