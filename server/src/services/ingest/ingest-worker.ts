@@ -117,7 +117,9 @@ export function createIngestWorker(options: IngestWorkerOptions): IngestWorker {
     }
     const ingested = await jobs.ingestedEtags(job.orgId, job.pipelineId, job.sourceId);
     if (!job.listed) {
-      const filter = { prefix: rule?.filterPrefix ?? "", contentTypes: rule?.filterContentTypes ?? [] };
+      // Without its rule the job no longer knows which objects it is for.
+      if (!rule) return fail(`rule ${job.ruleId} was deleted before the job listed its objects`);
+      const filter = { prefix: rule.filterPrefix, contentTypes: rule.filterContentTypes };
       const prefix = job.selection.prefix ?? "";
       const listing: SourceObject[] = [];
       try {
