@@ -4,13 +4,11 @@ import {
   ConnectError,
   createContextValues,
   type ContextValues,
-  type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
 } from "@connectrpc/connect";
 import {
   createAsyncIterable,
-  invokeUnaryImplementation,
   transformInvokeImplementation,
   type UniversalHandlerFn,
   type UniversalServerResponse,
@@ -19,12 +17,14 @@ import type { HttpRoute } from "../http-route.js";
 import { isJsonMediaType } from "../rest/media-type.js";
 import { decodeRequest } from "../transcode/decode-request.js";
 import { encodeResponse } from "../transcode/encode-response.js";
+import { openCallContext } from "./call-context.js";
 import { answerError, renderConnectError } from "./error-answer.js";
 import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normalize-error.js";
 import { exchangeRequestOfNode, writePlaneResponse, type NodeRequest, type NodeResponse } from "./node-exchange.js";
 import { exchangeRequestOf } from "./universal-exchange.js";
 import { createRestExchange, type BodyRule, type ExchangeRequest } from "./rest-exchange.js";
 import { negotiateFraming, streamResponse } from "./stream-response.js";
+import { createUnaryInvoker } from "./unary-invoker.js";
 
 /** One HTTP route and the implementation it reaches. */
 export interface RestRouteTarget {
@@ -57,9 +57,6 @@ const callEnded = new ConnectError("the call has ended", Code.Canceled);
 
 /** A client that went away before its call ended: the reason its context is aborted with. */
 const clientGone = new ConnectError("the client went away", Code.Canceled);
-
-/** The HTTP routes take no deadline (no `grpc-timeout` or `connect-timeout-ms` here). */
-const noTimeout = () => undefined;
 
 /**
  * How one call learns that its client went away: `watch` is given the function that aborts the
@@ -158,83 +155,72 @@ export function createRestNodeHandler(
  * its body, the same way as for the REST planes; here the request message is built, the
  * implementation called directly (through the interceptors, with no re-encoding or second
  * dispatch) and JSON, SSE or NDJSON answered. Every error, a refusal of the exchange or anything
- * thrown, is answered by `answerError` in the Connect error JSON.
+ * thrown, is answered by `answerError` in the Connect error JSON. The call's context
+ * (call-context.ts) is aborted when the client goes away, when the server shuts down and when the
+ * call or its stream ends.
  */
 function createRestCall(targets: readonly RestRouteTarget[], options: RestHandlerOptions): RestCallFn {
+  const interceptors = options.interceptors ?? [];
+  // What each route serves, prepared once: its procedure's name and, for a unary method, the
+  // interceptor chain around its implementation.
   const exchange = createRestExchange(
-    targets.map((target) => ({ httpMethod: target.route.httpMethod, template: target.route.template, target })),
+    targets.map((target) => ({
+      httpMethod: target.route.httpMethod,
+      template: target.route.template,
+      target: {
+        ...target,
+        procedure: `/${target.spec.method.parent.typeName}/${target.spec.method.name}`,
+        invoke: target.spec.kind === "unary" ? createUnaryInvoker(target.spec, interceptors) : undefined,
+      },
+    })),
     { readMaxBytes: options.readMaxBytes },
   );
-  const interceptors = options.interceptors ?? [];
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const { shutdownSignal, onUnexpectedError } = options;
 
-  /**
-   * The call's context, built here rather than by connect's createHandlerContext, which links a
-   * deadline controller and a second controller to every signal and copies the request headers.
-   * One controller, aborted when the shutdown signal is, when the client goes away, and when the
-   * call ends: ending it removes the listener on the shared shutdown signal, so that signal holds
-   * one listener per call in progress and none per call served.
-   */
-  function openContext(
-    spec: MethodImplSpec,
-    request: ExchangeRequest,
-    watch: ClientWatch | undefined,
-  ): { context: HandlerContext; end: () => void } {
-    const controller = new AbortController();
-    const abort = (reason: unknown) => {
-      if (!controller.signal.aborted) controller.abort(reason);
-    };
-    const onShutdown = () => abort(shutdownSignal?.reason);
-    if (shutdownSignal?.aborted) onShutdown();
-    else shutdownSignal?.addEventListener("abort", onShutdown);
-    const unwatch = watch?.(() => abort(clientGone));
-    const context: HandlerContext = {
-      service: spec.method.parent,
-      method: spec.method,
-      protocolName: "http",
-      requestMethod: request.method,
-      url: request.url,
-      signal: controller.signal,
-      timeoutMs: noTimeout,
-      requestHeader: request.header,
-      responseHeader: new Headers(),
-      responseTrailer: new Headers(),
-      values: options.contextValues?.(request) ?? createContextValues(),
-    };
-    const end = () => {
-      shutdownSignal?.removeEventListener("abort", onShutdown);
-      unwatch?.();
-      abort(callEnded);
-    };
-    return { context, end };
-  }
-
   return async (request, watch) => {
     let procedure: string | undefined;
-    const requestId = requestIdOf(request.header);
+    // Looked up only when there is an error to answer or a stream to normalise.
+    let requestId: string | undefined;
+    const requestIdNow = () => (requestId ??= requestIdOf(request.header));
     // Errors of the implementation were normalised by the interceptors already; this answers
     // what fails around it (routing, reading, decoding, encoding) on the same terms.
     const onUnexpected = (unexpected: unknown) =>
-      onUnexpectedError?.(unexpected, { procedure: procedure ?? `${request.method} ${request.url}`, requestId });
+      onUnexpectedError?.(unexpected, {
+        procedure: procedure ?? `${request.method} ${request.url}`,
+        requestId: requestIdNow(),
+      });
     try {
       const { target, captures, query, head } = exchange.route(request);
       const { route, spec } = target;
-      procedure = `/${spec.method.parent.typeName}/${spec.method.name}`;
+      procedure = target.procedure;
       const { bytes } = await exchange.readBody(request, route.body === "" ? anyBody : jsonBody);
       const input = decodeRequest(spec.method.input, route, { captures, query, body: bytes });
-      const { context, end } = openContext(spec, request, watch);
+      const call = openCallContext({
+        method: spec.method,
+        requestMethod: request.method,
+        url: request.url,
+        requestHeader: request.header,
+        values: options.contextValues?.(request) ?? createContextValues(),
+        shutdownSignal,
+      });
+      const { context } = call;
+      const unwatch = watch?.(() => call.abort(clientGone));
+      const end = () => {
+        unwatch?.();
+        call.end(callEnded);
+      };
       // A stream's context ends with the stream.
       let ended = true;
       try {
-        if (spec.kind === "unary") {
-          const output = await invokeUnaryImplementation(spec, context, input, interceptors);
+        if (target.invoke) {
+          const output = await target.invoke(context, input);
           // The context is done with: its headers are the answer's, with no copy.
           const header = context.responseHeader;
           context.responseTrailer.forEach((value, key) => header.append(key, value));
           header.set("content-type", "application/json");
           // Left a string: node writes it with the head in one write, and no copy is encoded here.
-          const body = JSON.stringify(encodeResponse(spec.method.output, route, output));
+          const body = JSON.stringify(encodeResponse(spec.method.output, route, output as never));
           return head ? { status: 200, header } : { status: 200, header, body };
         }
         if (spec.kind === "server_streaming") {
@@ -244,7 +230,7 @@ function createRestCall(targets: readonly RestRouteTarget[], options: RestHandle
           const iterator = outputs[Symbol.asyncIterator]();
           const first = await iterator.next();
           const framing = negotiateFraming(route.streamFraming ?? "ndjson", request.header.get("accept"));
-          const normalize = (error: unknown) => toApiError(error, requestId, onUnexpected);
+          const normalize = (error: unknown) => toApiError(error, requestIdNow(), onUnexpected);
           const rest = endingWith(iterator, end);
           ended = false;
           const streamed = streamResponse({
@@ -266,7 +252,7 @@ function createRestCall(targets: readonly RestRouteTarget[], options: RestHandle
         if (ended) end();
       }
     } catch (error) {
-      const answer = answerError(error, { requestId, render, onUnexpected });
+      const answer = answerError(error, { requestId: requestIdNow(), render, onUnexpected });
       return request.method === "HEAD" ? { status: answer.status, header: answer.header } : answer;
     }
   };
