@@ -1,5 +1,6 @@
 import type * as http from "node:http";
 import type * as http2 from "node:http2";
+import { NodeRequestHeaders } from "./node-request-headers.js";
 import type { ExchangeRequest } from "./rest-exchange.js";
 
 export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
@@ -43,7 +44,7 @@ export function exchangeRequestOfNode(request: NodeRequest, response: NodeRespon
   return {
     method: request.method ?? "GET",
     url: request.url ?? "/",
-    header: headersOf(request.headers),
+    header: new NodeRequestHeaders(request.headers),
     readBody: async (readMaxBytes) => {
       const body = await readBody(request, readMaxBytes);
       // Over HTTP/1.1 the unread rest would be drained to keep the connection: close it instead.
@@ -69,17 +70,6 @@ export function writePlaneResponse(response: NodeResponse, answer: PlaneResponse
   (response as http.ServerResponse).writeHead(answer.status, headers);
   if (body !== undefined) response.end(body);
   else response.end();
-}
-
-function headersOf(incoming: NodeRequest["headers"]): Headers {
-  const header = new Headers();
-  for (const [name, value] of Object.entries(incoming)) {
-    // HTTP/2 pseudo-headers (":path") are the request line, not headers.
-    if (value === undefined || name.startsWith(":")) continue;
-    if (Array.isArray(value)) for (const item of value) header.append(name, item);
-    else header.set(name, value);
-  }
-  return header;
 }
 
 const NO_BODY = new Uint8Array(0);
