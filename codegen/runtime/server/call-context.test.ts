@@ -2,7 +2,7 @@ import { getEventListeners } from "node:events";
 import { createContextValues } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ScriptService } from "../../../gen/platform/script/v1/script_service_pb.js";
-import { openCallContext } from "./call-context.js";
+import { CallContext } from "./call-context.js";
 
 // A call's signal is made when something reads it; made late, it must say what one made at once
 // would say: aborted or not, and with the reason of whatever happened first.
@@ -12,7 +12,7 @@ const gone = new Error("gone");
 const stopping = new Error("stopping");
 
 function open(shutdown = new AbortController()) {
-  const call = openCallContext({
+  const call = new CallContext({
     method: ScriptService.method.getThread,
     requestMethod: "GET",
     url: "/v1/script/threads/t",

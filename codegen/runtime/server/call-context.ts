@@ -12,15 +12,6 @@ export interface CallContextInit {
   readonly shutdownSignal: AbortSignal | undefined;
 }
 
-/** A call's context, and what its owner does to it. */
-export interface CallContext {
-  readonly context: HandlerContext;
-  /** Aborts the call's signal with `reason`, unless an earlier reason did (the client went away). */
-  abort(reason: unknown): void;
-  /** The call has ended: its signal is aborted with `reason` and stops following the shutdown signal. */
-  end(reason: unknown): void;
-}
-
 /** The HTTP routes take no deadline (no `grpc-timeout` or `connect-timeout-ms` here). */
 const noTimeout = () => undefined;
 
@@ -32,64 +23,78 @@ const noTimeout = () => undefined;
  * Its signal is aborted when the shutdown signal is, when the client goes away, and when the call
  * ends, with the reason of whichever came first. It is made only when something reads it: most
  * unary calls never do, and an AbortSignal is the dearest part of a context in Node 20 (building
- * it, following the shutdown signal and aborting it at the end cost about 10 µs a call, against
- * about 200 µs for a whole cached GetEnvVar; bench/RESULTS.md). Until then what happens to the
- * call is remembered, so that a signal made late starts aborted with the same reason as one made
- * at once would have; the shutdown signal needs no remembering, it tells when it was aborted by
- * being so. Once made, the signal holds one listener on the shutdown signal until the call ends.
+ * it, following the shutdown signal and aborting it at the end cost several µs a call;
+ * bench/RESULTS.md). Until then what happens to the call is remembered, so that a signal made late
+ * starts aborted with the same reason as one made at once would have; the shutdown signal needs no
+ * remembering, it tells when it was aborted by being so. Once made, the signal holds one listener
+ * on the shutdown signal (this object) until the call ends.
  *
- * The signal is an own, enumerable getter: a context spread into a new object (connect's own
- * invokers do) reads it, and so carries a real signal.
+ * The signal is an own, enumerable getter of the context: a context spread into a new object
+ * (connect's own invokers do) reads it, and so carries a real signal. Nothing here is a closure
+ * made per call: the server runs through a loader that names every such function as it is made,
+ * at a cost of its own on every call.
  */
-export function openCallContext(init: CallContextInit): CallContext {
-  const { shutdownSignal } = init;
-  let controller: AbortController | undefined;
+export class CallContext {
+  readonly context: HandlerContext;
+  readonly #shutdownSignal: AbortSignal | undefined;
+  #controller: AbortController | undefined;
   /** The first reason the call was aborted with before its signal was made. */
-  let early: { reason: unknown } | undefined;
-  let ended = false;
-  const onShutdown = () => abort(shutdownSignal!.reason);
+  #early: { reason: unknown } | undefined;
+  #ended = false;
 
-  function signal(): AbortSignal {
-    if (controller) return controller.signal;
-    controller = new AbortController();
-    if (early) controller.abort(early.reason);
-    else if (shutdownSignal?.aborted) controller.abort(shutdownSignal.reason);
-    else shutdownSignal?.addEventListener("abort", onShutdown);
-    return controller.signal;
+  constructor(init: CallContextInit) {
+    this.#shutdownSignal = init.shutdownSignal;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the context's getter reads the call
+    const call = this;
+    this.context = {
+      service: init.method.parent,
+      method: init.method,
+      protocolName: "http",
+      requestMethod: init.requestMethod,
+      url: init.url,
+      get signal() {
+        return call.#signal();
+      },
+      timeoutMs: noTimeout,
+      requestHeader: init.requestHeader,
+      responseHeader: new Headers(),
+      responseTrailer: new Headers(),
+      values: init.values,
+    };
   }
 
-  function abort(reason: unknown): void {
+  /** Aborts the call's signal with `reason`, unless an earlier reason did. */
+  abort(reason: unknown): void {
+    const controller = this.#controller;
     if (controller) {
       if (!controller.signal.aborted) controller.abort(reason);
       return;
     }
     // A shutdown that came first would have aborted a signal made at once with its own reason.
-    early ??= { reason: shutdownSignal?.aborted ? shutdownSignal.reason : reason };
+    const shutdownSignal = this.#shutdownSignal;
+    this.#early ??= { reason: shutdownSignal?.aborted ? shutdownSignal.reason : reason };
   }
 
-  const context: HandlerContext = {
-    service: init.method.parent,
-    method: init.method,
-    protocolName: "http",
-    requestMethod: init.requestMethod,
-    url: init.url,
-    get signal() {
-      return signal();
-    },
-    timeoutMs: noTimeout,
-    requestHeader: init.requestHeader,
-    responseHeader: new Headers(),
-    responseTrailer: new Headers(),
-    values: init.values,
-  };
-  return {
-    context,
-    abort,
-    end(reason) {
-      if (ended) return;
-      ended = true;
-      if (controller) shutdownSignal?.removeEventListener("abort", onShutdown);
-      abort(reason);
-    },
-  };
+  /** The call has ended: its signal is aborted with `reason` and stops following the shutdown signal. */
+  end(reason: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.#controller) this.#shutdownSignal?.removeEventListener("abort", this);
+    this.abort(reason);
+  }
+
+  /** The shutdown signal's listener. */
+  handleEvent(): void {
+    this.abort(this.#shutdownSignal!.reason);
+  }
+
+  #signal(): AbortSignal {
+    if (this.#controller) return this.#controller.signal;
+    const controller = (this.#controller = new AbortController());
+    const shutdownSignal = this.#shutdownSignal;
+    if (this.#early) controller.abort(this.#early.reason);
+    else if (shutdownSignal?.aborted) controller.abort(shutdownSignal.reason);
+    else shutdownSignal?.addEventListener("abort", this);
+    return controller.signal;
+  }
 }

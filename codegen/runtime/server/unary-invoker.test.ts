@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { GetThreadRequestSchema, ScriptService } from "../../../gen/platform/script/v1/script_service_pb.js";
 import type { ScriptServiceImplementation } from "../../../gen/platform/script/v1/script_service_server.js";
 import { ThreadStatus } from "../../../gen/platform/script/v1/thread_pb.js";
-import { openCallContext } from "./call-context.js";
+import { CallContext } from "./call-context.js";
 import { createUnaryInvoker } from "./unary-invoker.js";
 
 // The interceptor chain of a unary method is built once; each call then goes through it as
@@ -37,7 +37,7 @@ const spec = createServiceImplSpec(ScriptService as DescService, implementation 
 if (spec.kind !== "unary") throw new Error("getThread is unary");
 
 function contextOf() {
-  return openCallContext({
+  return new CallContext({
     method: ScriptService.method.getThread,
     requestMethod: "GET",
     url: "/v1/script/threads/t",
