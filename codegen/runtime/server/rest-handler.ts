@@ -214,7 +214,7 @@ function createRestCall(targets: readonly RestRouteTarget[], options: RestHandle
           context.responseTrailer.forEach((value, key) => header.append(key, value));
           header.set("content-type", "application/json");
           // Left a string: node writes it with the head in one write, and no copy is encoded here.
-          const body = JSON.stringify(encodeResponse(spec.method.output, route, output as never));
+          const body = JSON.stringify(encodeResponse(spec.method.output, route, output));
           return head ? { status: 200, header } : { status: 200, header, body };
         }
         if (spec.kind === "server_streaming") {

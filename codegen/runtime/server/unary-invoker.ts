@@ -1,4 +1,4 @@
-import { create, type DescMessage } from "@bufbuild/protobuf";
+import { create, type DescMessage, type Message } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -12,7 +12,7 @@ import {
 type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
 
 /** Calls one unary method through the interceptors with the call's context; answers its output. */
-export type UnaryInvoker = (context: HandlerContext, input: object) => Promise<object>;
+export type UnaryInvoker = (context: HandlerContext, input: Message) => Promise<Message>;
 
 /** Where the implementation finds its call: a symbol property, which a spread of the request keeps. */
 const callKey = Symbol("call");
