@@ -271,7 +271,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
         pools: createPoolStore(db),
         identityUrl: () => identityUrl || `http://${config.host}:${config.ports.identity}`,
       },
-      { logger, readMaxBytes: config.maxBodyBytes, pageTokens },
+      { logger, readMaxBytes: config.maxBodyBytes, pageTokens, credentials },
     );
     // Each listener documents what it routes: assembled once, here, from the contract documents.
     const references = await createListenerReferences(await referenceSources, {

@@ -58,9 +58,12 @@ describe(
       await database?.drop();
     });
 
-    /** The status of `GET /v1/script/env` (ScriptService.ListEnvVars, needs script.viewer) on a server. */
-    async function statusOn(server: StartedServer, secret: string): Promise<number> {
-      const response = await request(`${server.urls.api}/v1/script/env`, {
+    /**
+     * The status of `GET /v1/script/env` (ScriptService.ListEnvVars, needs script.viewer) on a
+     * server, or of another path of its api listener.
+     */
+    async function statusOn(server: StartedServer, secret: string, path = "/v1/script/env"): Promise<number> {
+      const response = await request(`${server.urls.api}${path}`, {
         headers: { authorization: `Bearer ${secret}`, "x-organization-name": orgName },
       });
       await response.body.dump();
@@ -68,10 +71,16 @@ describe(
     }
 
     /** Milliseconds until `server` answers `status` for `secret`; fails past `limitMs`. */
-    async function untilStatus(server: StartedServer, secret: string, status: number, limitMs = 1000): Promise<number> {
+    async function untilStatus(
+      server: StartedServer,
+      secret: string,
+      status: number,
+      path?: string,
+      limitMs = 1000,
+    ): Promise<number> {
       const start = Date.now();
       for (;;) {
-        const answered = await statusOn(server, secret);
+        const answered = await statusOn(server, secret, path);
         const took = Date.now() - start;
         if (answered === status) return took;
         if (took > limitMs) throw new Error(`still ${answered} after ${took} ms, expected ${status}`);
@@ -112,6 +121,16 @@ describe(
       // And granted back: B lets it through again just as fast.
       await owner.iam.grantPermissions({ orgId, principal: key.keyId, roles: ["script.viewer"] });
       await untilStatus(b, key.secret, 200);
+    });
+
+    it("refuses on B's identity admin plane, within one second, a key revoked through A", async () => {
+      // The admin plane authenticates through the same cache as the RPC routes.
+      const issued = await owner.iam.createApiKey({ orgId, name: "cached-admin", roles: ["identity.viewer"] });
+      for (let i = 0; i < 3; i++) expect(await statusOn(b, issued.secret, "/v1/identity/pools")).toBe(200);
+      await owner.iam.revokeApiKey({ orgId, keyId: issued.apiKey!.keyId });
+      expect(await statusOn(a, issued.secret, "/v1/identity/pools")).toBe(401);
+      const took = await untilStatus(b, issued.secret, 401, "/v1/identity/pools");
+      console.info(`revocation through A refused on B's identity admin plane after ${took} ms`);
     });
 
     it("refuses on both servers, within one second, a key revoked by an admin command in a third process", async () => {

@@ -1,5 +1,5 @@
 import type { DescMessage } from "@bufbuild/protobuf";
-import type { ConnectError, Interceptor } from "@connectrpc/connect";
+import type { ConnectError, Interceptor, StreamRequest, UnaryRequest } from "@connectrpc/connect";
 import { refuseNulInMessage } from "./nul-character.js";
 import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normalize-error.js";
 
@@ -11,21 +11,29 @@ import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normaliz
  */
 export function createErrorNormalizer(onUnexpected: UnexpectedErrorHandler = () => {}): Interceptor {
   return (next) => async (request) => {
-    // The request id is looked up only when there is an error to answer.
-    const normalize = (error: unknown) => {
-      const requestId = requestIdOf(request.header);
-      return toApiError(error, requestId, (unexpected) =>
-        onUnexpected(unexpected, { procedure: `/${request.service.typeName}/${request.method.name}`, requestId }),
-      );
-    };
     try {
       const response = await next(request);
       if (!response.stream) return response;
-      return { ...response, message: normalizeStream(response.message, normalize) };
+      return {
+        ...response,
+        message: normalizeStream(response.message, (error) => normalize(error, request, onUnexpected)),
+      };
     } catch (error) {
-      throw normalize(error);
+      throw normalize(error, request, onUnexpected);
     }
   };
+}
+
+/**
+ * One error of a call, normalised. The request id is looked up only when there is an error to
+ * answer, and nothing is made per call for the errors that do not come: the server runs through a
+ * loader that names every closure assigned a name as it is made, at a cost on every call.
+ */
+function normalize(error: unknown, request: UnaryRequest | StreamRequest, onUnexpected: UnexpectedErrorHandler) {
+  const requestId = requestIdOf(request.header);
+  return toApiError(error, requestId, (unexpected) =>
+    onUnexpected(unexpected, { procedure: `/${request.service.typeName}/${request.method.name}`, requestId }),
+  );
 }
 
 async function* normalizeStream<T>(

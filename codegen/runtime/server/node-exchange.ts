@@ -1,5 +1,6 @@
 import type * as http from "node:http";
 import type * as http2 from "node:http2";
+import { NodeRequestHeaders } from "./node-request-headers.js";
 import type { ExchangeRequest } from "./rest-exchange.js";
 
 export type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
@@ -31,7 +32,7 @@ export function planeRequestOf(request: NodeRequest, response: NodeResponse): Pl
     // Not `writableFinished`: node:http2 reports a cancelled stream's response as finished.
     if (!response.writableEnded) controller.abort();
   });
-  return { ...exchangeRequestOfNode(request, response), signal: controller.signal };
+  return new NodePlaneRequest(request, response, controller.signal);
 }
 
 /**
@@ -40,18 +41,47 @@ export function planeRequestOf(request: NodeRequest, response: NodeResponse): Pl
  * so that a call holds one AbortController rather than one per layer.
  */
 export function exchangeRequestOfNode(request: NodeRequest, response: NodeResponse): ExchangeRequest {
-  return {
-    method: request.method ?? "GET",
-    url: request.url ?? "/",
-    header: headersOf(request.headers),
-    readBody: async (readMaxBytes) => {
-      const body = await readBody(request, readMaxBytes);
-      // Over HTTP/1.1 the unread rest would be drained to keep the connection: close it instead.
-      if (body === "too-large" && request.httpVersionMajor === 1 && !response.headersSent)
-        response.setHeader("connection", "close");
-      return body;
-    },
-  };
+  return new NodeExchangeRequest(request, response);
+}
+
+/**
+ * A class rather than an object literal with a `readBody` closure: the server runs through a
+ * loader that names every such closure as it is made, at a cost on every request.
+ */
+class NodeExchangeRequest implements ExchangeRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly header: Headers;
+  readonly #request: NodeRequest;
+  readonly #response: NodeResponse;
+
+  constructor(request: NodeRequest, response: NodeResponse) {
+    this.method = request.method ?? "GET";
+    this.url = request.url ?? "/";
+    this.header = new NodeRequestHeaders(request.headers);
+    this.#request = request;
+    this.#response = response;
+  }
+
+  async readBody(readMaxBytes: number): Promise<Uint8Array | "too-large"> {
+    const request = this.#request;
+    const response = this.#response;
+    const body = await readBody(request, readMaxBytes);
+    // Over HTTP/1.1 the unread rest would be drained to keep the connection: close it instead.
+    if (body === "too-large" && request.httpVersionMajor === 1 && !response.headersSent)
+      response.setHeader("connection", "close");
+    return body;
+  }
+}
+
+class NodePlaneRequest extends NodeExchangeRequest implements PlaneRequest {
+  constructor(
+    request: NodeRequest,
+    response: NodeResponse,
+    readonly signal: AbortSignal,
+  ) {
+    super(request, response);
+  }
 }
 
 /** Writes the answer over whatever headers the listener set already (request id, CORS). */
@@ -69,17 +99,6 @@ export function writePlaneResponse(response: NodeResponse, answer: PlaneResponse
   (response as http.ServerResponse).writeHead(answer.status, headers);
   if (body !== undefined) response.end(body);
   else response.end();
-}
-
-function headersOf(incoming: NodeRequest["headers"]): Headers {
-  const header = new Headers();
-  for (const [name, value] of Object.entries(incoming)) {
-    // HTTP/2 pseudo-headers (":path") are the request line, not headers.
-    if (value === undefined || name.startsWith(":")) continue;
-    if (Array.isArray(value)) for (const item of value) header.append(name, item);
-    else header.set(name, value);
-  }
-  return header;
 }
 
 const NO_BODY = new Uint8Array(0);

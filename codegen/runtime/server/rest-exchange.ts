@@ -1,7 +1,7 @@
 import { createPathMatcher, type PathTemplate } from "../path-template/index.js";
 import { mediaTypeOf } from "../rest/media-type.js";
 import { RequestRefusal } from "./request-refusal.js";
-import { splitRequestTarget } from "./request-target.js";
+import { pathOfRequestTarget, splitRequestTarget } from "./request-target.js";
 
 /** One route of a table: a method, a template, and what the stack serves it with. */
 export interface ExchangeRoute<T> {
@@ -80,7 +80,7 @@ export function createRestExchange<T>(
   const readMaxBytes = options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES;
   return {
     knowsPath(method, url) {
-      return matcher.match(method, splitRequestTarget(url).pathname).kind !== "not-found";
+      return matcher.match(method, pathOfRequestTarget(url)).kind !== "not-found";
     },
     route(request) {
       const { pathname, searchParams } = splitRequestTarget(request.url);

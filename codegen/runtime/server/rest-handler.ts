@@ -4,13 +4,11 @@ import {
   ConnectError,
   createContextValues,
   type ContextValues,
-  type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
 } from "@connectrpc/connect";
 import {
   createAsyncIterable,
-  invokeUnaryImplementation,
   transformInvokeImplementation,
   type UniversalHandlerFn,
   type UniversalServerResponse,
@@ -19,12 +17,14 @@ import type { HttpRoute } from "../http-route.js";
 import { isJsonMediaType } from "../rest/media-type.js";
 import { decodeRequest } from "../transcode/decode-request.js";
 import { encodeResponse } from "../transcode/encode-response.js";
+import { CallContext } from "./call-context.js";
 import { answerError, renderConnectError } from "./error-answer.js";
 import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normalize-error.js";
 import { exchangeRequestOfNode, writePlaneResponse, type NodeRequest, type NodeResponse } from "./node-exchange.js";
 import { exchangeRequestOf } from "./universal-exchange.js";
 import { createRestExchange, type BodyRule, type ExchangeRequest } from "./rest-exchange.js";
 import { negotiateFraming, streamResponse } from "./stream-response.js";
+import { createUnaryInvoker } from "./unary-invoker.js";
 
 /** One HTTP route and the implementation it reaches. */
 export interface RestRouteTarget {
@@ -58,14 +58,16 @@ const callEnded = new ConnectError("the call has ended", Code.Canceled);
 /** A client that went away before its call ended: the reason its context is aborted with. */
 const clientGone = new ConnectError("the client went away", Code.Canceled);
 
-/** The HTTP routes take no deadline (no `grpc-timeout` or `connect-timeout-ms` here). */
-const noTimeout = () => undefined;
-
 /**
- * How one call learns that its client went away: `watch` is given the function that aborts the
- * call's context, and returns the function that stops watching (called once the call has ended).
+ * How one call learns that its client went away: the adapter sets `gone` and aborts `call`, the
+ * call in progress, which the call sets when its context exists and clears when it ends.
  */
-type ClientWatch = (abort: () => void) => () => void;
+interface ClientWatch {
+  gone: boolean;
+  call: CallContext | undefined;
+  /** Called once the call has ended, to stop watching. */
+  readonly release?: () => void;
+}
 
 /** One answer: a whole body (unary, errors), a stream of frames, or none (HEAD). */
 interface RestAnswer {
@@ -88,12 +90,19 @@ export function createRestHandler(
   const call = createRestCall(targets, options);
   return async (universal) => {
     const { signal } = universal;
-    const watch: ClientWatch = (abort) => {
-      if (signal.aborted) abort();
-      else signal.addEventListener("abort", abort);
-      return () => signal.removeEventListener("abort", abort);
+    const onAbort = () => {
+      watch.gone = true;
+      watch.call?.abort(clientGone);
     };
+    const watch: ClientWatch = {
+      gone: signal.aborted,
+      call: undefined,
+      release: () => signal.removeEventListener("abort", onAbort),
+    };
+    if (!signal.aborted) signal.addEventListener("abort", onAbort);
     const answer = await call(exchangeRequestOf(universal), watch);
+    // No call in progress (it ended, or never began): stop watching; a stream's end does otherwise.
+    if (!watch.call) watch.release?.();
     const { body } = answer;
     if (body === undefined) return { status: answer.status, header: answer.header };
     return {
@@ -122,21 +131,16 @@ export function createRestNodeHandler(
   options: RestHandlerOptions = {},
 ): (request: NodeRequest, response: NodeResponse) => void {
   const call = createRestCall(targets, options);
+  // No closure below is assigned a name: the server runs through a loader that names each such
+  // function as it is made, at a cost of its own on every request (call-context.ts).
   return (request, response) => {
-    // Set once the call's context exists, cleared once the call has ended.
-    let abortCall: (() => void) | undefined;
-    let gone = false;
+    const watch: ClientWatch = { gone: false, call: undefined };
     response.once("close", () => {
       // Not `writableFinished`: node:http2 reports a cancelled stream's response as finished.
       if (response.writableEnded) return;
-      gone = true;
-      abortCall?.();
+      watch.gone = true;
+      watch.call?.abort(clientGone);
     });
-    const watch: ClientWatch = (abort) => {
-      if (gone) abort();
-      else abortCall = abort;
-      return () => (abortCall = undefined);
-    };
     call(exchangeRequestOfNode(request, response), watch)
       .then((answer) => {
         const { body } = answer;
@@ -144,7 +148,7 @@ export function createRestNodeHandler(
           writePlaneResponse(response, { status: answer.status, header: answer.header, body });
           return;
         }
-        return writeStream(response, answer.status, answer.header, body, () => gone);
+        return writeStream(response, answer.status, answer.header, body, watch);
       })
       .catch(() => {
         // The client went away while the body was read, or mid-answer: nothing more to send.
@@ -158,77 +162,53 @@ export function createRestNodeHandler(
  * its body, the same way as for the REST planes; here the request message is built, the
  * implementation called directly (through the interceptors, with no re-encoding or second
  * dispatch) and JSON, SSE or NDJSON answered. Every error, a refusal of the exchange or anything
- * thrown, is answered by `answerError` in the Connect error JSON.
+ * thrown, is answered by `answerError` in the Connect error JSON. The call's context
+ * (call-context.ts) is aborted when the client goes away, when the server shuts down and when the
+ * call or its stream ends.
  */
 function createRestCall(targets: readonly RestRouteTarget[], options: RestHandlerOptions): RestCallFn {
+  const interceptors = options.interceptors ?? [];
+  // What each route serves, prepared once: its procedure's name and, for a unary method, the
+  // interceptor chain around its implementation.
   const exchange = createRestExchange(
-    targets.map((target) => ({ httpMethod: target.route.httpMethod, template: target.route.template, target })),
+    targets.map((target) => ({
+      httpMethod: target.route.httpMethod,
+      template: target.route.template,
+      target: {
+        ...target,
+        procedure: `/${target.spec.method.parent.typeName}/${target.spec.method.name}`,
+        invoke: target.spec.kind === "unary" ? createUnaryInvoker(target.spec, interceptors) : undefined,
+      },
+    })),
     { readMaxBytes: options.readMaxBytes },
   );
-  const interceptors = options.interceptors ?? [];
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const { shutdownSignal, onUnexpectedError } = options;
 
-  /**
-   * The call's context, built here rather than by connect's createHandlerContext, which links a
-   * deadline controller and a second controller to every signal and copies the request headers.
-   * One controller, aborted when the shutdown signal is, when the client goes away, and when the
-   * call ends: ending it removes the listener on the shared shutdown signal, so that signal holds
-   * one listener per call in progress and none per call served.
-   */
-  function openContext(
-    spec: MethodImplSpec,
-    request: ExchangeRequest,
-    watch: ClientWatch | undefined,
-  ): { context: HandlerContext; end: () => void } {
-    const controller = new AbortController();
-    const abort = (reason: unknown) => {
-      if (!controller.signal.aborted) controller.abort(reason);
-    };
-    const onShutdown = () => abort(shutdownSignal?.reason);
-    if (shutdownSignal?.aborted) onShutdown();
-    else shutdownSignal?.addEventListener("abort", onShutdown);
-    const unwatch = watch?.(() => abort(clientGone));
-    const context: HandlerContext = {
-      service: spec.method.parent,
-      method: spec.method,
-      protocolName: "http",
-      requestMethod: request.method,
-      url: request.url,
-      signal: controller.signal,
-      timeoutMs: noTimeout,
-      requestHeader: request.header,
-      responseHeader: new Headers(),
-      responseTrailer: new Headers(),
-      values: options.contextValues?.(request) ?? createContextValues(),
-    };
-    const end = () => {
-      shutdownSignal?.removeEventListener("abort", onShutdown);
-      unwatch?.();
-      abort(callEnded);
-    };
-    return { context, end };
-  }
-
   return async (request, watch) => {
     let procedure: string | undefined;
-    const requestId = requestIdOf(request.header);
-    // Errors of the implementation were normalised by the interceptors already; this answers
-    // what fails around it (routing, reading, decoding, encoding) on the same terms.
-    const onUnexpected = (unexpected: unknown) =>
-      onUnexpectedError?.(unexpected, { procedure: procedure ?? `${request.method} ${request.url}`, requestId });
     try {
       const { target, captures, query, head } = exchange.route(request);
       const { route, spec } = target;
-      procedure = `/${spec.method.parent.typeName}/${spec.method.name}`;
+      procedure = target.procedure;
       const { bytes } = await exchange.readBody(request, route.body === "" ? anyBody : jsonBody);
       const input = decodeRequest(spec.method.input, route, { captures, query, body: bytes });
-      const { context, end } = openContext(spec, request, watch);
+      const call = new CallContext({
+        method: spec.method,
+        requestMethod: request.method,
+        url: request.url,
+        requestHeader: request.header,
+        values: options.contextValues?.(request) ?? createContextValues(),
+        shutdownSignal,
+      });
+      const { context } = call;
+      if (watch?.gone) call.abort(clientGone);
+      else if (watch) watch.call = call;
       // A stream's context ends with the stream.
       let ended = true;
       try {
-        if (spec.kind === "unary") {
-          const output = await invokeUnaryImplementation(spec, context, input, interceptors);
+        if (target.invoke) {
+          const output = await target.invoke(context, input);
           // The context is done with: its headers are the answer's, with no copy.
           const header = context.responseHeader;
           context.responseTrailer.forEach((value, key) => header.append(key, value));
@@ -244,8 +224,11 @@ function createRestCall(targets: readonly RestRouteTarget[], options: RestHandle
           const iterator = outputs[Symbol.asyncIterator]();
           const first = await iterator.next();
           const framing = negotiateFraming(route.streamFraming ?? "ndjson", request.header.get("accept"));
-          const normalize = (error: unknown) => toApiError(error, requestId, onUnexpected);
-          const rest = endingWith(iterator, end);
+          const requestId = requestIdOf(request.header);
+          const where = { procedure, requestId };
+          const normalize = (error: unknown) =>
+            toApiError(error, requestId, (unexpected) => onUnexpectedError?.(unexpected, where));
+          const rest = endingWith(iterator, () => endCall(call, watch));
           ended = false;
           const streamed = streamResponse({
             route,
@@ -263,13 +246,30 @@ function createRestCall(targets: readonly RestRouteTarget[], options: RestHandle
         }
         throw new ConnectError(`${spec.kind} methods have no HTTP routes`, Code.Unimplemented);
       } finally {
-        if (ended) end();
+        if (ended) endCall(call, watch);
       }
     } catch (error) {
-      const answer = answerError(error, { requestId, render, onUnexpected });
+      // Errors of the implementation were normalised by the interceptors already; this answers
+      // what fails around it (routing, reading, decoding, encoding) on the same terms.
+      const requestId = requestIdOf(request.header);
+      const where = { procedure: procedure ?? `${request.method} ${request.url}`, requestId };
+      const answer = answerError(error, {
+        requestId,
+        render,
+        onUnexpected: (unexpected: unknown) => onUnexpectedError?.(unexpected, where),
+      });
       return request.method === "HEAD" ? { status: answer.status, header: answer.header } : answer;
     }
   };
+}
+
+/** The call has ended: it stops watching its client, and its context is aborted. */
+function endCall(call: CallContext, watch: ClientWatch | undefined): void {
+  if (watch) {
+    watch.call = undefined;
+    watch.release?.();
+  }
+  call.end(callEnded);
 }
 
 const encoder = new TextEncoder();
@@ -303,7 +303,7 @@ async function writeStream(
   status: number,
   header: Headers,
   frames: AsyncIterable<Uint8Array>,
-  gone: () => boolean,
+  watch: ClientWatch,
 ): Promise<void> {
   const headers: Record<string, string | string[]> = {};
   header.forEach((value, name) => {
@@ -315,16 +315,16 @@ async function writeStream(
   (response as http.ServerResponse).writeHead(status, headers);
   for await (const frame of frames) {
     // node:http2's response has no `destroyed`: the handler's own flag says the client left.
-    if (gone() || response.writableEnded) break;
-    if (!(response as http.ServerResponse).write(frame)) await drained(response, gone);
+    if (watch.gone || response.writableEnded) break;
+    if (!(response as http.ServerResponse).write(frame)) await drained(response, watch);
   }
-  if (!gone() && !response.writableEnded) response.end();
+  if (!watch.gone && !response.writableEnded) response.end();
 }
 
 /** Resolves once the response can take more, or is closed (at once, if it closed already). */
-function drained(response: NodeResponse, gone: () => boolean): Promise<void> {
+function drained(response: NodeResponse, watch: ClientWatch): Promise<void> {
   return new Promise((resolve) => {
-    if (gone()) return resolve();
+    if (watch.gone) return resolve();
     const done = () => {
       response.off("drain", done);
       response.off("close", done);

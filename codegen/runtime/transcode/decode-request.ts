@@ -26,14 +26,17 @@ export function decodeRequest<Desc extends DescMessage>(
   parts: HttpRequestParts,
 ): MessageShape<Desc> {
   const json = bodyToJson(schema, route, parts);
-  const query = queryToJson(
-    schema,
-    parts.query,
-    new Set(route.queryFields),
-    new Set(route.template.variables.map((variable) => variable.fieldPath)),
-    { aliases: route.queryAliases, ignored: route.queryIgnored },
-  );
-  mergeInto(json, query);
+  // Most requests have no query string: nothing to read from it, and no sets to build.
+  if (parts.query.size > 0) {
+    const { queryFields, pathFields } = fieldSetsOf(route);
+    mergeInto(
+      json,
+      queryToJson(schema, parts.query, queryFields, pathFields, {
+        aliases: route.queryAliases,
+        ignored: route.queryIgnored,
+      }),
+    );
+  }
   for (const variable of route.template.variables) {
     const value = parts.captures[variable.fieldPath];
     if (value !== undefined) setPathValue(schema, json, variable.fieldPath, value);
@@ -43,6 +46,21 @@ export function decodeRequest<Desc extends DescMessage>(
   } catch (error) {
     throw invalidArgument(error instanceof Error ? error.message : String(error), error);
   }
+}
+
+/** The fields a route's query may set, and those its path binds: made once per route. */
+const fieldSets = new WeakMap<HttpRoute, { queryFields: ReadonlySet<string>; pathFields: ReadonlySet<string> }>();
+
+function fieldSetsOf(route: HttpRoute): { queryFields: ReadonlySet<string>; pathFields: ReadonlySet<string> } {
+  let sets = fieldSets.get(route);
+  if (!sets) {
+    sets = {
+      queryFields: new Set(route.queryFields),
+      pathFields: new Set(route.template.variables.map((variable) => variable.fieldPath)),
+    };
+    fieldSets.set(route, sets);
+  }
+  return sets;
 }
 
 function bodyToJson(schema: DescMessage, route: HttpRoute, parts: HttpRequestParts): JsonObject {

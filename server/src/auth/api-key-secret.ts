@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 
 /**
  * The secret of an organization API key: `dk_` followed by 32 random bytes in base64url (43
@@ -26,12 +26,15 @@ export function generateApiKeySecret(): string {
 
 /** The stored form of a secret: SHA-256, lower-case hex. */
 export function hashApiKeySecret(secret: string): string {
-  return createHash("sha256").update(secret, "utf8").digest("hex");
+  return hash("sha256", secret, "hex");
 }
 
-/** The same SHA-256, as bytes: the credential cache's key, compared in constant time. */
+/**
+ * The same SHA-256, as bytes: the credential cache's key, compared in constant time. Computed on
+ * every authenticated call, by the one-shot `hash`, a third of what a Hash object costs.
+ */
 export function apiKeySecretDigest(secret: string): Buffer {
-  return createHash("sha256").update(secret, "utf8").digest();
+  return hash("sha256", secret, "buffer");
 }
 
 /** The first characters of a secret, enough to recognise a key in a listing, far too few to use it. */

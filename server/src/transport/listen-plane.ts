@@ -68,13 +68,14 @@ export async function listenPlane(options: PlaneOptions): Promise<PlaneListener>
     handlerLimitsBody: options.handlerLimitsBody ?? false,
     logger,
     readiness: () => (closing ? "stopping" : options.isReady() ? "ready" : "starting"),
-  });
-  const serve = (request: NodeRequest, response: NodeResponse) => {
-    inFlight.add(response);
-    response.once("close", () => {
+    onClosed: (response) => {
       inFlight.delete(response);
       if (inFlight.size === 0) onIdle?.();
-    });
+    },
+  });
+  const serve = (request: NodeRequest, response: NodeResponse) => {
+    // Counted until it closes (the plane handler's onClosed).
+    inFlight.add(response);
     // While draining, a keep-alive HTTP/1.1 client must not send its next request on this socket.
     if (closing && request.httpVersionMajor === 1) response.setHeader("connection", "close");
     planeHandler(request, response);

@@ -34,6 +34,11 @@ export interface PlaneHandlerOptions {
   readonly handlerLimitsBody?: boolean;
   readonly logger: Logger;
   readonly readiness: () => Readiness;
+  /**
+   * Called first when a response closes, however it ended (the listener counts the requests in
+   * flight): one close listener per request serves both, rather than one each.
+   */
+  readonly onClosed?: (response: NodeResponse) => void;
 }
 
 /**
@@ -43,7 +48,7 @@ export interface PlaneHandlerOptions {
  * carry no credentials and must not reach auth, and a 413 must not wait for the body to be read.
  */
 export function createPlaneHandler(options: PlaneHandlerOptions): NodeRequestHandler {
-  const { plane, logger } = options;
+  const { plane, logger, onClosed } = options;
   const corsFor = createCorsPolicy(options.corsOrigins);
   return (request, response) => {
     const started = performance.now();
@@ -51,11 +56,10 @@ export function createPlaneHandler(options: PlaneHandlerOptions): NodeRequestHan
     const route = (request.url ?? "/").split("?", 1)[0]!;
     const contentType = request.headers["content-type"];
     const requestId = requestIdFor(request.headers["x-request-id"]);
-    // Handlers and interceptors read it from the request headers, whatever the protocol.
-    request.headers["x-request-id"] = requestId;
-    response.setHeader("x-request-id", requestId);
 
+    // First, before anything that could throw: the listener counts the request in flight until then.
     response.once("close", () => {
+      onClosed?.(response);
       const status = response.statusCode;
       const fields = {
         plane,
@@ -71,6 +75,10 @@ export function createPlaneHandler(options: PlaneHandlerOptions): NodeRequestHan
       if (status >= 500) logger.warn("request", fields);
       else logger.info("request", fields);
     });
+
+    // Handlers and interceptors read it from the request headers, whatever the protocol.
+    request.headers["x-request-id"] = requestId;
+    response.setHeader("x-request-id", requestId);
 
     const cors = options.handlerCors
       ? ({ kind: "not-cors" } as const)

@@ -13,9 +13,10 @@ import {
 } from "../../../gen/platform/script/v1/script_service_server.js";
 import { ThreadSchema, ThreadStatus } from "../../../gen/platform/script/v1/thread_pb.js";
 
-// The transcoded HTTP routes are served on node's own request and response, with one
-// AbortController per call (the call's context): not through connect-node's universal request and
-// response, which build three more per call and a DOMException on every response close.
+// The transcoded HTTP routes are served on node's own request and response, with at most one
+// AbortController per call (the call's context, made when something reads its signal): not through
+// connect-node's universal request and response, which build three more per call and a
+// DOMException on every response close.
 
 const event = (threadId: string) =>
   create(ThreadEventSchema, { threadId, event: { case: "started", value: { scriptName: "s", totalSteps: 1 } } });
@@ -24,8 +25,9 @@ const event = (threadId: string) =>
 let watchEnded: { aborted: boolean; reason: unknown } | undefined;
 
 const implementation: Partial<ScriptServiceImplementation> = {
-  getThread(request) {
+  getThread(request, context) {
     if (request.threadId === "boom") throw new ConnectError("no such thread", Code.NotFound);
+    if (request.threadId === "watchful" && context.signal.aborted) throw new ConnectError("gone", Code.Canceled);
     return create(ThreadSchema, { threadId: request.threadId, status: ThreadStatus.RUNNING });
   },
   async *watchThread(request, context) {
@@ -73,7 +75,7 @@ function get(url: string): Promise<{ status: number; text: string }> {
 const listeners = (signal: AbortSignal) => getEventListeners(signal, "abort").length;
 
 describe("the HTTP routes on node's own request and response", () => {
-  it("build one AbortController per call, answered or refused", async () => {
+  it("build an AbortController only for a call that reads its signal, answered or refused", async () => {
     const origin = await serve(new AbortController().signal);
     const Original = globalThis.AbortController;
     let built = 0;
@@ -90,7 +92,10 @@ describe("the HTTP routes on node's own request and response", () => {
       answers.push(await get(`${origin}/v1/script/threads/x?unknownField=1`));
       expect(answers.map((answer) => answer.status)).toEqual([200, 200, 404, 200, 400]);
       expect(JSON.parse(answers[0]!.text)).toMatchObject({ threadId: "t1", status: "THREAD_STATUS_RUNNING" });
-      expect(built).toBe(4);
+      expect(built).toBe(0);
+      // A handler that reads its signal gets one.
+      expect((await get(`${origin}/v1/script/threads/watchful`)).status).toBe(200);
+      expect(built).toBe(1);
     } finally {
       globalThis.AbortController = Original;
     }

@@ -10,19 +10,21 @@ import { ScriptService } from "../../../gen/platform/script/v1/script_service_pb
 import type { ScriptServiceImplementation } from "../../../gen/platform/script/v1/script_service_server.js";
 import { ThreadSchema, ThreadStatus } from "../../../gen/platform/script/v1/thread_pb.js";
 
-// Every call's context is linked to the server's shutdown signal by an abort listener on it. The
-// listener must go when the call ends, not when the client's connection closes: with keep-alive
-// connections and many calls in flight, listeners left until then pile up on the one shared
-// signal (Node's MaxListenersExceededWarning under load). The requests here carry a signal that
-// never aborts, so only the end of the call can remove them.
+// A call's context is linked to the server's shutdown signal by an abort listener on it, from the
+// moment something reads the context's signal (streams always do; a unary handler that never
+// reads it costs none). The listener must go when the call ends, not when the client's connection
+// closes: with keep-alive connections and many calls in flight, listeners left until then pile up
+// on the one shared signal (Node's MaxListenersExceededWarning under load). The requests here
+// carry a signal that never aborts, so only the end of the call can remove them.
 
 let release: () => void = () => {};
 const held = new Promise<void>((resolve) => (release = resolve));
 afterEach(() => release());
 
 const implementation: Partial<ScriptServiceImplementation> = {
-  async getThread(request) {
-    if (request.threadId === "held") await held;
+  async getThread(request, context) {
+    // A held call watches its signal, as a handler waiting on something slow would.
+    if (request.threadId === "held" && !context.signal.aborted) await held;
     if (request.threadId === "boom") throw new ConnectError("no such thread", Code.NotFound);
     return create(ThreadSchema, { threadId: request.threadId, status: ThreadStatus.RUNNING });
   },
@@ -63,7 +65,7 @@ async function readAll(body: AsyncIterable<Uint8Array> | undefined): Promise<str
 const listeners = (signal: AbortSignal) => getEventListeners(signal, "abort").length;
 
 describe("the shutdown signal shared by every HTTP route call", () => {
-  it("holds one listener per call in progress and none once 500 concurrent calls have ended", async () => {
+  it("holds one listener per call in progress that reads its signal, and none once 500 concurrent calls have ended", async () => {
     const shutdown = new AbortController();
     setMaxListeners(0, shutdown.signal);
     const handler = handlerWith(shutdown.signal);
@@ -73,12 +75,21 @@ describe("the shutdown signal shared by every HTTP route call", () => {
       handler(get(`/v1/script/threads/${i % 5 === 0 ? "boom" : "held"}`)),
     );
     await new Promise((resolve) => setTimeout(resolve, 50));
-    // 400 calls wait in the handler; the 100 that failed have ended.
+    // 400 calls wait in the handler, having read their signal; the 100 that failed never did.
     expect(listeners(shutdown.signal)).toBe(baseline + 400);
     release();
     const answers = await Promise.all(calls);
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(400);
     expect(answers.filter((answer) => answer.status === 404)).toHaveLength(100);
+    expect(listeners(shutdown.signal)).toBe(baseline);
+  });
+
+  it("adds no listener for a unary call that never reads its signal", async () => {
+    const shutdown = new AbortController();
+    const handler = handlerWith(shutdown.signal);
+    const baseline = listeners(shutdown.signal);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => handler(get(`/v1/script/threads/t${i}`))));
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
     expect(listeners(shutdown.signal)).toBe(baseline);
   });
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { CredentialCache } from "../../../auth/credential-cache.js";
 import { createLogger } from "../../../log/logger.js";
 import { createIamStore } from "../../iam/iam-store.js";
 import { openIdentityTestFixture, type IdentityTestFixture } from "../identity-test-fixture.js";
@@ -36,7 +37,11 @@ export const TEST_IDENTITY_URL = "https://id.example";
 
 /** The admin plane over HTTP on a test database, as the api listener serves it, for handler tests. */
 export async function openAdminTestPlane(
-  options: { readonly connectUserStore?: ((url: string) => UserStoreConnection) | undefined } = {},
+  options: {
+    readonly connectUserStore?: ((url: string) => UserStoreConnection) | undefined;
+    /** The credential cache the plane authenticates through, as `serve` wires it; none by default. */
+    readonly credentials?: CredentialCache;
+  } = {},
 ): Promise<AdminTestPlane> {
   const fixture = await openIdentityTestFixture();
   const logger = createLogger();
@@ -47,7 +52,7 @@ export async function openAdminTestPlane(
   const pageTokens = createPageTokenSigner(randomBytes(32));
   const plane = createIdentityAdminPlane(
     { services, pools: fixture.pools, identityUrl: () => TEST_IDENTITY_URL },
-    { logger, readMaxBytes: 1 << 20, pageTokens },
+    { logger, readMaxBytes: 1 << 20, pageTokens, ...(options.credentials ? { credentials: options.credentials } : {}) },
   );
   const server: Server = createServer(plane.nodeHandler());
   server.listen(0, "127.0.0.1");

@@ -3,6 +3,7 @@ import {
   type IdentityAdminImplementation,
 } from "../../../../../gen/openapi/identity-admin/handler.js";
 import type { RestMiddleware, RestPlaneHandler } from "@platform/codegen/runtime/server";
+import type { CredentialCache } from "../../../auth/credential-cache.js";
 import type { PageTokenSigner } from "../../../pagination/page-token-signer.js";
 import type { Logger } from "../../../log/logger.js";
 import { createAdminAuthMiddleware } from "./admin-auth-middleware.js";
@@ -52,13 +53,18 @@ export interface IdentityAdminPlaneOptions {
   readonly readMaxBytes: number;
   /** Signs the lists' `nextCursor` and verifies a `cursor` before any handler reads it. */
   readonly pageTokens: PageTokenSigner;
+  /**
+   * Verified API keys shared with the RPC routes' auth interceptor, followed by
+   * `followCredentialChanges`; without it every call reads its key from the database.
+   */
+  readonly credentials?: CredentialCache;
 }
 
 export function createIdentityAdminPlane(deps: AdminDeps, options: IdentityAdminPlaneOptions): RestPlaneHandler {
   return createIdentityAdminHandler(createIdentityAdminImplementation(deps), {
     middleware: [
       options.pageTokens.middleware,
-      createAdminAuthMiddleware(deps.services.db),
+      createAdminAuthMiddleware(deps.services.db, options.credentials),
       forgetWrittenPools(deps.services.poolCache),
     ],
     readMaxBytes: options.readMaxBytes,
