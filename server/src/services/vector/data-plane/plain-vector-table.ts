@@ -5,7 +5,7 @@ import type { SqlExecutor } from "../engine/sql-executor.js";
 import { HNSW_EF_CONSTRUCTION, HNSW_M } from "../engine/collection-tables.js";
 import { MAX_INDEXED_DIMENSION } from "./vector-limits.js";
 import { METRICS, type MetricSql } from "./vector-metric.js";
-import { vectorRows, vectorText } from "./vector-records.js";
+import { checkBatchSize, vectorRows, vectorText } from "./vector-records.js";
 import type { VectorRecord } from "../../../../../gen/platform/data/vector/v1/vector_data_service_pb.js";
 import { vectorTableName } from "./vector-table-name.js";
 import { sqlErrorOf, vectorTableShape } from "./vector-table-shape.js";
@@ -50,8 +50,9 @@ export class PlainVectorTable {
 
   /** Inserts or replaces the vectors in one transaction, creating the table on first use. */
   upsert(vectors: readonly VectorRecord[]): Promise<{ count: number; dimension: number; created: boolean }> {
-    // Checked before any database work: a bad batch never creates a table.
-    vectorRows(vectors, undefined, this.#name);
+    // The checks run inside the transaction, against the table's dimension once known: a bad
+    // batch rolls back the table its first vector would have created.
+    checkBatchSize(vectors);
     return this.#guard(() =>
       this.#executor.transaction(async (tx) => {
         let dimension = await vectorTableShape(tx, this.#name);
@@ -70,7 +71,10 @@ export class PlainVectorTable {
             created = true;
           }
         }
-        const rows = vectorRows(vectors, dimension, this.#name);
+        const reason = created
+          ? `vectors[0] has ${dimension}, which table ${this.#name} is created with`
+          : `table ${this.#name} holds vectors of ${dimension}`;
+        const rows = vectorRows(vectors, dimension, reason);
         await tx.query(
           `INSERT INTO ${this.#quoted} (id, embedding, metadata)
            SELECT id, embedding::vector, NULLIF(metadata, 'null')::jsonb

@@ -14,23 +14,11 @@ export interface VectorRow {
 
 /**
  * Checks an upsert's vectors and turns them into rows. Every vector must have `dimension`
- * components (the table's, or the first vector's for a table not created yet); the error names
- * the offending field so a caller can find it in a batch of a thousand.
+ * components (the table's; `reason` says where it comes from); the error names the offending
+ * field so a caller can find it in a batch of a thousand.
  */
-export function vectorRows(
-  vectors: readonly VectorRecord[],
-  dimension: number | undefined,
-  table: string,
-): VectorRow[] {
-  if (vectors.length === 0) throw invalid("vectors must hold at least one vector");
-  if (vectors.length > MAX_UPSERT_VECTORS)
-    throw invalid(`vectors holds ${vectors.length} vectors; at most ${MAX_UPSERT_VECTORS} may be upserted at once`);
-  // A table not created yet takes the first vector's dimension; the others must agree with it.
-  const expected = dimension ?? vectors[0]!.values.length;
-  const reason =
-    dimension === undefined
-      ? `vectors[0] has ${expected}, which table ${table} is created with`
-      : `table ${table} holds vectors of ${dimension}`;
+export function vectorRows(vectors: readonly VectorRecord[], dimension: number, reason: string): VectorRow[] {
+  checkBatchSize(vectors);
   const seen = new Set<string>();
   return vectors.map((vector, index) => {
     const field = `vectors[${index}]`;
@@ -39,10 +27,17 @@ export function vectorRows(
     seen.add(vector.id);
     return {
       id: vector.id,
-      embedding: vectorText(vector.values, expected, `${field}.values`, reason),
+      embedding: vectorText(vector.values, dimension, `${field}.values`, reason),
       metadata: metadataText(vector.metadata, `${field}.metadata`),
     };
   });
+}
+
+/** 1 to MAX_UPSERT_VECTORS vectors: checked before the engine database is touched. */
+export function checkBatchSize(vectors: readonly VectorRecord[]): void {
+  if (vectors.length === 0) throw invalid("vectors must hold at least one vector");
+  if (vectors.length > MAX_UPSERT_VECTORS)
+    throw invalid(`vectors holds ${vectors.length} vectors; at most ${MAX_UPSERT_VECTORS} may be upserted at once`);
 }
 
 /** pgvector's text form of a vector, checked against `dimension`; `reason` says where that comes from. */
