@@ -258,6 +258,15 @@ describe.each(engineBackends)("plain vector table on $name", (backend) => {
     expect((await errorOf(() => new PlainVectorTable(executor, odd).describe()))[0]).toBe(Code.FailedPrecondition);
   });
 
+  it("lets concurrent first upserts agree on one table", async () => {
+    const name = tableName();
+    const results = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => table(name).upsert([record(`v${i}`, [i, 1, 1])])),
+    );
+    expect(results.filter((result) => result.created)).toHaveLength(1);
+    expect((await table(name).describe()).count).toBe(4n);
+  });
+
   it("answers NOT_FOUND when a SQL client drops the table", async () => {
     const { name, t } = await seeded();
     await executor.query(`DROP TABLE "${name}"`);
