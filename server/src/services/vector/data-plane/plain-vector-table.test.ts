@@ -183,6 +183,19 @@ describe.each(engineBackends)("plain vector table on $name", (backend) => {
     expect(await errorOf(() => t.describe())).toEqual([Code.NotFound, expect.stringContaining("does not exist")]);
   });
 
+  it("refuses a first vector no vector(n) can hold, creating nothing", async () => {
+    const t = table();
+    expect(await errorOf(() => t.upsert([record("a", [])]))).toEqual([
+      Code.InvalidArgument,
+      "vectors[0].values must hold at least one value",
+    ]);
+    expect(await errorOf(() => t.upsert([record("a", new Array<number>(16_001).fill(1))]))).toEqual([
+      Code.InvalidArgument,
+      "vectors[0].values has 16001 dimensions; at most 16000 are stored",
+    ]);
+    expect((await errorOf(() => t.describe()))[0]).toBe(Code.NotFound);
+  });
+
   it("refuses repeated ids, non-finite values, an all-zero cosine query and a missing table", async () => {
     const { t } = await seeded();
     expect((await errorOf(() => t.upsert([record("x", [1, 1, 1]), record("x", [1, 1, 2])])))[1]).toContain(

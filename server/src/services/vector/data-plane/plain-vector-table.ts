@@ -1,12 +1,11 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { VectorMetric } from "../../../../../gen/platform/data/vector/v1/vector_data_service_pb.js";
-import type { SqlExecutor } from "../engine/sql-executor.js";
+import type { VectorMetric, VectorRecord } from "../../../../../gen/platform/data/vector/v1/vector_data_service_pb.js";
 import { HNSW_EF_CONSTRUCTION, HNSW_M } from "../engine/collection-tables.js";
+import type { SqlExecutor } from "../engine/sql-executor.js";
 import { MAX_INDEXED_DIMENSION } from "./vector-limits.js";
 import { METRICS, type MetricSql } from "./vector-metric.js";
 import { checkBatchSize, vectorRows, vectorText } from "./vector-records.js";
-import type { VectorRecord } from "../../../../../gen/platform/data/vector/v1/vector_data_service_pb.js";
 import { vectorTableName } from "./vector-table-name.js";
 import { sqlErrorOf, vectorTableShape } from "./vector-table-shape.js";
 
@@ -65,6 +64,8 @@ export class PlainVectorTable {
           dimension = await vectorTableShape(tx, this.#name);
           if (dimension === undefined) {
             dimension = vectors[0]!.values.length;
+            // The dimension must be one vector(n) takes (1 to 16,000) before it reaches the DDL.
+            vectorText(vectors[0]!.values, dimension, "vectors[0].values", "");
             await tx.query(
               `CREATE TABLE ${this.#quoted} (id text PRIMARY KEY, embedding vector(${dimension}) NOT NULL, metadata jsonb)`,
             );
