@@ -35,6 +35,10 @@ import {
   type SourceServiceClient,
 } from "../../gen/platform/data/source/v1/source_service_client.js";
 import {
+  createVectorDataServiceClient,
+  type VectorDataServiceClient,
+} from "../../gen/platform/data/vector/v1/vector_data_service_client.js";
+import {
   createVectorServiceClient,
   type VectorServiceClient,
 } from "../../gen/platform/data/vector/v1/vector_service_client.js";
@@ -61,7 +65,7 @@ export type IdentityAdminClient = RestBodyClient<IdentityAdminResultClient>;
 export interface PlatformClientOptions {
   /** Base URL of the API plane (script, compute, secrets, builds, vector databases, IAM). */
   readonly apiUrl: string;
-  /** Base URL of the data plane (actions, pipelines, sources, ingest, vector engine and search); defaults to apiUrl. */
+  /** Base URL of the data plane (actions, pipelines, sources, ingest, vector engine, search and vector tables); defaults to apiUrl. */
   readonly dataUrl?: string;
   /** Base URL of the identity plane, where pool issuers are served (`{identity_url}`); defaults to apiUrl. */
   readonly identityUrl?: string;
@@ -92,6 +96,8 @@ export interface PlatformClient {
   readonly sources: SourceServiceClient;
   readonly ingest: IngestServiceClient;
   readonly vector: VectorServiceClient;
+  /** Vector tables of caller-supplied embeddings (upsert, query, delete) on the data plane. */
+  readonly vectorData: VectorDataServiceClient;
   readonly vectorDb: VectorDbServiceClient;
   readonly iam: IamServiceClient;
   /** The identity admin API, `{apiUrl}/v1/identity`, with the platform credential. */
@@ -126,6 +132,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     sources: createSourceServiceClient(data, clientOptions),
     ingest: createIngestServiceClient(data, clientOptions),
     vector: createVectorServiceClient(data, clientOptions),
+    vectorData: createVectorDataServiceClient(data, clientOptions),
     vectorDb: createVectorDbServiceClient(api, clientOptions),
     iam: createIamServiceClient(api, clientOptions),
     identityAdmin: createRestClient<IdentityAdminClient>(IdentityAdminRoutes, {

@@ -19,6 +19,7 @@ import type { OAuthProviders } from "./services/source/oauth/oauth-provider-conf
 import type { BucketDirectory } from "./services/storage/bucket-directory.js";
 import { catalogCollectionDirectory } from "./services/vector/catalog-collection-directory.js";
 import { createVectorService, type VectorServiceHandle } from "./services/vector/vector-service.js";
+import { createVectorDataService } from "./services/vector/data-plane/vector-data-service.js";
 import { organizations } from "./auth/auth-schema.js";
 import { eq } from "drizzle-orm";
 import type { Readable } from "node:stream";
@@ -176,6 +177,10 @@ export function createDataPlatform(options: DataPlatformOptions) {
     sources: sourceService,
     ingest,
     vector: vector.implementation,
+    vectorData: createVectorDataService({
+      buckets: { exists: bucketExists },
+      engineDatabase: (orgId, bucket) => vector.engineDatabase(orgId, bucket),
+    }),
     start() {
       worker.start();
       vector.start();

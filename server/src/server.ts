@@ -12,6 +12,7 @@ import { registerIngestService } from "../../gen/platform/data/ingest/v1/ingest_
 import { registerPipelineService } from "../../gen/platform/data/pipeline/v1/pipeline_service_server.js";
 import { registerSourceService } from "../../gen/platform/data/source/v1/source_service_server.js";
 import { registerVectorService } from "../../gen/platform/data/vector/v1/vector_service_server.js";
+import { registerVectorDataService } from "../../gen/platform/data/vector/v1/vector_data_service_server.js";
 import { registerIamService } from "../../gen/platform/iam/v1/iam_service_server.js";
 import { registerScriptService } from "../../gen/platform/script/v1/script_service_server.js";
 import { createAuthInterceptor } from "./auth/auth-interceptor.js";
@@ -243,6 +244,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     registerSourceService(data, dataPlatform.sources);
     registerIngestService(data, dataPlatform.ingest);
     registerVectorService(data, dataPlatform.vector);
+    registerVectorDataService(data, dataPlatform.vectorData);
     // Not built yet: every method answers UNIMPLEMENTED (HTTP 501) until its service is registered.
     registerActionsService(data, {});
     registerGrpcProtocolServices(data, health);

@@ -19,8 +19,8 @@ import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
  * | `compute.editor` | Also create and configure apps; save, compile, test and publish drafts. |
  * | `builds.viewer` | Read builds and their logs. |
  * | `builds.editor` | Also start, cancel and upload builds and save build secrets. |
- * | `data.viewer` | Read actions and runs, pipelines, sources, ingest rules and jobs, vector engines; search; list and read buckets and objects (S3). |
- * | `data.editor` | Also run and enqueue actions and change pipelines, sources, credentials, ingest, engines; create and delete buckets, write and delete objects (S3). |
+ * | `data.viewer` | Read actions and runs, pipelines, sources, ingest rules and jobs, vector engines; search and query vector tables; list and read buckets and objects (S3). |
+ * | `data.editor` | Also run and enqueue actions and change pipelines, sources, credentials, ingest, engines; upsert and delete vectors and build vector indexes; create and delete buckets, write and delete objects (S3). |
  * | `vectordb.viewer` | Managed vector databases: GetService, GetServiceAccess, ListServices, cluster and backup reads. |
  * | `vectordb.admin` | Every managed vector database scope: allocate, delete, clusters, backups, policies. |
  * | `git.viewer` | Git: clone and fetch, browse (organization-wide or on one repository). |
@@ -74,12 +74,12 @@ export const roleCatalog: readonly RoleDefinition[] = [
   role(
     "data.viewer",
     0,
-    "Read actions, pipelines, sources, ingest and vector engines; search; read buckets and objects.",
+    "Read actions, pipelines, sources, ingest and vector engines; search and query vector tables; read buckets and objects.",
   ),
   role(
     "data.editor",
     1,
-    "Also run actions and change pipelines, sources, credentials, ingest and engines; write buckets and objects.",
+    "Also run actions and change pipelines, sources, credentials, ingest and engines; write vector tables; write buckets and objects.",
   ),
   role(
     "vectordb.viewer",
@@ -147,6 +147,7 @@ export const serviceRoleRules: Readonly<Record<string, ServiceRoleRule>> = {
   "platform.data.pipeline.v1.PipelineService": data,
   "platform.data.source.v1.SourceService": data,
   "platform.data.vector.v1.VectorService": data,
+  "platform.data.vector.v1.VectorDataService": data,
   "platform.vectordb.v1.VectorDbService": { read: "vectordb.viewer", write: "vectordb.admin" },
   // Reading keys and grants is as sensitive as changing them: one tier, no viewer.
   "platform.iam.v1.IamService": { read: "iam.admin", write: "iam.admin", operatorManaged: true },

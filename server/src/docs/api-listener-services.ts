@@ -3,6 +3,7 @@ import { ActionsServiceRoutes } from "../../../gen/platform/data/actions/v1/acti
 import { IngestServiceRoutes } from "../../../gen/platform/data/ingest/v1/ingest_service_http.js";
 import { PipelineServiceRoutes } from "../../../gen/platform/data/pipeline/v1/pipeline_service_http.js";
 import { SourceServiceRoutes } from "../../../gen/platform/data/source/v1/source_service_http.js";
+import { VectorDataServiceRoutes } from "../../../gen/platform/data/vector/v1/vector_data_service_http.js";
 import { VectorServiceRoutes } from "../../../gen/platform/data/vector/v1/vector_service_http.js";
 import { IamServiceRoutes } from "../../../gen/platform/iam/v1/iam_service_http.js";
 import { ScriptServiceRoutes } from "../../../gen/platform/script/v1/script_service_http.js";
@@ -25,5 +26,6 @@ export const DATA_LISTENER_SERVICES: readonly Pick<ServiceHttpRoutes, "routes">[
   SourceServiceRoutes,
   IngestServiceRoutes,
   VectorServiceRoutes,
+  VectorDataServiceRoutes,
   ActionsServiceRoutes,
 ];
