@@ -1,48 +1,18 @@
 import { randomBytes } from "node:crypto";
+import type { S3Client } from "@aws-sdk/client-s3";
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   PutObjectCommand,
-  S3Client,
   S3ServiceException,
 } from "@aws-sdk/client-s3";
-import { beforeAll, describe, expect, inject, it } from "vitest";
-import { s3Credentials } from "../../sdk/src/index.js";
-import { createOrganization, type TestOrganization } from "./shared-server.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { callData, createOrganization, okData, s3ClientOf, type TestOrganization } from "./shared-server.js";
 
 // The data platform's whole path through the binary: objects uploaded with the AWS SDK, a vector
 // collection from the text template, a rule binding the bucket to it, ingest jobs, search in each
 // mode, a changed and a deleted object, and another organization seeing none of it.
-
-const dataUrl = () => inject("platformUrls").data!;
-const s3Url = () => inject("platformUrls").s3!;
-
-interface Answer<T = Record<string, unknown>> {
-  readonly status: number;
-  readonly body: T;
-}
-
-async function call<T = Record<string, unknown>>(
-  org: TestOrganization,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<Answer<T>> {
-  const response = await fetch(`${dataUrl()}${path}`, {
-    method,
-    headers: { ...org.headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : {}) as T };
-}
-
-async function ok<T = Record<string, unknown>>(answer: Promise<Answer<T>>): Promise<T> {
-  const { status, body } = await answer;
-  if (status !== 200) throw new Error(`expected 200, got ${status}: ${JSON.stringify(body)}`);
-  return body;
-}
 
 interface Job {
   jobId: string;
@@ -69,7 +39,7 @@ interface SearchAnswer {
 
 async function settled(org: TestOrganization, bucket: string, jobId: string): Promise<Job> {
   for (let i = 0; ; i++) {
-    const job = await ok<Job>(call(org, "GET", `/${bucket}/ingest/jobs/${jobId}`));
+    const job = await okData<Job>(callData(org, "GET", `/${bucket}/ingest/jobs/${jobId}`));
     if (!["INGEST_JOB_STATUS_QUEUED", "INGEST_JOB_STATUS_RUNNING"].includes(job.status)) return job;
     if (i > 600) throw new Error(`job ${jobId} did not finish: ${JSON.stringify(job)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -79,7 +49,7 @@ async function settled(org: TestOrganization, bucket: string, jobId: string): Pr
 /** Waits until the bucket's newest job after `known` has finished, and answers it. */
 async function nextJob(org: TestOrganization, bucket: string, known: ReadonlySet<string>): Promise<Job> {
   for (let i = 0; ; i++) {
-    const { jobs } = await ok<{ jobs: Job[] }>(call(org, "GET", `/${bucket}/ingest/jobs`));
+    const { jobs } = await okData<{ jobs: Job[] }>(callData(org, "GET", `/${bucket}/ingest/jobs`));
     const fresh = jobs.find((job) => !known.has(job.jobId));
     if (fresh) return settled(org, bucket, fresh.jobId);
     if (i > 300) throw new Error("no new ingest job appeared");
@@ -88,7 +58,7 @@ async function nextJob(org: TestOrganization, bucket: string, known: ReadonlySet
 }
 
 const search = (org: TestOrganization, bucket: string, body: Record<string, unknown>) =>
-  call<SearchAnswer>(org, "POST", `/${bucket}/vector/search`, body);
+  callData<SearchAnswer>(org, "POST", `/${bucket}/vector/search`, body);
 
 let acme: TestOrganization;
 let other: TestOrganization;
@@ -108,14 +78,7 @@ const page = `<html><head><style>body{color:red}</style><script>var tracking = 1
 
 beforeAll(async () => {
   [acme, other] = await Promise.all([createOrganization("data"), createOrganization("data-other")]);
-  const issued = await acme.client.iam.createApiKey({ orgId: acme.id, name: "uploader", roles: ["data.editor"] });
-  s3 = new S3Client({
-    endpoint: s3Url(),
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: await s3Credentials(issued.apiKey!.keyId, issued.secret),
-    maxAttempts: 1,
-  });
+  s3 = await s3ClientOf(acme);
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   const put = (Key: string, Body: string, ContentType: string) =>
     s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body, ContentType }));
@@ -129,25 +92,25 @@ beforeAll(async () => {
 
 describe("the data platform, end to end", () => {
   it("creates a collection from the text template and binds the bucket to it", async () => {
-    const pipeline = await ok<{
+    const pipeline = await okData<{
       pipelineId: string;
       name: string;
       destination: { name: string; vector: { dimensions: number; embedModel: string } };
-    }>(call(acme, "POST", `/${bucket}/pipelines/vector`, { name: "support", templateId: "text_embedding_index" }));
+    }>(callData(acme, "POST", `/${bucket}/pipelines/vector`, { name: "support", templateId: "text_embedding_index" }));
     expect(pipeline).toMatchObject({
       name: "text_embedding_index",
       destination: { name: "support", vector: { dimensions: 768 } },
     });
     pipelineId = pipeline.pipelineId;
-    const rule = await ok<{ ruleId: string; binding: string }>(
-      call(acme, "POST", `/${bucket}/rules`, { pipelineId, filter: { prefix: "docs/" } }),
+    const rule = await okData<{ ruleId: string; binding: string }>(
+      callData(acme, "POST", `/${bucket}/rules`, { pipelineId, filter: { prefix: "docs/" } }),
     );
     expect(rule.binding).toContain("text_embedding_index (vector: support)");
     ruleId = rule.ruleId;
   });
 
   it("ingests the rule's objects through a durable job", async () => {
-    const job = await ok<Job>(call(acme, "POST", `/${bucket}/ingest/jobs`, { ruleId }));
+    const job = await okData<Job>(callData(acme, "POST", `/${bucket}/ingest/jobs`, { ruleId }));
     expect(job.status).toBe("INGEST_JOB_STATUS_QUEUED");
     firstJob = await settled(acme, bucket, job.jobId);
     expect(firstJob).toMatchObject({
@@ -159,7 +122,7 @@ describe("the data platform, end to end", () => {
   }, 120_000);
 
   it("finds the right object for a text query, with content and metadata", async () => {
-    const answer = await ok(
+    const answer = await okData(
       search(acme, bucket, {
         collectionName: "support",
         text: "how long until my order ships",
@@ -173,7 +136,7 @@ describe("the data platform, end to end", () => {
     expect(answer.results[0]!.metadata).toMatchObject({ source_key: "docs/shipping.md", mime_type: "text/markdown" });
     expect(answer.results.map((r) => r.object.key)).not.toContain("private/salaries.txt");
     // HTML is read for its visible text: no script, no style.
-    const warranty = await ok(
+    const warranty = await okData(
       search(acme, bucket, { text: "kettle warranty heating element", topK: 1, includeContent: true }),
     );
     expect(warranty.results[0]!.object.key).toBe("docs/warranty.html");
@@ -181,7 +144,7 @@ describe("the data platform, end to end", () => {
   });
 
   it("filters on metadata before ranking, and names what it cannot do", async () => {
-    const filtered = await ok(
+    const filtered = await okData(
       search(acme, bucket, {
         text: "orders ship",
         topK: 10,
@@ -191,7 +154,7 @@ describe("the data platform, end to end", () => {
     expect(filtered.results.length).toBeGreaterThan(0);
     expect(new Set(filtered.results.map((r) => r.object.key))).toEqual(new Set(["docs/returns.txt"]));
 
-    const hybrid = await ok(search(acme, bucket, { text: "refund", searchMode: "SEARCH_MODE_HYBRID", topK: 2 }));
+    const hybrid = await okData(search(acme, bucket, { text: "refund", searchMode: "SEARCH_MODE_HYBRID", topK: 2 }));
     expect(hybrid.results.length).toBeGreaterThan(0);
     expect(hybrid.warnings.join(" ")).toMatch(/sparse|BM25|hybrid/i);
 
@@ -206,20 +169,20 @@ describe("the data platform, end to end", () => {
 
   it("fans a bucket-wide query out to compatible collections only, and shows the engine with its collections", async () => {
     // A second collection with other dimensions: never fused with the first.
-    await ok(
-      call(acme, "POST", `/${bucket}/pipelines/vector`, { name: "snippets", templateId: "code_embedding_index" }),
+    await okData(
+      callData(acme, "POST", `/${bucket}/pipelines/vector`, { name: "snippets", templateId: "code_embedding_index" }),
     );
-    const fanned = await ok(search(acme, bucket, { text: "orders ship", topK: 5 }));
+    const fanned = await okData(search(acme, bucket, { text: "orders ship", topK: 5 }));
     expect(fanned.results[0]!.object.key).toBe("docs/shipping.md");
     const statuses = Object.fromEntries(fanned.collectionStatuses.map((s) => [s.collection, s]));
     expect(statuses.support).toMatchObject({ searchCompleted: true, failReason: "" });
     expect(statuses.snippets?.searchCompleted).toBe(false);
     expect(statuses.snippets?.failReason).not.toBe("");
 
-    const engine = await ok<{
+    const engine = await okData<{
       status: string;
       collections: { name: string; materialized: boolean; dimensions: number }[];
-    }>(call(acme, "GET", `/${bucket}/vector`));
+    }>(callData(acme, "GET", `/${bucket}/vector`));
     expect(engine.status).toBe("ACTIVE");
     expect(engine.collections).toEqual(
       expect.arrayContaining([
@@ -243,7 +206,7 @@ describe("the data platform, end to end", () => {
     expect(changed.status).toBe("INGEST_JOB_STATUS_SUCCEEDED");
     known.add(changed.jobId);
     const onlyShipping = { filters: [{ field: "source_key", op: "FILTER_OP_EQ", value: "docs/shipping.md" }] };
-    const after = await ok(
+    const after = await okData(
       search(acme, bucket, { text: "drone", topK: 10, includeContent: true, preFilter: onlyShipping }),
     );
     expect(after.results.map((r) => r.content).join(" ")).toContain("drone");
@@ -252,7 +215,7 @@ describe("the data platform, end to end", () => {
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: "docs/returns.txt" }));
     const deleted = await nextJob(acme, bucket, known);
     expect(deleted.status).toBe("INGEST_JOB_STATUS_SUCCEEDED");
-    const gone = await ok(
+    const gone = await okData(
       search(acme, bucket, {
         text: "refund",
         topK: 10,
@@ -263,19 +226,12 @@ describe("the data platform, end to end", () => {
   }, 120_000);
 
   it("shows another organization none of the bucket's pipelines, jobs or objects", async () => {
-    expect((await call(other, "GET", `/${bucket}/pipelines/${pipelineId}`)).status).toBe(404);
-    expect((await call(other, "GET", `/${bucket}/ingest/jobs/${firstJob.jobId}`)).status).toBe(404);
-    expect((await call(other, "GET", `/${bucket}/rules/${ruleId}`)).status).toBe(404);
+    expect((await callData(other, "GET", `/${bucket}/pipelines/${pipelineId}`)).status).toBe(404);
+    expect((await callData(other, "GET", `/${bucket}/ingest/jobs/${firstJob.jobId}`)).status).toBe(404);
+    expect((await callData(other, "GET", `/${bucket}/rules/${ruleId}`)).status).toBe(404);
     const stranger = await search(other, bucket, { text: "shipping", topK: 3 });
     expect(stranger.status).toBe(404);
-    const issued = await other.client.iam.createApiKey({ orgId: other.id, name: "peek", roles: ["data.viewer"] });
-    const peek = new S3Client({
-      endpoint: s3Url(),
-      region: "us-east-1",
-      forcePathStyle: true,
-      credentials: await s3Credentials(issued.apiKey!.keyId, issued.secret),
-      maxAttempts: 1,
-    });
+    const peek = await s3ClientOf(other);
     const error = await peek
       .send(new GetObjectCommand({ Bucket: bucket, Key: "docs/shipping.md" }))
       .catch((e: unknown) => e);

@@ -119,3 +119,32 @@ export async function createBuckets(org: TestOrganization, ...names: string[]): 
     s3.destroy();
   }
 }
+
+/** What the data listener answered to a plain HTTP call: the status and the JSON body. */
+export interface DataAnswer<T = Record<string, unknown>> {
+  readonly status: number;
+  readonly body: T;
+}
+
+/** A plain HTTP call to the data listener as the organization's owner. */
+export async function callData<T = Record<string, unknown>>(
+  org: TestOrganization,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<DataAnswer<T>> {
+  const response = await fetch(`${dataUrl()}${path}`, {
+    method,
+    headers: { ...org.headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : {}) as T };
+}
+
+/** The body of a call that must answer 200; anything else fails the test with the answer. */
+export async function okData<T = Record<string, unknown>>(answer: Promise<DataAnswer<T>>): Promise<T> {
+  const { status, body } = await answer;
+  if (status !== 200) throw new Error(`expected 200, got ${status}: ${JSON.stringify(body)}`);
+  return body;
+}

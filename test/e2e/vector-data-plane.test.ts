@@ -1,36 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createBuckets, createOrganization, dataUrl, type TestOrganization } from "./shared-server.js";
+import { callData, createBuckets, createOrganization, okData, type TestOrganization } from "./shared-server.js";
 
 // Bring-your-own embeddings over plain HTTP on the data listener: a bucket made with the AWS SDK,
 // vectors upserted into a table of its engine, queried under each metric, described, indexed and
 // deleted, and another organization kept out.
-
-interface Answer<T = Record<string, unknown>> {
-  readonly status: number;
-  readonly body: T;
-}
-
-async function call<T = Record<string, unknown>>(
-  org: TestOrganization,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<Answer<T>> {
-  const response = await fetch(`${dataUrl()}${path}`, {
-    method,
-    headers: { ...org.headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : {}) as T };
-}
-
-async function ok<T = Record<string, unknown>>(answer: Promise<Answer<T>>): Promise<T> {
-  const { status, body } = await answer;
-  if (status !== 200) throw new Error(`expected 200, got ${status}: ${JSON.stringify(body)}`);
-  return body;
-}
 
 interface QueryAnswer {
   matches: { id: string; score: number; metadata: Record<string, unknown> | null; values: number[] }[];
@@ -50,8 +24,8 @@ beforeAll(async () => {
 describe("data-plane vectors over HTTP", () => {
   it("upserts into a new vector(3) table and answers distances under each metric", async () => {
     expect(
-      await ok(
-        call(owner, "POST", vectors, {
+      await okData(
+        callData(owner, "POST", vectors, {
           vectors: [
             { id: "a", values: [1, 0, 0], metadata: { kind: "x", n: 1 } },
             { id: "b", values: [0, 3, 4] },
@@ -62,7 +36,7 @@ describe("data-plane vectors over HTTP", () => {
     ).toEqual({ upsertedCount: 3, dimension: 3, tableCreated: true });
 
     const query = (metric: string, extra: Record<string, unknown> = {}) =>
-      ok<QueryAnswer>(call(owner, "POST", `${vectors}/query`, { vector: [1, 1, 0], metric, ...extra }));
+      okData<QueryAnswer>(callData(owner, "POST", `${vectors}/query`, { vector: [1, 1, 0], metric, ...extra }));
 
     const cosine = await query("VECTOR_METRIC_COSINE", { includeMetadata: true });
     expect(cosine.metric).toBe("VECTOR_METRIC_COSINE");
@@ -79,7 +53,9 @@ describe("data-plane vectors over HTTP", () => {
     ]);
     expect(l2.matches[1]!.score).toBeCloseTo(Math.sqrt(3), 5);
 
-    const dot = await ok<QueryAnswer>(call(owner, "POST", `${vectors}/query`, { vector: [1, 1, 0], metric: 3 }));
+    const dot = await okData<QueryAnswer>(
+      callData(owner, "POST", `${vectors}/query`, { vector: [1, 1, 0], metric: 3 }),
+    );
     expect(dot.matches.map((m) => [m.id, m.score])).toEqual([
       ["c", -4],
       ["b", -3],
@@ -88,14 +64,14 @@ describe("data-plane vectors over HTTP", () => {
   });
 
   it("describes and indexes the table", async () => {
-    const before = await ok(call(owner, "GET", vectors));
+    const before = await okData(callData(owner, "GET", vectors));
     expect(before).toEqual({ table: "emb", dimension: 3, vectorCount: "3", indexedMetrics: [] });
-    const indexed = await ok(call(owner, "POST", `${vectors}/index`, { metric: "VECTOR_METRIC_COSINE" }));
+    const indexed = await okData(callData(owner, "POST", `${vectors}/index`, { metric: "VECTOR_METRIC_COSINE" }));
     expect(indexed).toEqual({ table: "emb", dimension: 3, vectorCount: "3", indexedMetrics: ["VECTOR_METRIC_COSINE"] });
   });
 
   it("refuses bad input with 400 naming the field", async () => {
-    const mismatch = await call(owner, "POST", vectors, { vectors: [{ id: "d", values: [1, 2] }] });
+    const mismatch = await callData(owner, "POST", vectors, { vectors: [{ id: "d", values: [1, 2] }] });
     expect(mismatch).toEqual({
       status: 400,
       body: expect.objectContaining({
@@ -103,18 +79,18 @@ describe("data-plane vectors over HTTP", () => {
         message: "vectors[0].values has 2 dimensions; table emb holds vectors of 3",
       }),
     });
-    const both = await call(owner, "POST", `${vectors}/delete`, { ids: ["a"], all: true });
+    const both = await callData(owner, "POST", `${vectors}/delete`, { ids: ["a"], all: true });
     expect([both.status, both.body.code]).toEqual([400, "invalid_argument"]);
     expect(both.body.message).toMatch(/^ids and all/);
-    const neither = await call(owner, "POST", `${vectors}/delete`, {});
+    const neither = await callData(owner, "POST", `${vectors}/delete`, {});
     expect([neither.status, neither.body.message]).toEqual([400, expect.stringMatching(/^ids is required/)]);
-    const badName = await call(owner, "POST", `/${bucket}/tables/vc_abc/vectors`, {
+    const badName = await callData(owner, "POST", `/${bucket}/tables/vc_abc/vectors`, {
       vectors: [{ id: "x", values: [1] }],
     });
     expect([badName.status, badName.body.message]).toEqual([400, expect.stringMatching(/^table "vc_abc" is reserved/)]);
-    const noMetric = await call(owner, "POST", `${vectors}/query`, { vector: [1, 1, 0] });
+    const noMetric = await callData(owner, "POST", `${vectors}/query`, { vector: [1, 1, 0] });
     expect([noMetric.status, noMetric.body.message]).toEqual([400, expect.stringMatching(/^metric is required/)]);
-    const missing = await call(owner, "POST", `/${bucket}/tables/nothing/vectors/query`, {
+    const missing = await callData(owner, "POST", `/${bucket}/tables/nothing/vectors/query`, {
       vector: [1],
       metric: "VECTOR_METRIC_COSINE",
     });
@@ -128,19 +104,21 @@ describe("data-plane vectors over HTTP", () => {
       ["POST", `${vectors}/delete`, { all: true }],
       ["GET", vectors, undefined],
     ] as const) {
-      const answer = await call(other, method, path, body);
+      const answer = await callData(other, method, path, body);
       expect([answer.status, answer.body.code, answer.body.message]).toEqual([
         404,
         "not_found",
         `bucket ${bucket} not found`,
       ]);
     }
-    expect((await ok(call(owner, "GET", vectors))).vectorCount).toBe("3");
+    expect((await okData(callData(owner, "GET", vectors))).vectorCount).toBe("3");
   });
 
   it("deletes by ids, then all", async () => {
-    expect(await ok(call(owner, "POST", `${vectors}/delete`, { ids: ["a", "missing"] }))).toEqual({ deletedCount: 1 });
-    expect(await ok(call(owner, "POST", `${vectors}/delete`, { all: true }))).toEqual({ deletedCount: 2 });
-    expect((await ok(call(owner, "GET", vectors))).vectorCount).toBe("0");
+    expect(await okData(callData(owner, "POST", `${vectors}/delete`, { ids: ["a", "missing"] }))).toEqual({
+      deletedCount: 1,
+    });
+    expect(await okData(callData(owner, "POST", `${vectors}/delete`, { all: true }))).toEqual({ deletedCount: 2 });
+    expect((await okData(callData(owner, "GET", vectors))).vectorCount).toBe("0");
   });
 });

@@ -125,6 +125,22 @@ const runner: TemplateRunner = {
 };
 
 let worker: IngestWorker;
+/** A worker of this process, as a server starts one. */
+function startWorker(): IngestWorker {
+  const started = createIngestWorker({
+    db: database.db,
+    pipelines: { getPipeline: async (_org, _bucket, id) => pipelines.get(id) },
+    sources,
+    vectors,
+    runner,
+    leaseMs: 5_000,
+    maxObjectBytes: 1 << 20,
+    pollMs: 50,
+    log: () => {},
+  });
+  started.start();
+  return started;
+}
 const service = () =>
   createIngestService({
     db: database.db,
@@ -139,18 +155,7 @@ let ingest: ReturnType<typeof service>;
 beforeAll(async () => {
   database = await openTestDatabase();
   ingest = service();
-  worker = createIngestWorker({
-    db: database.db,
-    pipelines: { getPipeline: async (_org, _bucket, id) => pipelines.get(id) },
-    sources,
-    vectors,
-    runner,
-    leaseMs: 5_000,
-    maxObjectBytes: 1 << 20,
-    pollMs: 50,
-    log: () => {},
-  });
-  worker.start();
+  worker = startWorker();
 });
 afterAll(async () => {
   await worker.stop();
@@ -425,18 +430,7 @@ describe("ingest jobs", () => {
     expect(dead?.id).toBe(job.id);
     await jobs.finishObject(dead!, "one.txt", { status: "succeeded", change: "put", etag: "v1", chunks: 2 });
     const runsBefore = runs;
-    worker = createIngestWorker({
-      db: database.db,
-      pipelines: { getPipeline: async (_org, _bucket, id) => pipelines.get(id) },
-      sources,
-      vectors,
-      runner,
-      leaseMs: 5_000,
-      maxObjectBytes: 1 << 20,
-      pollMs: 50,
-      log: () => {},
-    });
-    worker.start();
+    worker = startWorker();
     expect(await settled(t, job.id)).toMatchObject({ status: IngestJobStatus.SUCCEEDED, objectsSucceeded: 2n });
     expect(runs - runsBefore).toBe(1);
   });
