@@ -1,3 +1,4 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import { PipelineFacet } from "../../gen/platform/data/pipeline/v1/pipeline_pb.js";
 import type { Pipeline, VectorConfig } from "../../gen/platform/data/pipeline/v1/pipeline_pb.js";
 import type { SecretBox } from "./crypto/secret-box.js";
@@ -17,6 +18,7 @@ import { createInternalSources } from "./services/source/internal-sources.js";
 import { createSourceService } from "./services/source/source-handlers.js";
 import type { OAuthProviders } from "./services/source/oauth/oauth-provider-config.js";
 import type { BucketDirectory } from "./services/storage/bucket-directory.js";
+import { S3Error } from "./services/storage/s3/s3-error.js";
 import { catalogCollectionDirectory } from "./services/vector/catalog-collection-directory.js";
 import { createVectorService, type VectorServiceHandle } from "./services/vector/vector-service.js";
 import { createVectorDataService } from "./services/vector/data-plane/vector-data-service.js";
@@ -85,6 +87,16 @@ export function createDataPlatform(options: DataPlatformOptions) {
     allowPrivateNetwork: options.allowPrivateNetwork,
     embedders: options.embedders,
     collections: catalogCollectionDirectory(pipelines.catalog),
+    objects: {
+      async read(orgId, bucket, key, maxBytes) {
+        const object = await storage.readObject(orgId, bucket, key).catch((error: unknown) => {
+          // A key the storage refuses (too long, NUL) is the caller's input.
+          if (error instanceof S3Error) throw new ConnectError(`s3_key: ${error.message}`, Code.InvalidArgument);
+          throw error;
+        });
+        return object && { bytes: await collect(object.blob.read(), maxBytes, key), contentType: object.contentType };
+      },
+    },
     buckets: { exists: bucketExists },
     onError: (error) => options.log("error", "vector engine task failed", { error }),
   });
@@ -259,7 +271,10 @@ async function collect(stream: Readable, maxBytes: number, key: string): Promise
     size += chunk.length;
     if (size > maxBytes) {
       stream.destroy();
-      throw new Error(`${key} is larger than the ${maxBytes} bytes an object may have to be ingested`);
+      throw new ConnectError(
+        `${key} is larger than the ${maxBytes} bytes this reads of an object`,
+        Code.InvalidArgument,
+      );
     }
     parts.push(chunk);
   }

@@ -352,6 +352,46 @@ describe("s3Key queries and engines not ready", () => {
     expect(onImages.rawMessage).toMatch(/image embedder/);
   });
 
+  it("embed the bucket's object as a data URL through the image collection's endpoint", async () => {
+    const sent: string[] = [];
+    // A fake embeddings endpoint answered in process: no request leaves it.
+    const fakeFetch = (async (_url: string, init: RequestInit) => {
+      const body = JSON.parse(String(init.body)) as { input: string[] };
+      sent.push(...body.input);
+      const dimensions = collections.photos!.dimensions;
+      const data = body.input.map((_, index) => ({ index, embedding: Array.from({ length: dimensions }, () => 0.5) }));
+      return new Response(JSON.stringify({ data }), { status: 200, headers: { "content-type": "application/json" } });
+    }) as unknown as typeof fetch;
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47]);
+    const imaging = createVectorService({
+      db: fixture.database.db,
+      box: createSecretBox(new Uint8Array(randomBytes(32))),
+      databaseUrl: undefined,
+      dataDir: "memory://",
+      allowPrivateNetwork: true,
+      embedders: new EmbedderRegistry({
+        config: readEmbeddingsConfig({
+          PLATFORM_EMBEDDINGS_URL: "http://127.0.0.1:9",
+          PLATFORM_EMBEDDINGS_MODELS: "clip-vit-b-32",
+        }),
+        allowPrivateNetwork: true,
+        fetch: fakeFetch,
+      }),
+      collections: fixture.directory,
+      host: fixture.host,
+      objects: {
+        read: async (_org, _bucket, key) => (key === "cat.png" ? { bytes: png, contentType: "" } : undefined),
+      },
+    });
+    const response = await search({ collectionName: "photos", query: { case: "s3Key", value: "cat.png" } }, imaging);
+    expect(response.searchModeUsed).toBe("vector");
+    expect(sent).toEqual([`data:image/png;base64,${Buffer.from(png).toString("base64")}`]);
+    const missing = await connectErrorOf(() =>
+      search({ collectionName: "photos", query: { case: "s3Key", value: "dog.png" } }, imaging),
+    );
+    expect([missing.code, missing.rawMessage]).toEqual([Code.NotFound, expect.stringContaining('"dog.png"')]);
+  });
+
   it("answer no results for a bucket with no engine or one still provisioning", async () => {
     const other = await fixture.database.createOrganization();
     fixture.directory.add(other, "new", { name: "c" });

@@ -16,10 +16,25 @@ import type { VectorEngines } from "./vector-engines.js";
 
 type SearchResponseInit = MessageInitShape<typeof SearchResponseSchema>;
 
+/** The bucket's objects, read for s3_key queries; undefined when the key has no object. */
+export interface QueryObjects {
+  read(orgId: string, bucket: string, key: string, maxBytes: number): Promise<QueryObject | undefined>;
+}
+
+export interface QueryObject {
+  readonly bytes: Uint8Array;
+  readonly contentType: string;
+}
+
+/** Largest object an s3_key query embeds (the image is sent to the embeddings endpoint whole). */
+export const MAX_QUERY_OBJECT_BYTES = 20 * 1024 * 1024;
+
 export interface VectorSearchOptions {
   readonly engines: VectorEngines;
   readonly collections: VectorCollectionDirectory;
   readonly embedders: EmbedderRegistry;
+  /** The storage service's objects, for s3_key queries; without it they are FAILED_PRECONDITION. */
+  readonly objects?: QueryObjects;
   /** Gets an unexpected error of one collection's search (reported to the caller as a generic failReason). */
   readonly onError?: (error: unknown) => void;
 }
@@ -66,7 +81,12 @@ export async function vectorSearch(
     return { results: [], tookMs: took(), searchModeUsed: "vector", warnings, collectionStatuses: [] };
 
   const query = parsed.query;
-  if (query.kind === "s3Key") throw s3KeyUnavailable(collections);
+  // An object is embedded by an image model: only the bucket's image collections can answer it.
+  if (query.kind === "s3Key") {
+    const images = collections.filter((collection) => IMAGE_MODALITIES.has(collection.modality));
+    if (images.length === 0 || !options.objects) throw s3KeyUnavailable(collections);
+    collections = images;
+  }
   const named = request.collectionName !== "";
   const fanQuery =
     query.kind === "vector"
@@ -88,7 +108,13 @@ export async function vectorSearch(
     query.kind === "vector"
       ? query.vectors
       : (
-          await options.embedders.forModel(leader.embedModel, leader.dimensions).embed([query.text], "query", signal)
+          await options.embedders
+            .forModel(leader.embedModel, leader.dimensions)
+            .embed(
+              [query.kind === "text" ? query.text : await objectDataUrl(options.objects!, orgId, request, query.key)],
+              "query",
+              signal,
+            )
         ).map((vector) => Array.from(vector));
   const queryText = query.kind === "text" ? query.text : undefined;
 
@@ -253,4 +279,35 @@ function s3KeyUnavailable(collections: readonly VectorCollectionInfo[]): Connect
     `s3_key queries on ${image.modality} collection "${image.name}" need an image embedder for model ${image.embedModel || "(none)"}, and none is configured: embed the image yourself and send a vector query`,
     Code.FailedPrecondition,
   );
+}
+
+/**
+ * The object of an s3_key query as the image embedders take it: a data URL of its bytes, typed by
+ * the request's content_type, else the stored type, else the key's extension.
+ */
+async function objectDataUrl(
+  objects: QueryObjects,
+  orgId: string,
+  request: SearchRequest,
+  key: string,
+): Promise<string> {
+  const object = await objects.read(orgId, request.bucket, key, MAX_QUERY_OBJECT_BYTES);
+  if (!object) throw new ConnectError(`s3_key: object "${key}" not found in bucket ${request.bucket}`, Code.NotFound);
+  const type = request.contentType || object.contentType || imageTypeOf(key);
+  return `data:${type};base64,${Buffer.from(object.bytes).toString("base64")}`;
+}
+
+const IMAGE_TYPES: Readonly<Record<string, string>> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  bmp: "image/bmp",
+  tif: "image/tiff",
+  tiff: "image/tiff",
+};
+
+function imageTypeOf(key: string): string {
+  return IMAGE_TYPES[key.slice(key.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream";
 }

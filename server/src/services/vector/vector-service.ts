@@ -17,7 +17,7 @@ import { checkedTarget, type ExternalOptions } from "./external-database.js";
 import { embeddedVectorDbHost, postgresVectorDbHost, type VectorDbHost } from "./vector-db-host.js";
 import { VectorEngines, type EngineDatabase, type EngineInput } from "./vector-engines.js";
 import type { EngineRow } from "./vector-schema.js";
-import { vectorSearch } from "./vector-search.js";
+import { vectorSearch, type QueryObjects } from "./vector-search.js";
 
 export interface VectorServiceOptions {
   /** The platform's database (engine and database rows). */
@@ -31,6 +31,8 @@ export interface VectorServiceOptions {
   /** The operator's --allow-private-network: external engines may be on loopback or private addresses. */
   readonly allowPrivateNetwork: boolean;
   readonly embedders: EmbedderRegistry;
+  /** The bucket's objects, read for s3_key queries. */
+  readonly objects?: QueryObjects;
   /** The pipeline catalog's vector collections of a bucket. */
   readonly collections: VectorCollectionDirectory;
   /** Bucket existence; a bucket it does not know is NOT_FOUND. Without it every bucket name is accepted. */
@@ -194,7 +196,13 @@ export function createVectorService(options: VectorServiceOptions): VectorServic
       const { orgId } = principalOf(context);
       await bucketOf(orgId, request.bucket);
       return vectorSearch(
-        { engines, collections: options.collections, embedders: options.embedders, onError: options.onError },
+        {
+          engines,
+          collections: options.collections,
+          embedders: options.embedders,
+          ...(options.objects ? { objects: options.objects } : {}),
+          ...(options.onError ? { onError: options.onError } : {}),
+        },
         orgId,
         request,
         context.signal,
