@@ -16,6 +16,7 @@ import { createSourceReaders } from "./services/source/readers/create-source-rea
 import type { InternalObjects } from "./services/source/readers/source-reader.js";
 import { createInternalSources } from "./services/source/internal-sources.js";
 import { createSourceService } from "./services/source/source-handlers.js";
+import { createSourceStore } from "./services/source/source-store.js";
 import type { OAuthProviders } from "./services/source/oauth/oauth-provider-config.js";
 import type { BucketDirectory } from "./services/storage/bucket-directory.js";
 import { S3Error } from "./services/storage/s3/s3-error.js";
@@ -72,6 +73,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
       (await rules.list(orgId, bucket, { sourceId, limit: 1 })).length > 0,
   });
   const internalSources = createInternalSources(db);
+  const sourceRows = createSourceStore(db);
   const readers = createSourceReaders({
     db,
     box: options.box,
@@ -108,14 +110,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
     },
   };
   const sources: SourceDirectory = {
-    exists: async (orgId, bucket, sourceId) => {
-      try {
-        await readers.forSource(orgId, bucket, sourceId);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    exists: async (orgId, bucket, sourceId) => (await sourceRows.get(orgId, bucket, sourceId)) !== undefined,
     internalSourceId: (orgId, bucket) => internalSources.ensureInternalSource(orgId, bucket),
     reader: async (orgId, bucket, sourceId) => {
       const reader = await readers.forSource(orgId, bucket, sourceId);
@@ -213,17 +208,7 @@ function internalObjects(storage: BucketDirectory): InternalObjects {
       let after = "";
       for (;;) {
         const page = await storage.listObjects(orgId, bucket, { prefix, delimiter: "", after, maxKeys: 1000 });
-        for (const object of page.objects) {
-          const info = await storage.headObject(orgId, bucket, object.key);
-          yield {
-            key: object.key,
-            size: object.size,
-            etag: object.etag,
-            version: "",
-            contentType: info?.contentType ?? "",
-            lastModified: object.lastModified,
-          };
-        }
+        for (const object of page.objects) yield { ...object, version: "" };
         if (!page.isTruncated) return;
         after = page.next;
       }

@@ -115,7 +115,6 @@ export function createIngestWorker(options: IngestWorkerOptions): IngestWorker {
     } catch (error) {
       return fail(`source ${job.sourceId} cannot be read: ${messageOf(error)}`);
     }
-    const ingested = await jobs.ingestedEtags(job.orgId, job.pipelineId, job.sourceId);
     if (!job.listed) {
       // Without its rule the job no longer knows which objects it is for.
       if (!rule) return fail(`rule ${job.ruleId} was deleted before the job listed its objects`);
@@ -130,6 +129,7 @@ export function createIngestWorker(options: IngestWorkerOptions): IngestWorker {
       } catch (error) {
         return fail(`listing source ${job.sourceId} failed: ${messageOf(error)}`);
       }
+      const ingested = await jobs.ingestedEtags(job.orgId, job.pipelineId, job.sourceId);
       await jobs.setListed(job.id, planChanges(listing, { filter, prefix }, ingested, job.selection.force === true));
     }
 
@@ -141,7 +141,7 @@ export function createIngestWorker(options: IngestWorkerOptions): IngestWorker {
         let outcome: ObjectOutcome;
         try {
           outcome = await ingestObject(
-            { job, pipeline, target, reader, ...options, jobs, ingestedEtag: ingested.get(object.key) },
+            { job, pipeline, target, reader, ...options, jobs, ingestedEtag: await jobs.ingestedEtag(job, object.key) },
             object,
             signal,
           );

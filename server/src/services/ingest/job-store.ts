@@ -298,6 +298,22 @@ export function createJobStore(db: Database, now: () => number = Date.now) {
       });
     },
 
+    /** The etag the job's pipeline last ingested of one object of its source; undefined when never. */
+    async ingestedEtag(job: JobRow, key: string): Promise<string | undefined> {
+      const [row] = await db
+        .select({ etag: ingestObjectStates.etag })
+        .from(ingestObjectStates)
+        .where(
+          and(
+            eq(ingestObjectStates.orgId, job.orgId),
+            eq(ingestObjectStates.pipelineId, job.pipelineId),
+            eq(ingestObjectStates.sourceId, job.sourceId),
+            eq(ingestObjectStates.key, key),
+          ),
+        );
+      return row?.etag;
+    },
+
     /** The etags the pipeline last ingested, by key, for the objects of a source. */
     async ingestedEtags(orgId: string, pipelineId: string, sourceId: string): Promise<Map<string, string>> {
       const rows = await db

@@ -15,6 +15,7 @@ export interface ListedObject {
   readonly key: string;
   readonly size: number;
   readonly etag: string;
+  readonly contentType: string;
   readonly lastModified: number;
 }
 
@@ -60,6 +61,7 @@ export async function listObjectRows(
         key: storageObjects.key,
         size: storageObjects.size,
         etag: storageObjects.etag,
+        contentType: storageObjects.contentType,
         lastModified: storageObjects.lastModified,
       })
       .from(storageObjects)
