@@ -1,6 +1,6 @@
 import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import type { ValidateFunction } from "ajv";
 import { DistanceMetric, EmbeddingType, SparseMode } from "../../../../gen/platform/data/pipeline/v1/pipeline_pb.js";
 import type { TemplateInfo } from "../../../../gen/platform/script/v1/catalog_pb.js";
 import {
@@ -10,6 +10,7 @@ import {
   ListTemplatesResponseSchema,
 } from "../../../../gen/platform/script/v1/script_service_pb.js";
 import type { ScriptServiceImplementation } from "../../../../gen/platform/script/v1/script_service_server.js";
+import { compileSchema } from "../script/dsl/json-schema.js";
 
 /**
  * What the pipeline catalog needs of the script service: its template catalog, called through the
@@ -171,15 +172,7 @@ function enumByName<E>(value: JsonValue | undefined, table: Record<string, E>): 
  * per object, and answers INVALID_ARGUMENT naming `template_inputs` and the offending path.
  */
 export function validateTemplateInputs(inputs: JsonObject, templateInputs: JsonObject, field: string): void {
-  const schema = withoutPerObjectInputs(inputs);
-  let validate;
-  try {
-    // Not strict: contracts were checked when the template was loaded; here they are only applied.
-    const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
-    validate = ajv.compile(schema);
-  } catch {
-    throw new ConnectError("the template's contract cannot be applied", Code.FailedPrecondition);
-  }
+  const validate = compiledInputs(inputs);
   if (validate(templateInputs)) return;
   const problems = (validate.errors ?? []).slice(0, 5).map((error) => {
     const at = error.instancePath === "" ? "" : error.instancePath.slice(1).replace(/\//g, ".");
@@ -188,6 +181,23 @@ export function validateTemplateInputs(inputs: JsonObject, templateInputs: JsonO
     return `${where}: ${error.message ?? "is invalid"}`;
   });
   throw new ConnectError(`template_inputs fails the template contract: ${problems.join("; ")}`, Code.InvalidArgument);
+}
+
+/** Compiled contracts by their inputs schema's text: a template's is compiled once, not per call. */
+const compiledContracts = new Map<string, ValidateFunction>();
+const MAX_COMPILED_CONTRACTS = 256;
+
+/** The contract's inputs, less the per-object ones, compiled with the script service's dialects (2020-12 or draft-07). */
+function compiledInputs(inputs: JsonObject): ValidateFunction {
+  const schema = withoutPerObjectInputs(inputs);
+  const text = JSON.stringify(schema);
+  const cached = compiledContracts.get(text);
+  if (cached) return cached;
+  const { validate } = compileSchema(schema);
+  if (!validate) throw new ConnectError("the template's contract cannot be applied", Code.FailedPrecondition);
+  if (compiledContracts.size >= MAX_COMPILED_CONTRACTS) compiledContracts.clear();
+  compiledContracts.set(text, validate);
+  return validate;
 }
 
 function withoutPerObjectInputs(inputs: JsonObject): JsonObject {
