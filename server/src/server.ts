@@ -67,7 +67,7 @@ import { loadSecretKey } from "./crypto/secret-key.js";
 import { createSecretService } from "./services/secrets/secret-handlers.js";
 import { listenPlane, type PlaneListener } from "./transport/listen-plane.js";
 import { createObjectStorage } from "./services/storage/object-storage.js";
-import { createS3Credentials } from "./services/storage/s3/s3-credentials.js";
+import { createS3Credentials, type S3Credential } from "./services/storage/s3/s3-credentials.js";
 import { createS3Handler } from "./services/storage/s3/s3-handler.js";
 import type { Logger } from "./log/logger.js";
 
@@ -336,7 +336,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
 
     // Buckets and objects, served to S3 clients on a listener of their own. Its credential cache
     // follows the same change notices as the bearer path, so a revoked key stops working here too.
-    const s3Credentials = createCredentialCache();
+    const s3Credentials = createCredentialCache<S3Credential>();
     stopFollowingS3Credentials = await followCredentialChanges(database, s3Credentials);
     const s3Handler = createS3Handler({
       directory: storage.directory,

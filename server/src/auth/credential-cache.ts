@@ -36,11 +36,11 @@ export interface CredentialCacheOptions {
  * A lookup that raced a change must not store what it read before the change: `ticket()` is taken
  * before reading the database and `put` drops the entry when any change arrived since.
  */
-export interface CredentialCache {
+export interface CredentialCache<C extends VerifiedCredential = VerifiedCredential> {
   /** The credential stored for this secret hash, if one is and it is still fresh. */
-  get(secretHash: Buffer): VerifiedCredential | undefined;
+  get(secretHash: Buffer): C | undefined;
   ticket(): number;
-  put(secretHash: Buffer, credential: VerifiedCredential, ticket: number): void;
+  put(secretHash: Buffer, credential: C, ticket: number): void;
   apply(change: CredentialChange): void;
   flush(): void;
   readonly size: number;
@@ -48,21 +48,23 @@ export interface CredentialCache {
 
 export const defaultCredentialCacheOptions = { maxEntries: 10_000, ttlMs: 15_000 } as const;
 
-interface Entry {
+interface Entry<C> {
   readonly hash: Buffer;
-  readonly credential: VerifiedCredential;
+  readonly credential: C;
   readonly storedAt: number;
 }
 
 /** Bytes of the hash the map is indexed by; the whole hash is then compared in constant time. */
 const indexBytes = 16;
 
-export function createCredentialCache(options: CredentialCacheOptions = {}): CredentialCache {
+export function createCredentialCache<C extends VerifiedCredential = VerifiedCredential>(
+  options: CredentialCacheOptions = {},
+): CredentialCache<C> {
   const maxEntries = options.maxEntries ?? defaultCredentialCacheOptions.maxEntries;
   const ttlMs = options.ttlMs ?? defaultCredentialCacheOptions.ttlMs;
   const now = options.now ?? Date.now;
   // Insertion order is age: the first entry is the oldest, the one to evict.
-  const entries = new Map<string, Entry>();
+  const entries = new Map<string, Entry<C>>();
   let generation = 0;
 
   return {

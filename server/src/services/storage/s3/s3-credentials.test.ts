@@ -10,7 +10,7 @@ import { deriveS3SecretAccessKey } from "../../../auth/s3-secret.js";
 import { createSecretBox } from "../../../crypto/secret-box.js";
 import { openDatabase } from "../../../db/database.js";
 import { createIamStore } from "../../iam/iam-store.js";
-import { createS3Credentials, type S3Credentials } from "./s3-credentials.js";
+import { createS3Credentials, type S3Credential, type S3Credentials } from "./s3-credentials.js";
 
 let database: TestDatabase;
 let stop: () => Promise<void>;
@@ -19,7 +19,7 @@ const box = createSecretBox(randomBytes(32));
 
 beforeAll(async () => {
   database = await openTestDatabase();
-  const cache = createCredentialCache();
+  const cache = createCredentialCache<S3Credential>();
   stop = await followCredentialChanges(database.handle, cache);
   credentials = createS3Credentials({ db: database.db, box, cache });
 });
@@ -79,7 +79,7 @@ describe(`S3 credentials (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
     "stops a revoked key on another process sharing the database, within a second",
     async () => {
       const other = await openDatabase({ dataDir: "memory://", databaseUrl: database.url, maxConnections: 2 });
-      const cache = createCredentialCache();
+      const cache = createCredentialCache<S3Credential>();
       const unlisten = await followCredentialChanges(other, cache);
       try {
         const elsewhere = createS3Credentials({ db: other.db, box, cache });

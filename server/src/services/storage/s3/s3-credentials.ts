@@ -46,18 +46,22 @@ const keyById = perDatabase((db) =>
  * Resolves S3 access key ids (API key ids) to their caller and secret access key. Accepted keys
  * are remembered in a credential cache that follows the same change notices as the bearer path
  * (credential-changes.ts), so a revoked or rotated key, or one whose roles changed, stops working
- * here as soon as it does on the RPC planes. The cache is indexed by a hash of the key id; the
- * opened secrets sit beside it and are trusted only while the cache still holds the key.
+ * here as soon as it does on the RPC planes. The cache is indexed by a hash of the key id and
+ * holds each key's opened secret with it.
  */
+/** A key accepted for S3, with its opened secret access key. */
+export interface S3Credential extends VerifiedCredential {
+  readonly secretAccessKey: string;
+}
+
 export function createS3Credentials(options: {
   readonly db: Database;
   readonly box: SecretBox;
-  readonly cache?: CredentialCache;
+  readonly cache?: CredentialCache<S3Credential>;
   readonly now?: () => number;
 }) {
   const { db, box, cache } = options;
   const now = options.now ?? Date.now;
-  const secrets = new Map<string, string>();
   const cacheKey = (keyId: string) => createHash("sha256").update(`s3:${keyId}`).digest();
   /** `last_used_at` moves as on the bearer path: at most once a minute per key. */
   async function touch(credential: Pick<VerifiedCredential, "principal" | "lastUsedAt">): Promise<void> {
@@ -78,10 +82,9 @@ export function createS3Credentials(options: {
       const keyId = accessKeyId.toLowerCase();
       const hashed = cacheKey(keyId);
       const cached = cache?.get(hashed);
-      const secret = secrets.get(keyId);
-      if (cached && secret !== undefined) {
+      if (cached) {
         if (cached.expiresAt !== 0 && cached.expiresAt <= now()) throw unknown();
-        return { principal: cached.principal, secretAccessKey: secret, markUsed: () => touch(cached) };
+        return { principal: cached.principal, secretAccessKey: cached.secretAccessKey, markUsed: () => touch(cached) };
       }
       const ticket = cache?.ticket() ?? 0;
       const [row] = await keyById(db).execute({ keyId });
@@ -100,20 +103,16 @@ export function createS3Credentials(options: {
         keyId: row.keyId,
         roles: new Set(row.roles),
       };
-      const credential = {
+      // The secret is cached with the key it belongs to: a lookup that raced a rotation is
+      // dropped by the cache's ticket, secret and all.
+      const credential: S3Credential = {
         principal,
         secretPrefix: row.secretPrefix,
         expiresAt: row.expiresAt,
         lastUsedAt: row.lastUsedAt,
+        secretAccessKey,
       };
-      if (cache) {
-        secrets.set(keyId, secretAccessKey);
-        cache.put(hashed, credential, ticket);
-        // Secrets of keys the cache let go of are dropped too, so the map stays as small as it.
-        if (secrets.size > cache.size * 2 + 100) {
-          for (const id of secrets.keys()) if (!cache.get(cacheKey(id))) secrets.delete(id);
-        }
-      }
+      cache?.put(hashed, credential, ticket);
       return { principal, secretAccessKey, markUsed: () => touch(credential) };
     },
   };
