@@ -81,7 +81,7 @@ beforeAll(async () => {
   add({ name: "photos", modality: "visual", embedModel: "clip-vit-b-32" });
   add({ name: "external", embedModel: "", sparseMode: "external" });
   add({ name: "empty" });
-  // A template's model that no endpoint serves: the local embedder stands in, for ingestion and search alike.
+  // Recorded when an endpoint served its model, which it no longer does: never searched with a stand-in.
   add({ name: "templated", embedModel: "nomic-embed-text-v1.5" });
   // 100 objects x 3 chunks in docs, 40 x 3 in notes: a few hundred chunks in all.
   await ingest(collections.docs as VectorCollectionInfo, "doc", 100);
@@ -309,17 +309,35 @@ describe("fan-out", () => {
     const response = await search({ query: text("giraffe predator"), topK: 50 });
     const statuses = Object.fromEntries(response.collectionStatuses.map((s) => [s.collection, s]));
     expect(Object.keys(statuses)).toEqual(["docs", "notes", "legacy", "photos", "external", "empty", "templated"]);
-    for (const name of ["docs", "notes", "empty", "templated"])
+    for (const name of ["docs", "notes", "empty"])
       expect(statuses[name]).toMatchObject({ searchCompleted: true, failReason: "" });
     expect(statuses.legacy?.failReason).toMatch(/dimensions 32/);
     expect(statuses.photos?.failReason).toMatch(/embed model clip-vit-b-32/);
+    expect(statuses.templated?.failReason).toMatch(/embed model nomic-embed-text-v1.5/);
     expect(statuses.external?.searchCompleted).toBe(false);
     const keys = response.results.map((r) => r.object?.key ?? "");
     expect(keys.some((key) => key.startsWith("doc-"))).toBe(true);
     expect(keys.some((key) => key.startsWith("note-"))).toBe(true);
-    expect(keys.some((key) => key.startsWith("tpl-"))).toBe(true);
+    expect(keys.some((key) => key.startsWith("tpl-"))).toBe(false);
     const scores = response.results.map((r) => r.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
+
+  it("searches a group in one mode, so fused and cosine scores are never ranked together", async () => {
+    const response = await search({ query: text("zebra herd"), searchMode: SearchMode.HYBRID, topK: 20 });
+    expect(response.searchModeUsed).toBe("vector");
+    expect(response.results.every((r) => r.source === "VECTOR")).toBe(true);
+    expect(response.warnings).toContainEqual(expect.stringMatching(/every collection searched together/));
+    const keys = response.results.map((r) => r.object?.key ?? "");
+    expect(keys.some((key) => key.startsWith("doc-")) && keys.some((key) => key.startsWith("note-"))).toBe(true);
+  });
+
+  it("never embeds a query with another model than the collection's vectors", async () => {
+    const retired = await connectErrorOf(() => search({ collectionName: "templated", query: text("zebra") }));
+    expect([retired.code, retired.rawMessage]).toEqual([
+      Code.FailedPrecondition,
+      expect.stringContaining('"nomic-embed-text-v1.5"'),
+    ]);
   });
 
   it("answers nothing for a collection not yet materialized, and NOT_FOUND for an unknown one", async () => {

@@ -61,12 +61,10 @@ export async function vectorSearch(
       Code.FailedPrecondition,
     );
 
-  // Grouped and embedded by the model that serves each collection now (the local embedder stands
-  // in for a template model no endpoint serves), the same resolution ingestion embeds with.
-  let collections = (await options.collections.list(orgId, request.bucket)).map((collection) => ({
-    ...collection,
-    embedModel: servingModel(options.embedders, collection),
-  }));
+  // Grouped and embedded by the model each collection records (the one its vectors were made
+  // with, resolved when it was created): a query is never embedded by another, and a model no
+  // endpoint serves any more is FAILED_PRECONDITION rather than a silent stand-in.
+  let collections = await options.collections.list(orgId, request.bucket);
   if (request.collectionName !== "") {
     collections = collections.filter((collection) => collection.name === request.collectionName);
     if (collections.length === 0)
@@ -149,6 +147,11 @@ export async function vectorSearch(
     searchCollection(collection).catch((error: unknown) => {
       throw unreachableAsUnavailable(error, request.bucket);
     });
+  // One mode for the whole group: fused (RRF) scores and cosine scores cannot be ranked together.
+  const hybridModes = chosen.map((collection) => hybridFor(collection, parsed, warnings));
+  const hybrid = hybridModes.every(Boolean);
+  if (!hybrid && hybridModes.some(Boolean))
+    warnings.push("hybrid search needs every collection searched together to be hybrid: dense results for all");
   const searchCollection = async (collection: VectorCollectionInfo): Promise<EngineHit[]> => {
     const db = await executorOf();
     if (!db) return [];
@@ -156,7 +159,6 @@ export async function vectorSearch(
       physicalName: collection.physicalName,
       dimensions: collection.dimensions,
     });
-    const hybrid = hybridFor(collection, parsed, warnings);
     if (hybrid && queryText !== undefined) {
       hybridUsed = true;
       return hybridSearch(physical, queryVectors[0] as number[], queryText, base);
@@ -197,16 +199,6 @@ export async function vectorSearch(
     warnings: [...new Set(warnings)],
     collectionStatuses: collections.map((c) => byName.get(c.name) as CollectionStatusRow),
   };
-}
-
-/** The model id that embeds for a collection; its own id when none resolves (image models without an endpoint). */
-function servingModel(embedders: EmbedderRegistry, collection: VectorCollectionInfo): string {
-  if (collection.embedModel === "") return "";
-  try {
-    return embedders.resolveModelId(collection.embedModel, collection.modality);
-  } catch {
-    return collection.embedModel;
-  }
 }
 
 /** Whether a collection is searched hybrid, per the mode table; notes in `warnings` why not when asked for. */
