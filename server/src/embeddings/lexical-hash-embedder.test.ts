@@ -22,6 +22,16 @@ describe("lexical hash embedder", () => {
     expect(new LexicalHashEmbedder(768).embedOne("hello world")).toEqual(pinned);
   });
 
+  it("gives the event loop back while it embeds a large batch", async () => {
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 0);
+    const texts = Array.from({ length: 20 }, (_, i) => `document ${i} `.repeat(2_000));
+    const vectors = await embedder.embed(texts, "document");
+    clearInterval(ticking);
+    expect(vectors).toHaveLength(20);
+    expect(turns).toBeGreaterThan(0);
+  });
+
   it("ranks texts that share words and word pieces above unrelated ones", () => {
     const query = embedder.embedOne("how long does shipping take");
     const related = embedder.embedOne("Shipping takes two business days for every order.");

@@ -31,6 +31,9 @@ const EMPTY_FEATURE = "\u0000empty";
  * network and no weights, gives the same vector for the same text on every machine, and works at
  * any length; longer vectors collide less. Queries and documents are embedded alike.
  */
+/** Characters embedded between two turns of the event loop: a few milliseconds of work. */
+const CHARACTERS_PER_SLICE = 20_000;
+
 export class LexicalHashEmbedder implements Embedder {
   readonly modelId = LEXICAL_HASH_MODEL_ID;
 
@@ -39,8 +42,23 @@ export class LexicalHashEmbedder implements Embedder {
       throw new ConnectError(`dimensions must be an integer from 1 to 16000, got ${dimensions}`, Code.InvalidArgument);
   }
 
-  embed(texts: readonly string[], _kind: EmbedKind): Promise<Float32Array[]> {
-    return Promise.resolve(texts.map((text) => this.embedOne(text)));
+  /**
+   * Embeds on the event loop, giving it back between texts once a slice of work is done, so that
+   * a large batch of one tenant does not hold every other call of the process up.
+   */
+  async embed(texts: readonly string[], _kind: EmbedKind, signal?: AbortSignal): Promise<Float32Array[]> {
+    const vectors: Float32Array[] = [];
+    let sinceYield = 0;
+    for (const text of texts) {
+      vectors.push(this.embedOne(text));
+      sinceYield += text.length;
+      if (sinceYield >= CHARACTERS_PER_SLICE) {
+        sinceYield = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+        signal?.throwIfAborted();
+      }
+    }
+    return vectors;
   }
 
   /** The vector of one text; synchronous, for callers that embed in a tight loop. */

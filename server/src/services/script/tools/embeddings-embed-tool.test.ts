@@ -53,6 +53,11 @@ describe("embeddings.embed", () => {
       'kind must be "document" or "query"',
     );
     await expectToolError(
+      call({ model: "m", dimensions: 8, input: Array.from({ length: 21 }, () => "x".repeat(100_000)) }),
+      "invalid_input",
+      "input holds 2100000 characters in all, more than 2000000",
+    );
+    await expectToolError(
       call({ model: "clip", dimensions: 8, input: ["a"], modality: "visual" }),
       "failed",
       "there is no local visual model",

@@ -9,6 +9,8 @@ import type { JsonValue, Tool } from "./tool.js";
 export const MAX_EMBED_INPUTS = 2048;
 /** Characters of one text; far beyond any embedding model's context, so only abuse hits it. */
 export const MAX_EMBED_TEXT_CHARS = 100_000;
+/** Characters of one call in all: bounds the work one step hands an embedder. */
+export const MAX_EMBED_TOTAL_CHARS = 2_000_000;
 /** Bytes a vector component takes in the step output, as JSON, counted against the thread's memory. */
 const BYTES_PER_COMPONENT = 12;
 
@@ -80,6 +82,11 @@ export function createEmbeddingsEmbedTool(embedders: EmbedderRegistry): Tool {
         if (text.length > MAX_EMBED_TEXT_CHARS)
           throw invalidInput(`embeddings.embed: input[${index}] is longer than ${MAX_EMBED_TEXT_CHARS} characters`);
       });
+      const total = (texts as string[]).reduce((sum, text) => sum + text.length, 0);
+      if (total > MAX_EMBED_TOTAL_CHARS)
+        throw invalidInput(
+          `embeddings.embed: input holds ${total} characters in all, more than ${MAX_EMBED_TOTAL_CHARS}`,
+        );
       context.memory?.reserve(texts.length * dimensions * BYTES_PER_COMPONENT);
       try {
         const { modelId, embedder } = embedders.resolve(model, dimensions, input.modality as string);

@@ -59,7 +59,10 @@ export async function* decodeAwsChunked(
       ended = true;
       return false;
     }
-    buffer = buffer.length === 0 ? Buffer.from(next.value) : Buffer.concat([buffer, next.value]);
+    // A view of the chunk, not a copy: a stream never reuses a chunk it handed on.
+    const chunk: Uint8Array = next.value;
+    const view = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    buffer = buffer.length === 0 ? view : Buffer.concat([buffer, view]);
     return true;
   };
   const readLine = async (): Promise<string> => {
@@ -94,7 +97,7 @@ export async function* decodeAwsChunked(
       remaining -= piece.length;
       hash.update(piece);
       crc = crc32(piece, crc);
-      yield Buffer.from(piece);
+      yield piece;
     }
     if (signing) {
       const expected = hmac(signing.key, chunkStringToSign(signing, previous, hash.digest("hex"))).toString("hex");
