@@ -4,7 +4,7 @@ import type { Database } from "../../db/database.js";
 import { startPollLoop, type PollLoop } from "../../background/poll-loop.js";
 import { engineStore } from "./engine-store.js";
 import type { VectorDbHost } from "./vector-db-host.js";
-import type { EngineRow } from "./vector-schema.js";
+import type { DatabaseRow, EngineRow } from "./vector-schema.js";
 
 export interface ProvisioningOptions {
   readonly db: Database;
@@ -65,6 +65,23 @@ export class EngineProvisioning {
     if (!claimed) return false;
     await this.#provision(claimed);
     return true;
+  }
+
+  /**
+   * Makes a database whose engine was deleted before provisioning finished, keeping the database:
+   * no engine row is left to carry the job, so the deleting call does it (creation is idempotent,
+   * so a provisioner still working on it is harmless). A failure leaves the database in `error`.
+   */
+  async makeKept(database: DatabaseRow): Promise<void> {
+    const store = engineStore(this.#db, this.#now);
+    try {
+      await this.#host.create(database.name);
+    } catch (error) {
+      this.#onError(error);
+      await store.setDatabaseStatus(database.id, "error");
+      return;
+    }
+    await store.setDatabaseStatus(database.id, "running");
   }
 
   async #provision(claimed: EngineRow): Promise<void> {

@@ -44,6 +44,15 @@ async function caller() {
   };
 }
 
+/** Waits for a condition, failing after about two seconds. */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("the condition did not come true");
+}
+
 /** Runs the provisioning worker until nothing is left to claim. */
 async function provisionAll(): Promise<void> {
   while (await fixture.service.provisioning.runOnce());
@@ -86,12 +95,7 @@ describe("auto engines", () => {
     try {
       await me.configure({ bucket: "slow", mode: "auto" });
       const running = fixture.service.provisioning.runOnce();
-      let status = "";
-      for (let i = 0; i < 100 && status !== "PROVISIONING"; i++) {
-        status = (await me.get("slow")).status;
-        if (status !== "PROVISIONING") await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      expect(status).toBe("PROVISIONING");
+      await until(async () => (await me.get("slow")).status === "PROVISIONING");
       release();
       await running;
     } finally {
@@ -165,15 +169,25 @@ describe("auto engines", () => {
     try {
       const kept = await me.configure({ bucket: "kept", mode: "auto" });
       const running = fixture.service.provisioning.runOnce(kept.engineId);
-      await me.remove("kept");
+      await until(async () => (await me.get("kept")).status === "PROVISIONING");
+      const removing = me.remove("kept");
       release();
-      await running;
+      await Promise.all([removing, running]);
       expect((await me.instances()).find((i) => i.serviceId === kept.serviceId)?.status).toBe("running");
       expect(fixture.host.created.has(kept.vectordbDbName)).toBe(true);
     } finally {
       fixture.host.gate = undefined;
       release();
     }
+  });
+
+  it("kept by a deletion before any process claimed them become usable", async () => {
+    const me = await caller();
+    const kept = await me.configure({ bucket: "unclaimed", mode: "auto" });
+    await me.remove("unclaimed");
+    expect((await me.instances()).find((i) => i.serviceId === kept.serviceId)?.status).toBe("running");
+    expect(fixture.host.created.has(kept.vectordbDbName)).toBe(true);
+    expect(await fixture.service.provisioning.runOnce(kept.engineId)).toBe(false);
   });
 
   it("reconfigured before they are ACTIVE leave no database behind", async () => {

@@ -204,6 +204,9 @@ export class VectorEngines {
       await store.remove(engine.id);
       if (database) await store.removeDatabase(database.id);
     });
+    // A kept database the engine was still provisioning has lost its job with the engine row.
+    const kept = database ? undefined : await this.database(engine);
+    if (engine.mode === "auto" && kept?.status === "creating") await this.#options.provisioning.makeKept(kept);
   }
 
   async #deletableDatabase(engine: EngineRow): Promise<DatabaseRow | undefined> {
