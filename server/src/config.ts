@@ -54,6 +54,8 @@ export interface ServerConfig {
   readonly mail: MailConfig | undefined;
   /** OAuth clients registered with data-source providers, from --oauth-providers-file; empty turns OAuth connections off. */
   readonly oauthProviders: OAuthProviders;
+  /** How long an action run's folder (`_actions/runs/...`) is kept unless its output was saved. */
+  readonly actionRunRetentionMs: number;
 }
 
 export interface PlanePorts {
@@ -142,6 +144,12 @@ export const settings = {
     env: "PLATFORM_THREAD_LEASE_MS",
     fallback: "30000",
     help: "claim on a running thread; a dead process's threads resume this long after it died",
+  },
+  actionRunRetentionMs: {
+    flag: "action-run-retention-ms",
+    env: "PLATFORM_ACTION_RUN_RETENTION_MS",
+    fallback: "604800000",
+    help: "how long an action run's manifest and output stay in its bucket unless the output was saved (7 days)",
   },
   threadConcurrency: {
     flag: "thread-concurrency",
@@ -318,6 +326,7 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     shutdownGraceMs: integer(settings.shutdownGraceMs, 600_000),
     threadLeaseMs: Math.max(1_000, integer(settings.threadLeaseMs, 3_600_000)),
     threadConcurrency: positive(settings.threadConcurrency, 1_024),
+    actionRunRetentionMs: positive(settings.actionRunRetentionMs, Number.MAX_SAFE_INTEGER),
     threadLimits: {
       memoryBytes: positive(settings.threadMemoryBytes, Number.MAX_SAFE_INTEGER),
       concurrentIterations: positive(settings.threadConcurrentIterations, 10_000),
