@@ -47,6 +47,12 @@ export interface HttpRoute {
   /** Framing of a server stream; absent for unary methods. */
   readonly streamFraming?: StreamFraming;
   /**
+   * The method's (platform.api.v1.stream_error_event): the proto field path (`failed.error`) of
+   * the message a failure after the first one is folded into. When present the stream always
+   * ends with one of its own messages, and the route is served only in its declared framing.
+   */
+  readonly streamErrorEvent?: string;
+  /**
    * Also write unset message and proto3 `optional` fields of the answer, as `null` (the data
    * listener's routes: its contract emits every field). Fields with implicit presence are written
    * at their defaults on every route.

@@ -7,6 +7,12 @@ export interface ServiceBinding<S extends DescService = DescService> {
   readonly service: S;
   readonly routes: readonly HttpRoute[];
   readonly access: ServiceAccess;
+  /**
+   * The server streams whose failures after the first message are folded into one last message
+   * of the stream (platform.api.v1.stream_error_event): method local name -> proto field path
+   * (`failed.error`). The registrar applies it on every protocol; absent when no method has one.
+   */
+  readonly streamErrorEvents?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -75,18 +75,14 @@ describe("the merged document", async () => {
   });
 
   it("documents server streams frame by frame, the declared framing first", () => {
-    expect(Object.keys(find("ScriptService_WatchThread").op.responses!["200"].content)).toEqual([
-      "text/event-stream",
-      "application/x-ndjson",
-    ]);
-    expect(Object.keys(find("ActionsService_RunAction").op.responses!["200"].content)).toEqual([
-      "application/x-ndjson",
-      "text/event-stream",
-    ]);
-    const run = find("ActionsService_RunAction").op;
-    const content = run.responses!["200"].content as Record<string, Record<string, unknown>>;
-    expect(content["application/x-ndjson"]).toEqual({
-      schema: { $ref: "#/components/schemas/platform.data.actions.v1.ActionEvent" },
+    const watch = find("ScriptService_WatchThread").op;
+    const watchContent = watch.responses!["200"].content as Record<string, Record<string, unknown>>;
+    expect(Object.keys(watchContent)).toEqual(["text/event-stream", "application/x-ndjson"]);
+    expect(watchContent["text/event-stream"]).toMatchObject({
+      "x-stream-framing": "sse",
+      "x-stream-error-schema": { $ref: "#/components/schemas/platform.Error" },
+    });
+    expect(watchContent["application/x-ndjson"]).toMatchObject({
       "x-stream-framing": "ndjson",
       "x-stream-error-schema": {
         type: "object",
@@ -94,13 +90,27 @@ describe("the merged document", async () => {
         required: ["error"],
       },
     });
-    expect(content["text/event-stream"]).toMatchObject({
-      "x-stream-framing": "sse",
-      "x-stream-error-schema": { $ref: "#/components/schemas/platform.Error" },
-    });
-    expect(run.description).toContain('one last line, `{"error": <platform.Error>}`');
-    expect(find("ScriptService_WatchThread").op.description).toContain("`event: error`");
+    expect(watch.description).toContain("`event: error`");
+    expect(watch.description).toContain('one last line, `{"error": <platform.Error>}`');
   });
+
+  it.each(["ActionsService_RunAction", "ActionsService_WatchActionRun"])(
+    "documents %s as NDJSON only, ending with an ActionEvent whose `failed` member holds a failure",
+    (operationId) => {
+      const op = find(operationId).op;
+      expect(op.responses!["200"].content).toEqual({
+        "application/x-ndjson": {
+          schema: { $ref: "#/components/schemas/platform.data.actions.v1.ActionEvent" },
+          "x-stream-framing": "ndjson",
+          "x-stream-error-event": "failed.error",
+        },
+      });
+      expect(op.description).toContain("The last frame is always one ActionEvent");
+      expect(op.description).toContain("whose `failed` member is set, with the error's message in `failed.error`");
+      expect(op.description).toContain("Server-sent events (`text/event-stream`) are not offered");
+      expect(op.description).not.toContain('{"error"');
+    },
+  );
 
   it("says which listener serves each path", () => {
     expect(doc.servers!.map((s) => s.url)).toEqual(["{api_url}", "{data_api_url}"]);

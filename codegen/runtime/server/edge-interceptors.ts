@@ -4,8 +4,9 @@ import { refuseNulInMessage } from "./nul-character.js";
 import { requestIdOf, toApiError, type UnexpectedErrorHandler } from "./normalize-error.js";
 
 /**
- * The outermost interceptor of every RPC plane: whatever a call throws, before its first message
- * or in the middle of a stream, leaves through the one normaliser. It runs for Connect, gRPC,
+ * The outermost interceptor of every RPC plane but the stream error folder, which folds what it
+ * answers (stream-error-folding.ts): whatever a call throws, before its first message or in the
+ * middle of a stream, leaves through the one normaliser. It runs for Connect, gRPC,
  * gRPC-web and the HTTP routes alike, since they all invoke implementations through the same
  * interceptor chain.
  */

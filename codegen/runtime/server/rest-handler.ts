@@ -223,7 +223,7 @@ function createRestCall(targets: readonly RestRouteTarget[], options: RestHandle
           // its own HTTP status rather than a 200 with an error frame.
           const iterator = outputs[Symbol.asyncIterator]();
           const first = await iterator.next();
-          const framing = negotiateFraming(route.streamFraming ?? "ndjson", request.header.get("accept"));
+          const framing = negotiateFraming(route, request.header.get("accept"));
           const requestId = requestIdOf(request.header);
           const where = { procedure, requestId };
           const normalize = (error: unknown) =>

@@ -19,6 +19,7 @@ import type { ServiceBinding, ServiceRegistrar } from "../service-registrar.js";
 import { guardBinaryInput, refusalKey } from "./binary-input-guard.js";
 import { createErrorNormalizer, refuseNulStrings } from "./edge-interceptors.js";
 import { answerUnimplementedGrpc } from "./grpc-unimplemented.js";
+import { createStreamErrorFolder } from "./stream-error-folding.js";
 import type { NodeRequest, NodeResponse } from "./node-exchange.js";
 import { createRestNodeHandler, type RestHandlerOptions, type RestRouteTarget } from "./rest-handler.js";
 
@@ -48,11 +49,7 @@ export function createServiceRouter(options: ServiceRouterOptions = {}): Service
   const registrations: { binding: ServiceBinding; implementation: Partial<ServiceImpl<DescService>> }[] = [];
   // The edge comes first on every protocol: whatever auth or a handler throws leaves through the
   // normaliser, and a NUL in a string is refused before anything reads the message.
-  const interceptors = [
-    createErrorNormalizer(options.onUnexpectedError),
-    refuseNulStrings,
-    ...(options.interceptors ?? []),
-  ];
+  const edge = [createErrorNormalizer(options.onUnexpectedError), refuseNulStrings, ...(options.interceptors ?? [])];
   return {
     get bindings() {
       return registrations.map((r) => r.binding);
@@ -61,6 +58,9 @@ export function createServiceRouter(options: ServiceRouterOptions = {}): Service
       registrations.push({ binding, implementation: implementation as Partial<ServiceImpl<DescService>> });
     },
     nodeHandler() {
+      // Outside the normaliser: a stream that folds its failure into a last message folds the
+      // normalised error (stream-error-folding.ts).
+      const interceptors = [createStreamErrorFolder(registrations.map((r) => r.binding)), ...edge];
       const targets: RestRouteTarget[] = registrations.flatMap(({ binding, implementation }) => {
         const spec = createServiceImplSpec(binding.service, implementation);
         return binding.routes.map((route) => ({ route, spec: spec.methods[route.rpc]! }));

@@ -16,8 +16,16 @@ describe("negotiateFraming", () => {
     ["ndjson", "text/event-stream", "sse"],
     ["ndjson", "application/json", "ndjson"],
   ] as const)("%s with Accept %s gives %s", (declared, accept, expected) => {
-    expect(negotiateFraming(declared, accept)).toBe(expected);
+    expect(negotiateFraming({ ...route, streamFraming: declared }, accept)).toBe(expected);
   });
+
+  it.each(["text/event-stream", "application/x-ndjson", null])(
+    "serves a route that folds its failures in its declared framing only (Accept %s)",
+    (accept) => {
+      const folding = { ...route, streamFraming: "ndjson", streamErrorEvent: "failed.error" } as const;
+      expect(negotiateFraming(folding, accept)).toBe("ndjson");
+    },
+  );
 });
 
 const route: HttpRoute = {

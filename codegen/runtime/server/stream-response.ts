@@ -11,9 +11,15 @@ const heartbeat = Symbol("heartbeat");
 
 /**
  * The framing of one response: the method's declared framing, unless the client's `Accept` asks
- * for the other one explicitly (a CLI reading NDJSON from an SSE route, say).
+ * for the other one explicitly (a CLI reading NDJSON from an SSE route, say). A route whose stream
+ * folds its failure into a last message (`streamErrorEvent`) is served only in its declared
+ * framing, whatever `Accept` says: the other framing's error frame is no message of the stream,
+ * and a client that asked for the other framing still reads the declared one by its Content-Type
+ * rather than being refused with a 406 it would have to handle.
  */
-export function negotiateFraming(declared: StreamFraming, accept: string | null): StreamFraming {
+export function negotiateFraming(route: HttpRoute, accept: string | null): StreamFraming {
+  const declared = route.streamFraming ?? "ndjson";
+  if (route.streamErrorEvent !== undefined) return declared;
   const wanted = (accept ?? "").toLowerCase();
   const takes = (mediaType: string) => wanted.includes(mediaType);
   if (declared === "sse" && takes(ndjsonMediaType) && !takes(sseMediaType)) return "ndjson";
@@ -24,7 +30,9 @@ export function negotiateFraming(declared: StreamFraming, accept: string | null)
 /**
  * Writes a server stream on an HTTP route: one frame per message, flushed as it comes, an SSE
  * comment every `heartbeatMs` while the stream is idle (so proxies and load balancers keep the
- * connection), and a final error frame when the stream fails after its status line was sent.
+ * connection), and a final error frame when the stream fails after its status line was sent. A
+ * stream whose route names a `streamErrorEvent` does not fail there: the stream error folder
+ * (stream-error-folding.ts) already turned the failure into a last message of the stream.
  */
 export interface StreamResponseParts {
   readonly route: HttpRoute;

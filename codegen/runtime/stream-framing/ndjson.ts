@@ -2,7 +2,9 @@ import type { JsonValue } from "@bufbuild/protobuf";
 
 /**
  * Newline-delimited JSON framing of a server stream: one message per line, and a final
- * `{"error": {...}}` line when the stream fails, so a stream always ends in a structured way.
+ * `{"error": {...}}` line when the stream fails, so a stream always ends in a structured way. A
+ * method with a stream error event never gets that line: its failure is folded into a last
+ * message of its own type (server/stream-error-folding.ts).
  */
 export const ndjsonMediaType = "application/x-ndjson";
 

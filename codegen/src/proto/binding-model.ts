@@ -5,6 +5,7 @@ import type { HttpRoute, StreamFraming } from "../../runtime/http-route.js";
 import { parsePathTemplate } from "../../runtime/path-template/index.js";
 import type { Listener, OptionReader } from "./options.js";
 import { GenerationError } from "../generation-error.js";
+import { streamErrorEventFields } from "./stream-error-event.js";
 
 /**
  * The one model of a service that all four emitters read: routes, service glue, SDK clients
@@ -26,6 +27,11 @@ export interface MethodModel {
   readonly idempotency: Idempotency;
   readonly isPublic: boolean;
   readonly streamFraming: StreamFraming | undefined;
+  /**
+   * (platform.api.v1.stream_error_event): the fields, outermost first, of the message a failure
+   * after the stream's first message is folded into; undefined when failures end the stream.
+   */
+  readonly streamErrorEvent: readonly DescField[] | undefined;
   readonly routes: readonly HttpRoute[];
   readonly pagination: PaginationModel | undefined;
 }
@@ -51,10 +57,12 @@ export function buildServiceModel(service: DescService, options: OptionReader): 
 
 function buildMethodModel(method: DescMethod, options: OptionReader, listener: Listener): MethodModel {
   const streamFraming = options.streamFraming(method);
+  const errorEventPath = options.streamErrorEvent(method);
+  const streamErrorEvent = errorEventPath === undefined ? undefined : streamErrorEventFields(method, errorEventPath);
   // The data listener's contract writes every field of an answer, unset ones included.
-  const routes = buildRoutes(method, options, streamFraming).map((route) =>
-    listener === "data" ? { ...route, emitUnpopulated: true as const } : route,
-  );
+  const routes = buildRoutes(method, options, streamFraming)
+    .map((route) => (listener === "data" ? { ...route, emitUnpopulated: true as const } : route))
+    .map((route) => (errorEventPath === undefined ? route : { ...route, streamErrorEvent: errorEventPath }));
   const where = `rpc ${method.parent.typeName}.${method.name}`;
   if (routes.length > 0 && (method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming")) {
     throw new GenerationError(`${where}: a ${method.methodKind} method cannot have an HTTP binding`);
@@ -70,6 +78,7 @@ function buildMethodModel(method: DescMethod, options: OptionReader, listener: L
     idempotency: idempotencyOf(method),
     isPublic: options.isPublic(method),
     streamFraming,
+    streamErrorEvent,
     routes,
     pagination: paginationOf(method),
   };

@@ -35,6 +35,7 @@ export function emitRoutes(f: ProtoTsFile, model: ServiceModel): void {
       if (route.queryIgnored) f.print("    queryIgnored: ", JSON.stringify(route.queryIgnored), ",");
       if (route.emitUnpopulated) f.print("    emitUnpopulated: true,");
       if (route.streamFraming) f.print("    streamFraming: ", JSON.stringify(route.streamFraming), ",");
+      if (route.streamErrorEvent) f.print("    streamErrorEvent: ", JSON.stringify(route.streamErrorEvent), ",");
       f.print("    additionalBinding: ", String(route.additionalBinding), ",");
       f.print("  },");
     }

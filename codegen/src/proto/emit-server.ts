@@ -17,6 +17,13 @@ export function emitServer(f: ProtoTsFile, model: ServiceModel, routesFile: stri
   const registrar = f.import("ServiceRegistrar", RUNTIME_MODULE, true);
   const routes = f.import(routesName(model), routesFile);
   const publicMethods = model.methods.filter((m) => m.isPublic).map((m) => m.method.localName);
+  const streamErrorEvents = Object.fromEntries(
+    model.methods.flatMap((m) =>
+      m.streamErrorEvent ? [[m.method.localName, m.streamErrorEvent.map((field) => field.name).join(".")]] : [],
+    ),
+  );
+  const streamErrorEventsEntry =
+    Object.keys(streamErrorEvents).length > 0 ? `, streamErrorEvents: ${JSON.stringify(streamErrorEvents)}` : "";
 
   f.print(
     f.jsDoc(`What a handler of ${service.typeName} implements: one function per RPC.`),
@@ -52,7 +59,7 @@ export function emitServer(f: ProtoTsFile, model: ServiceModel, routesFile: stri
     routes,
     ".routes, access: ",
     service.name,
-    "Access }, implementation);",
+    `Access${streamErrorEventsEntry} }, implementation);`,
   );
   f.print("}");
   f.print();

@@ -36,6 +36,8 @@ export interface OptionReader {
   httpRule(method: DescMethod): HttpRuleOption | undefined;
   fieldBehaviors(field: DescField): readonly number[];
   streamFraming(method: DescMethod): "sse" | "ndjson" | undefined;
+  /** platform.api.v1.stream_error_event of a method: a dotted field path, or undefined when unset or empty. */
+  streamErrorEvent(method: DescMethod): string | undefined;
   isPublic(method: DescMethod): boolean;
   organizationHeader(service: DescService): boolean;
   listener(service: DescService): Listener;
@@ -74,6 +76,7 @@ export function createOptionReader(allFiles: readonly DescFile[]): OptionReader 
   const http = find("google.api.http");
   const fieldBehavior = find("google.api.field_behavior");
   const streamFraming = find("platform.api.v1.stream_framing");
+  const streamErrorEvent = find("platform.api.v1.stream_error_event");
   const methodAuth = find("platform.api.v1.method_auth");
   const serviceAuth = find("platform.api.v1.service_auth");
   const listener = find("platform.api.v1.listener");
@@ -94,6 +97,7 @@ export function createOptionReader(allFiles: readonly DescFile[]): OptionReader 
       if (value === StreamFramingValue.NDJSON) return "ndjson";
       return undefined;
     },
+    streamErrorEvent: (method) => read<string>(method, streamErrorEvent) || undefined,
     isPublic: (method) => read<{ public: boolean }>(method, methodAuth)?.public ?? false,
     organizationHeader: (service) =>
       read<{ organizationHeader: boolean }>(service, serviceAuth)?.organizationHeader ?? false,

@@ -164,6 +164,35 @@ describe("embedder registry and the OpenAI-compatible client", () => {
     ]);
   });
 
+  it("stops reading an answer that passes 64 MiB without declaring its length", async () => {
+    let sent = 0;
+    const endless = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      const chunk = Buffer.alloc(1024 * 1024, 32);
+      const more = () => {
+        while (!response.destroyed && sent < 1024 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!response.write(chunk)) return void response.once("drain", more);
+        }
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => endless.listen(0, "127.0.0.1", resolve));
+    const config = readEmbeddingsConfig({
+      PLATFORM_EMBEDDINGS_URL: `http://127.0.0.1:${(endless.address() as AddressInfo).port}`,
+      PLATFORM_EMBEDDINGS_MODELS: "m",
+    });
+    const embedder = new EmbedderRegistry({ config, allowPrivateNetwork: true }).forModel("m", 3);
+    expect(await codeOf(embedder.embed(["a"], "document"))).toEqual([
+      Code.Unavailable,
+      expect.stringContaining("answered more than 64 MiB"),
+    ]);
+    // The read stopped near the limit instead of taking the gigabyte on offer.
+    expect(sent).toBeLessThan(256 * 1024 * 1024);
+    endless.closeAllConnections();
+    await new Promise<void>((resolve) => endless.close(() => resolve()));
+  });
+
   it("goes through the outbound-address guard unless private networks are allowed", async () => {
     const embedder = registry({}, false).resolve("code-model", 3).embedder;
     const [code, message] = await codeOf(embedder.embed(["a"], "document"));

@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Dispatcher } from "undici";
+import { readBodyUpTo } from "../net/capped-body.js";
 import { createGuardedDispatcher, privateHostKind, privateNetworkErrorOf } from "../net/private-network.js";
 
 /** How the embedding and rerank clients reach their endpoint. */
@@ -56,10 +57,9 @@ export function createEndpointCaller(
     try {
       const response = await fetchFn(url, init);
       status = response.status;
-      const length = Number(response.headers.get("content-length") ?? "0");
-      if (length > MAX_ANSWER_BYTES)
-        throw new ConnectError(`the ${what} endpoint ${where} answered more than 64 MiB`, Code.Unavailable);
-      text = await response.text();
+      const refuse = () =>
+        new ConnectError(`the ${what} endpoint ${where} answered more than 64 MiB`, Code.Unavailable);
+      text = (await readBodyUpTo(response, MAX_ANSWER_BYTES, refuse)).toString("utf8");
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (error instanceof ConnectError) throw error;

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAddressPolicy } from "./address-policy.js";
 import {
   createGuardedDispatcher,
+  guardedSystemLookup,
   isPrivateHost,
   privateAddressKind,
   PrivateNetworkError,
@@ -249,5 +250,13 @@ describe("the guarded dispatcher", () => {
     expect(await (await fetch(`http://localhost:${port}/`, { dispatcher: open } as RequestInit)).text()).toBe(
       "reached",
     );
+  });
+});
+
+describe("the system lookup for node:http clients", () => {
+  it("refuses a name that resolves to a loopback address, without connecting", async () => {
+    const lookup = guardedSystemLookup();
+    const error = await new Promise<Error | null>((resolve) => lookup("localhost", {}, (failure) => resolve(failure)));
+    expect(error).toBeInstanceOf(PrivateNetworkError);
   });
 });

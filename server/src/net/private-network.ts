@@ -103,6 +103,18 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
   });
 }
 
+/**
+ * A `lookup` for net.connect (or node:http agent options) that refuses a name when any of its
+ * addresses is refused, with the system resolver and the outbound-address policy: for clients not
+ * built on undici (the AWS SDK). IP literals never reach a lookup; refuse those with privateHostKind.
+ */
+export function guardedSystemLookup(): ConnectLookup {
+  return guardedLookup(
+    (hostname, lookupOptions) => dnsLookup(hostname, { ...lookupOptions, all: true }),
+    privateAddressKind,
+  );
+}
+
 /** A `lookup` for net.connect that resolves with `resolve` and refuses names with a refused address. */
 function guardedLookup(resolve: HostLookup, policy: AddressPolicy): ConnectLookup {
   return (hostname, options, callback) => {

@@ -6,7 +6,8 @@ import { resolveFieldPath, type MethodModel, type ServiceModel } from "../bindin
 import { publicComment } from "../public-comment.js";
 import { FieldBehavior, type OptionReader } from "../options.js";
 import { scalarSchema, wellKnownSchema, type SchemaCollector } from "./message-schemas.js";
-import { streamContent, streamDescription } from "./stream-content.js";
+import { jsonPathOf } from "../stream-error-event.js";
+import { foldedStreamDescription, streamContent, streamDescription } from "./stream-content.js";
 
 /** Nesting depth of message fields expanded into dotted query parameters (recursive messages stop here). */
 const MAX_QUERY_DEPTH = 3;
@@ -66,9 +67,15 @@ export function buildOperation(
   }
 
   const framing = route.streamFraming;
-  const doc = [publicComment(desc), framing ? streamDescription(framing, desc.output.name) : ""]
-    .filter((text) => text !== "")
-    .join("\n\n");
+  const folded = method.streamErrorEvent
+    ? { jsonPath: jsonPathOf(method.streamErrorEvent), member: method.streamErrorEvent[0]!.jsonName }
+    : undefined;
+  const streamDoc = !framing
+    ? ""
+    : folded
+      ? foldedStreamDescription(framing, desc.output.name, folded)
+      : streamDescription(framing, desc.output.name);
+  const doc = [publicComment(desc), streamDoc].filter((text) => text !== "").join("\n\n");
   const operation: OperationObject = {
     operationId: `${service.service.name}_${desc.name}${routeIndex > 0 ? `_${routeIndex}` : ""}`,
     tags: [service.service.name],
@@ -91,7 +98,7 @@ export function buildOperation(
     "200": framing
       ? {
           description: `A stream of ${desc.output.name} frames; the schema is that of one frame.`,
-          content: streamContent(framing, responseSchema),
+          content: streamContent(framing, responseSchema, folded),
         }
       : { description: `The ${desc.output.name}.`, content: { "application/json": { schema: responseSchema } } },
     ...errorResponses(method),

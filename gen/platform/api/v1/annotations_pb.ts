@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platform/api/v1/annotations.proto.
  */
 export const file_platform_api_v1_annotations: GenFile = /*@__PURE__*/
-  fileDesc("CiFwbGF0Zm9ybS9hcGkvdjEvYW5ub3RhdGlvbnMucHJvdG8SD3BsYXRmb3JtLmFwaS52MSJMCg5RdWVyeVBhcmFtZXRlchIPCgdhbGlhc2VzGAEgAygJEhMKC2VudW1fbnVtYmVyGAIgASgIEhQKDGh0dHBfaWdub3JlZBgDIAEoCCIcCgpNZXRob2RBdXRoEg4KBnB1YmxpYxgBIAEoCCIqCgtTZXJ2aWNlQXV0aBIbChNvcmdhbml6YXRpb25faGVhZGVyGAEgASgIKmIKDVN0cmVhbUZyYW1pbmcSHgoaU1RSRUFNX0ZSQU1JTkdfVU5TUEVDSUZJRUQQABIWChJTVFJFQU1fRlJBTUlOR19TU0UQARIZChVTVFJFQU1fRlJBTUlOR19OREpTT04QAio3CghMaXN0ZW5lchIYChRMSVNURU5FUl9VTlNQRUNJRklFRBAAEhEKDUxJU1RFTkVSX0RBVEEQASpDCgtRdWVyeUNhc2luZxIcChhRVUVSWV9DQVNJTkdfVU5TUEVDSUZJRUQQABIWChJRVUVSWV9DQVNJTkdfU05BS0UQATpnCg5zdHJlYW1fZnJhbWluZxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNGGAyABKA4yHi5wbGF0Zm9ybS5hcGkudjEuU3RyZWFtRnJhbWluZ1INc3RyZWFtRnJhbWluZzpeCgttZXRob2RfYXV0aBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNKGAyABKAsyGy5wbGF0Zm9ybS5hcGkudjEuTWV0aG9kQXV0aFIKbWV0aG9kQXV0aDphCgxxdWVyeV9jYXNpbmcSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjVhgMgASgOMhwucGxhdGZvcm0uYXBpLnYxLlF1ZXJ5Q2FzaW5nUgtxdWVyeUNhc2luZzppCg9xdWVyeV9wYXJhbWV0ZXISHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNaGAyABKAsyHy5wbGF0Zm9ybS5hcGkudjEuUXVlcnlQYXJhbWV0ZXJSDnF1ZXJ5UGFyYW1ldGVyOmIKDHNlcnZpY2VfYXV0aBIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjThgMgASgLMhwucGxhdGZvcm0uYXBpLnYxLlNlcnZpY2VBdXRoUgtzZXJ2aWNlQXV0aDpYCghsaXN0ZW5lchIfLmdvb2dsZS5wcm90b2J1Zi5TZXJ2aWNlT3B0aW9ucxjUhgMgASgOMhkucGxhdGZvcm0uYXBpLnYxLkxpc3RlbmVyUghsaXN0ZW5lcmIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("CiFwbGF0Zm9ybS9hcGkvdjEvYW5ub3RhdGlvbnMucHJvdG8SD3BsYXRmb3JtLmFwaS52MSJMCg5RdWVyeVBhcmFtZXRlchIPCgdhbGlhc2VzGAEgAygJEhMKC2VudW1fbnVtYmVyGAIgASgIEhQKDGh0dHBfaWdub3JlZBgDIAEoCCIcCgpNZXRob2RBdXRoEg4KBnB1YmxpYxgBIAEoCCIqCgtTZXJ2aWNlQXV0aBIbChNvcmdhbml6YXRpb25faGVhZGVyGAEgASgIKmIKDVN0cmVhbUZyYW1pbmcSHgoaU1RSRUFNX0ZSQU1JTkdfVU5TUEVDSUZJRUQQABIWChJTVFJFQU1fRlJBTUlOR19TU0UQARIZChVTVFJFQU1fRlJBTUlOR19OREpTT04QAio3CghMaXN0ZW5lchIYChRMSVNURU5FUl9VTlNQRUNJRklFRBAAEhEKDUxJU1RFTkVSX0RBVEEQASpDCgtRdWVyeUNhc2luZxIcChhRVUVSWV9DQVNJTkdfVU5TUEVDSUZJRUQQABIWChJRVUVSWV9DQVNJTkdfU05BS0UQATpnCg5zdHJlYW1fZnJhbWluZxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNGGAyABKA4yHi5wbGF0Zm9ybS5hcGkudjEuU3RyZWFtRnJhbWluZ1INc3RyZWFtRnJhbWluZzpeCgttZXRob2RfYXV0aBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNKGAyABKAsyGy5wbGF0Zm9ybS5hcGkudjEuTWV0aG9kQXV0aFIKbWV0aG9kQXV0aDphCgxxdWVyeV9jYXNpbmcSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjVhgMgASgOMhwucGxhdGZvcm0uYXBpLnYxLlF1ZXJ5Q2FzaW5nUgtxdWVyeUNhc2luZzpOChJzdHJlYW1fZXJyb3JfZXZlbnQSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjXhgMgASgJUhBzdHJlYW1FcnJvckV2ZW50OmkKD3F1ZXJ5X3BhcmFtZXRlchIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY1oYDIAEoCzIfLnBsYXRmb3JtLmFwaS52MS5RdWVyeVBhcmFtZXRlclIOcXVlcnlQYXJhbWV0ZXI6YgoMc2VydmljZV9hdXRoEh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGNOGAyABKAsyHC5wbGF0Zm9ybS5hcGkudjEuU2VydmljZUF1dGhSC3NlcnZpY2VBdXRoOlgKCGxpc3RlbmVyEh8uZ29vZ2xlLnByb3RvYnVmLlNlcnZpY2VPcHRpb25zGNSGAyABKA4yGS5wbGF0Zm9ybS5hcGkudjEuTGlzdGVuZXJSCGxpc3RlbmVyYgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * How one request field is read from the query string of the method's HTTP routes.
@@ -124,7 +124,7 @@ export enum StreamFraming {
 
   /**
    * Newline-delimited JSON (`application/x-ndjson`): one JSON message per line, a final
-   * `{"error": {...}}` line when the stream fails.
+   * `{"error": {...}}` line when the stream fails (unless the method sets stream_error_event).
    *
    * @generated from enum value: STREAM_FRAMING_NDJSON = 2;
    */
@@ -221,12 +221,28 @@ export const query_casing: GenExtension<MethodOptions, QueryCasing> = /*@__PURE_
   extDesc(file_platform_api_v1_annotations, 2);
 
 /**
+ * How this server stream ends when it fails after its first message: with one more message of
+ * the stream's own type, whose field at this path (proto names, dotted, through a oneof member
+ * of the output message to a string field: `failed.error`) holds the error's message and
+ * whose other fields are at their defaults, then a successful end (HTTP 200, gRPC status OK).
+ * A stream that ends this way always ends with one of its own messages, on every protocol, so
+ * a caller reads one message type to the end. An error before the first message (bad request,
+ * authentication, NOT_FOUND) is still an ordinary error answer: no stream has started. The
+ * HTTP route is then served only in its declared framing: an `Accept` naming the other one
+ * still gets the declared one, since its error frame would not be one of the stream's messages.
+ *
+ * @generated from extension: string stream_error_event = 50007;
+ */
+export const stream_error_event: GenExtension<MethodOptions, string> = /*@__PURE__*/
+  extDesc(file_platform_api_v1_annotations, 3);
+
+/**
  * How this request field is read from the query string of the method's HTTP routes.
  *
  * @generated from extension: platform.api.v1.QueryParameter query_parameter = 50006;
  */
 export const query_parameter: GenExtension<FieldOptions, QueryParameter> = /*@__PURE__*/
-  extDesc(file_platform_api_v1_annotations, 3);
+  extDesc(file_platform_api_v1_annotations, 4);
 
 /**
  * Authentication rules shared by every method of this service.
@@ -234,7 +250,7 @@ export const query_parameter: GenExtension<FieldOptions, QueryParameter> = /*@__
  * @generated from extension: platform.api.v1.ServiceAuth service_auth = 50003;
  */
 export const service_auth: GenExtension<ServiceOptions, ServiceAuth> = /*@__PURE__*/
-  extDesc(file_platform_api_v1_annotations, 4);
+  extDesc(file_platform_api_v1_annotations, 5);
 
 /**
  * The listener that serves this service; absent means the api listener.
@@ -242,5 +258,5 @@ export const service_auth: GenExtension<ServiceOptions, ServiceAuth> = /*@__PURE
  * @generated from extension: platform.api.v1.Listener listener = 50004;
  */
 export const listener: GenExtension<ServiceOptions, Listener> = /*@__PURE__*/
-  extDesc(file_platform_api_v1_annotations, 5);
+  extDesc(file_platform_api_v1_annotations, 6);
 

@@ -14,7 +14,7 @@ import type { PoolRef } from "./pool-store.js";
 import { revoke, type RevokeReason } from "./refresh-families.js";
 import { checkRoleSet } from "./role-catalog.js";
 import { createTenantStore, userTenantsJson, type UserTenantRecord } from "./tenant-store.js";
-import { isUniqueViolation } from "./unique-violation.js";
+import { isUniqueViolation } from "../../db/sql-state.js";
 
 /** A user as the admin API shows it. */
 export interface AppUserRecord {

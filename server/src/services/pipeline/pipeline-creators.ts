@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "../../db/sql-state.js";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { randomUUID } from "node:crypto";
@@ -20,7 +21,6 @@ import type {
 import type { PipelineDeps, Scope } from "./pipeline-context.js";
 import {
   invalid,
-  isUniqueViolation,
   notFound,
   requireText,
   requireUuid,

@@ -126,13 +126,3 @@ function truncate(text: string): string {
 function isObject(value: JsonValue | undefined): value is JsonObject {
   return value !== null && value !== undefined && typeof value === "object" && !Array.isArray(value);
 }
-
-/** PostgreSQL's unique_violation, under either driver (drizzle wraps the driver's error as `cause`). */
-export function isUniqueViolation(error: unknown): boolean {
-  for (let current = error; current instanceof Error || isObject(current as JsonValue);) {
-    if ((current as { code?: unknown }).code === "23505") return true;
-    current = (current as { cause?: unknown }).cause;
-    if (current === undefined) break;
-  }
-  return false;
-}

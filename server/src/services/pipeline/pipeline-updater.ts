@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "../../db/sql-state.js";
 import { create, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { Pipeline } from "../../../../gen/platform/data/pipeline/v1/pipeline_pb.js";
@@ -7,7 +8,6 @@ import type { PipelineDeps } from "./pipeline-context.js";
 import { checkObjectConfig, checkTableConfig } from "./pipeline-creators.js";
 import {
   invalid,
-  isUniqueViolation,
   notFound,
   requireText,
   requireUuid,

@@ -1,3 +1,4 @@
+import { isForeignKeyViolation } from "../../db/sql-state.js";
 import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { CredentialSchema } from "../../../../gen/platform/data/source/v1/source_pb.js";
@@ -12,7 +13,7 @@ import { createCredentialStore, type CredentialMetadataRow } from "./credential-
 import { credentialTypeOf, providerOf, providerWireName } from "./provider-names.js";
 import { invalid, notFound, optionalId, validId, validName, validProvider } from "./source-fields.js";
 import type { CredentialTypeName, ProviderName } from "./source-schema.js";
-import { createSourceStore, isForeignKeyViolation } from "./source-store.js";
+import { createSourceStore } from "./source-store.js";
 
 export interface CredentialMethodsOptions {
   readonly db: Database;

@@ -1,3 +1,4 @@
+import { isForeignKeyViolation } from "../../db/sql-state.js";
 import { randomUUID } from "node:crypto";
 import type { Dispatcher } from "undici";
 import type { SourceServiceImplementation } from "../../../../gen/platform/data/source/v1/source_service_server.js";
@@ -21,7 +22,7 @@ import { createOAuthTokens, expiryOf } from "./oauth/oauth-tokens.js";
 import { providerWireName } from "./provider-names.js";
 import { hasControlCharacter, invalid, optionalId, validId, validName, validProvider } from "./source-fields.js";
 import type { ProviderName } from "./source-schema.js";
-import { createSourceStore, isForeignKeyViolation } from "./source-store.js";
+import { createSourceStore } from "./source-store.js";
 
 export interface OAuthMethodsOptions {
   readonly db: Database;

@@ -1,3 +1,4 @@
+import { isForeignKeyViolation } from "../../db/sql-state.js";
 import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { SourceSchema } from "../../../../gen/platform/data/source/v1/source_pb.js";
@@ -19,13 +20,7 @@ import {
   validProvider,
 } from "./source-fields.js";
 import type { ProviderName } from "./source-schema.js";
-import {
-  createSourceStore,
-  INTERNAL_SOURCE_NAME,
-  isForeignKeyViolation,
-  type SourcePosition,
-  type SourceRow,
-} from "./source-store.js";
+import { createSourceStore, INTERNAL_SOURCE_NAME, type SourcePosition, type SourceRow } from "./source-store.js";
 
 export interface SourceMethodsOptions {
   readonly db: Database;

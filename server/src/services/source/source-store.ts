@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "../../db/sql-state.js";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { and, asc, eq, gt, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
@@ -162,20 +163,3 @@ export function createSourceStore(db: Database): SourceStore {
 
 /** The database clock, shared by every replica. */
 const nowSql = sql`(extract(epoch from statement_timestamp()) * 1000)::bigint`;
-
-/** Whether a database error, or the driver error drizzle wraps, is a unique-key violation (SQLSTATE 23505). */
-export function isUniqueViolation(error: unknown): boolean {
-  return hasSqlState(error, "23505");
-}
-
-/** Whether a write named a row that is gone (SQLSTATE 23503): deleted between a check and the write. */
-export function isForeignKeyViolation(error: unknown): boolean {
-  return hasSqlState(error, "23503");
-}
-
-function hasSqlState(error: unknown, state: string): boolean {
-  for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    if ((current as Error & { code?: unknown }).code === state) return true;
-  }
-  return false;
-}

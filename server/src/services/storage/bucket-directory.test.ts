@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../test/test-database.js";
 import { createFilesystemBlobStore } from "../../blob/filesystem-blob-store.js";
 import type { BucketDirectory } from "./bucket-directory.js";
-import type { MultipartUploads } from "./multipart-uploads.js";
+import { createMultipartUploads, type MultipartUploads } from "./multipart-uploads.js";
 import { createObjectStorage } from "./object-storage.js";
+import { createObjectVersions } from "./object-versions.js";
 import type { ObjectChange } from "./object-changes.js";
 
 let database: TestDatabase;
@@ -166,5 +167,28 @@ describe(`bucket directory (${process.env.TEST_DATABASE_URL ? "postgres" : "embe
     expect((await buffer(object!.blob.read())).toString()).toBe("aaaaac");
     await expect(uploads.abort(org, "big", "file", uploadId)).rejects.toMatchObject({ code: "NoSuchUpload" });
     await expect(uploads.abort(org, "big", "file", "not-a-uuid")).rejects.toMatchObject({ code: "NoSuchUpload" });
+  });
+
+  it("refuses an upload begun while its bucket is being deleted with NoSuchBucket", async () => {
+    const org = await database.createOrganization();
+    await directory.createBucket(org, "going");
+    // The bucket goes between the upload's lookup of it and its insert.
+    const racing: BucketDirectory = Object.create(directory, {
+      requireBucket: {
+        value: async (orgId: string, name: string) => {
+          const bucket = await directory.requireBucket(orgId, name);
+          await directory.deleteBucket(orgId, name);
+          return bucket;
+        },
+      },
+    });
+    const versions = createObjectVersions({ db: database.db, blobs: createFilesystemBlobStore(root) });
+    const raced = createMultipartUploads({
+      db: database.db,
+      blobs: createFilesystemBlobStore(root),
+      directory: racing,
+      versions,
+    });
+    await expect(raced.create(org, "going", "file", plain)).rejects.toMatchObject({ code: "NoSuchBucket" });
   });
 });

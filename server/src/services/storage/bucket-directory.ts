@@ -5,7 +5,7 @@ import { checkBucketName, checkObjectKey } from "./bucket-name.js";
 import { Listeners, type BucketCreated, type ObjectChange } from "./object-changes.js";
 import { objectInfo, type ObjectVersions } from "./object-versions.js";
 import { listObjectRows, type ObjectListing, type ListObjectsOptions } from "./object-listing.js";
-import { S3Error } from "./s3/s3-error.js";
+import { noSuchBucket, S3Error } from "./s3/s3-error.js";
 import { storageBuckets, storageObjects, storageUploadParts, storageUploads } from "./storage-schema.js";
 
 export interface Bucket {
@@ -84,9 +84,6 @@ export interface BucketDirectory {
   /** Called after a bucket is created (its internal object-storage source is made from here). */
   onBucketCreated(listener: (event: BucketCreated) => void | Promise<void>): () => void;
 }
-
-const noSuchBucket = (name: string) =>
-  new S3Error("NoSuchBucket", "the specified bucket does not exist", { BucketName: name });
 
 /** The directory over the organizations' buckets; object versions are written through `versions` (object-versions.ts). */
 export function createBucketDirectory(options: {

@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
 import { and, asc, eq, gt, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/database.js";
+import { isForeignKeyViolation } from "../../db/sql-state.js";
 import type { BlobStore } from "../../blob/blob-store.js";
 import type { BucketDirectory, ObjectInfo, PutOptions } from "./bucket-directory.js";
 import type { ObjectVersions } from "./object-versions.js";
 import { checkObjectKey } from "./bucket-name.js";
-import { S3Error } from "./s3/s3-error.js";
+import { noSuchBucket, S3Error } from "./s3/s3-error.js";
 import { storageUploadParts, storageUploads } from "./storage-schema.js";
 
 /** S3's bounds: parts 1 to 10,000, each but the last at least 5 MiB. */
@@ -70,7 +71,11 @@ export function createMultipartUploads(options: {
       const [row] = await db
         .insert(storageUploads)
         .values({ bucketId: bucket.id, key, contentType: put.contentType, metadata: { ...put.metadata } })
-        .returning();
+        .returning()
+        .catch((error: unknown) => {
+          // The bucket was deleted since it was looked up.
+          throw isForeignKeyViolation(error) ? noSuchBucket(bucketName) : error;
+        });
       return { uploadId: row!.id, key, createdAt: row!.createdAt };
     },
 

@@ -2,10 +2,11 @@ import { randomUUID } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import type { BlobStore } from "../../blob/blob-store.js";
 import type { Database } from "../../db/database.js";
+import { isForeignKeyViolation } from "../../db/sql-state.js";
 import type { Bucket, ObjectInfo, PutOptions } from "./bucket-directory.js";
 import { measureBody, type MeasuredBody } from "./object-body.js";
 import { Listeners, type ObjectChange } from "./object-changes.js";
-import { S3Error } from "./s3/s3-error.js";
+import { noSuchBucket } from "./s3/s3-error.js";
 import { storageObjects } from "./storage-schema.js";
 
 /** A stored version ready to become visible: written to the blob store, not yet in a row. */
@@ -107,8 +108,7 @@ export function createObjectVersions(options: {
       } catch (error) {
         await deleteBlobs([content.blobKey]);
         // The bucket was deleted while the content was written: its foreign key refuses the row.
-        if ((error as { cause?: { code?: string } }).cause?.code === "23503")
-          throw new S3Error("NoSuchBucket", "the specified bucket does not exist", { BucketName: bucket.name });
+        if (isForeignKeyViolation(error)) throw noSuchBucket(bucket.name);
         throw error;
       }
       if (replaced) await deleteBlobs([replaced]);

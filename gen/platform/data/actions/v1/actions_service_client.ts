@@ -56,7 +56,10 @@ export interface ActionsServiceClient {
   /**
    * Runs one action and streams its events: `started`, `progress`..., then `completed` or
    * `failed`. Over HTTP the body is NDJSON (one ActionEvent per line, no envelope); server-sent
-   * events are not used because the browser event-source API cannot carry the bearer token.
+   * events are not used because the browser event-source API cannot carry the bearer token, and
+   * are not offered to an `Accept: text/event-stream` either. An error after the first event is
+   * folded into a final `failed` event on every protocol; an error before it is an ordinary
+   * error answer.
    * The service resolves the selection into action inputs, injects service-account
    * credentials and runs the action's script as a thread.
    *

@@ -26,6 +26,7 @@ export const ActionsServiceRoutes = defineHttpRoutes(ActionsService, [
     queryFields: [],
     emitUnpopulated: true,
     streamFraming: "ndjson",
+    streamErrorEvent: "failed.error",
     additionalBinding: false,
   },
   {
@@ -57,6 +58,7 @@ export const ActionsServiceRoutes = defineHttpRoutes(ActionsService, [
     queryFields: [],
     emitUnpopulated: true,
     streamFraming: "ndjson",
+    streamErrorEvent: "failed.error",
     additionalBinding: false,
   },
   {

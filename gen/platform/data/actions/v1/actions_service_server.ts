@@ -22,6 +22,6 @@ export const ActionsServiceAccess: ServiceAccess = {
  * A method left out of a partial implementation answers UNIMPLEMENTED: HTTP 501 with code `unimplemented`.
  */
 export function registerActionsService(registrar: ServiceRegistrar, implementation: Partial<ActionsServiceImplementation>): void {
-  registrar.register({ service: ActionsService, routes: ActionsServiceRoutes.routes, access: ActionsServiceAccess }, implementation);
+  registrar.register({ service: ActionsService, routes: ActionsServiceRoutes.routes, access: ActionsServiceAccess, streamErrorEvents: {"runAction":"failed.error","watchActionRun":"failed.error"} }, implementation);
 }
 

@@ -1,3 +1,4 @@
+import { readBodyUpTo } from "../../../net/capped-body.js";
 import { ToolError } from "./tool-error.js";
 import type { MemoryReservation } from "./tool.js";
 
@@ -14,36 +15,20 @@ export async function readCappedBody(
   what: string,
   memory?: MemoryReservation,
 ): Promise<Uint8Array> {
-  const declared = Number(response.headers.get("content-length") ?? "");
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel().catch(() => undefined);
-    throw tooLarge(what, maxBytes, `declares ${declared} bytes`);
-  }
-  if (response.body === null) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  while (true) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge(what, maxBytes, `passed ${maxBytes} bytes`);
-    }
-    try {
-      memory?.reserve(value.byteLength);
-    } catch (error) {
-      await reader.cancel().catch(() => undefined);
-      throw new ToolError(
-        "failed",
-        `${what} was not read in full: ${error instanceof Error ? error.message : String(error)}`,
-        { cause: error },
-      );
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, total);
+  const take =
+    memory &&
+    ((bytes: number) => {
+      try {
+        memory.reserve(bytes);
+      } catch (error) {
+        throw new ToolError(
+          "failed",
+          `${what} was not read in full: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+      }
+    });
+  return readBodyUpTo(response, maxBytes, (detail) => tooLarge(what, maxBytes, detail), take);
 }
 
 export function formatBytes(bytes: number): string {

@@ -1,9 +1,5 @@
-import type { LookupAddress, LookupOptions } from "node:dns";
-import { lookup as dnsLookup } from "node:dns/promises";
 import type { AgentOptions } from "node:http";
-import { PrivateNetworkError, privateAddressKind, privateHostKind } from "../../../net/private-network.js";
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+import { guardedSystemLookup, PrivateNetworkError, privateHostKind } from "../../../net/private-network.js";
 
 /**
  * node:http agent options applying the outbound-address policy, for clients built on node:http
@@ -13,22 +9,7 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  */
 export function guardedAgentOptions(allowPrivateNetwork: boolean): AgentOptions | undefined {
   if (allowPrivateNetwork) return undefined;
-  const lookup = (hostname: string, options: LookupOptions, callback: LookupCallback) => {
-    dnsLookup(hostname, { ...options, all: true }).then(
-      (addresses) => {
-        for (const { address } of addresses) {
-          const why = privateAddressKind(address);
-          if (why !== undefined) return callback(new PrivateNetworkError(hostname, address, why), "");
-        }
-        const first = addresses[0];
-        if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "");
-        if (options.all) callback(null, addresses);
-        else callback(null, first.address, first.family);
-      },
-      (error: NodeJS.ErrnoException) => callback(error, ""),
-    );
-  };
-  return { lookup: lookup as AgentOptions["lookup"], keepAlive: true };
+  return { lookup: guardedSystemLookup() as AgentOptions["lookup"], keepAlive: true };
 }
 
 /** Refuses a URL whose host is a refused IP literal or a local name, unless private networks are allowed. */

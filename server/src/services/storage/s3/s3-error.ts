@@ -19,6 +19,10 @@ export class S3Error extends Error {
   }
 }
 
+/** The bucket named is not the caller's (or no longer exists). */
+export const noSuchBucket = (name: string) =>
+  new S3Error("NoSuchBucket", "the specified bucket does not exist", { BucketName: name });
+
 /** The codes this listener answers and their statuses, as S3 documents them. */
 export const s3ErrorStatus = {
   AccessDenied: 403,
