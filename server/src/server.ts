@@ -1,7 +1,8 @@
 import { setMaxListeners } from "node:events";
 import { createDataPlatform, type DataPlatform } from "./data-platform.js";
 import { EmbedderRegistry } from "./embeddings/embedder-registry.js";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { createServiceRouter } from "@platform/codegen/runtime/server";
 import { IdentityAdminRoutes } from "../../gen/openapi/identity-admin/routes.js";
@@ -72,9 +73,26 @@ import { createS3Handler } from "./services/storage/s3/s3-handler.js";
 import type { Logger } from "./log/logger.js";
 import type { ActionDefinition } from "./services/actions/action-definition.js";
 
-/** The catalog of actions this server offers (server/actions); none are shipped yet. */
-async function loadShippedActions(): Promise<readonly ActionDefinition[]> {
-  return [];
+/** The shipped action definitions. */
+const SHIPPED_ACTIONS_DIR = fileURLToPath(new URL("../actions/", import.meta.url));
+
+/**
+ * The catalog of actions this server offers: every `<action_id>.json` of the folder (a missing
+ * folder offers none). The definitions' templates are checked when an action is listed or run.
+ */
+async function loadActions(dir: string): Promise<readonly ActionDefinition[]> {
+  const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return [] as string[];
+    throw error;
+  });
+  const actions: ActionDefinition[] = [];
+  for (const name of names.filter((file) => file.endsWith(".json")).sort()) {
+    const definition = JSON.parse(await readFile(join(dir, name), "utf8")) as Omit<ActionDefinition, "description"> & {
+      description?: string;
+    };
+    actions.push({ ...definition, description: definition.description ?? "" });
+  }
+  return actions;
 }
 
 /** A started server: where each plane listens, and how to stop it. */
@@ -244,7 +262,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       scripts: scriptService,
       leaseMs: config.threadLeaseMs,
       maxObjectBytes: MAX_INGESTED_OBJECT_BYTES,
-      actions: await loadShippedActions(),
+      actions: await loadActions(config.actionsDir ?? SHIPPED_ACTIONS_DIR),
       llmConfigured: config.llm !== undefined,
       actionRunRetentionMs: config.actionRunRetentionMs,
       log: (level, message, fields) => logger[level](message, fields),
