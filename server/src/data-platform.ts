@@ -229,6 +229,8 @@ export function createDataPlatform(options: DataPlatformOptions) {
     actionRuns: createActionRunHandlers({ ports: actionPorts, ...actionRuns }),
     /** The runner the actions queue executes dispatches with. */
     actionRunner: actionRuns.runner,
+    /** Run manifests by bucket and run id (a watch of an ended run is rebuilt from its manifest). */
+    actionRunManifests: actionRuns.manifests,
     start() {
       worker.start();
       vector.start();
