@@ -60,7 +60,7 @@ export async function ingestObject(
     const mediaType = mediaTypeOf(object.key, content.contentType);
     let text: string;
     try {
-      text = extractText(object.key, mediaType, content.bytes);
+      text = await extractText(object.key, mediaType, content.bytes);
     } catch (error) {
       if (error instanceof UnsupportedContentError) return { status: "failed", error: error.message, permanent: true };
       throw error;
