@@ -176,6 +176,23 @@ describe("table store", () => {
     expect(replaced).toMatchObject({ columns: [{ name: "b", type: "integer" }], rowCount: 0 });
   });
 
+  it("creates tables concurrently on a fresh bucket, one creation of a name winning", async () => {
+    const orgId = await bucketOfNewOrg();
+    const columns = [{ name: "a", type: "string" }];
+    const outcomes = await Promise.allSettled(
+      ["one", "two", "three", "one"].map((name) => store.createTable(orgId, "data", name, columns)),
+    );
+    expect(outcomes.filter((outcome) => outcome.status === "fulfilled")).toHaveLength(3);
+    const lost = outcomes.find((outcome) => outcome.status === "rejected") as PromiseRejectedResult;
+    expect((lost.reason as { code?: Code }).code).toBe(Code.AlreadyExists);
+    expect((await store.listTables(orgId, "data")).map((table) => table.name)).toEqual(["one", "three", "two"]);
+    // Concurrent writes to one table all land.
+    await Promise.all(
+      Array.from({ length: 4 }, (_, i) => store.writeRows(orgId, "data", "one", [{ a: `w${i}` }, { a: `x${i}` }])),
+    );
+    expect((await store.getTable(orgId, "data", "one")).rowCount).toBe(8);
+  });
+
   it("keeps buckets and organizations apart and never provisions an engine to read", async () => {
     const orgId = await bucketOfNewOrg();
     const other = await bucketOfNewOrg();
