@@ -1,5 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JsonObject } from "../script/dsl/cel-json.js";
 import { connectErrorOf, openVectorFixture, type VectorFixture } from "../vector/vector-test-fixture.js";
 import { parseCsv } from "./table-parsers.js";
 import { TableStore } from "./table-store.js";
@@ -191,6 +192,61 @@ describe("table store", () => {
       Array.from({ length: 4 }, (_, i) => store.writeRows(orgId, "data", "one", [{ a: `w${i}` }, { a: `x${i}` }])),
     );
     expect((await store.getTable(orgId, "data", "one")).rowCount).toBe(8);
+  });
+
+  it("loads rows creating the table if missing, inferring its columns, or replacing it, all or nothing", async () => {
+    const orgId = await bucketOfNewOrg();
+    const rows: JsonObject[] = [
+      { sku: "a", qty: 1, at: "2024-01-01" },
+      { sku: "b", qty: 2.5, tags: ["x"] },
+    ];
+    expect(await store.loadTable(orgId, "data", "inv", rows, { create: "if_missing" })).toEqual({
+      written: 2,
+      created: true,
+    });
+    expect((await store.getTable(orgId, "data", "inv")).columns).toEqual([
+      { name: "sku", type: "string" },
+      { name: "qty", type: "number" },
+      { name: "at", type: "timestamp" },
+      { name: "tags", type: "json" },
+    ]);
+    // An existing table keeps its columns, even for an empty load.
+    expect(await store.loadTable(orgId, "data", "inv", [], { create: "if_missing" })).toEqual({
+      written: 0,
+      created: false,
+    });
+    // A failing load that was to replace the table leaves the old one as it was.
+    const bad = await connectErrorOf(() =>
+      store.loadTable(orgId, "data", "inv", [{ sku: "c", qty: 1 }], {
+        create: "replace",
+        columns: [
+          { name: "sku", type: "string" },
+          { name: "qty", type: "boolean" },
+        ],
+      }),
+    );
+    expect(bad.rawMessage).toBe("rows[0].qty: expected true or false, got 1 (column type boolean)");
+    expect((await store.getTable(orgId, "data", "inv")).rowCount).toBe(2);
+    // A failing load that was to create a table leaves none.
+    await connectErrorOf(() =>
+      store.loadTable(orgId, "data", "fresh", [{ a: 1 }, { a: "x", b: {} }], {
+        create: "if_missing",
+        columns: [{ name: "a", type: "integer" }],
+      }),
+    );
+    expect(await store.findTable(orgId, "data", "fresh")).toBeUndefined();
+    const replaced = await store.loadTable(orgId, "data", "inv", [{ id: 7, name: "n" }], {
+      create: "replace",
+      mergeKeys: ["id"],
+    });
+    expect(replaced).toEqual({ written: 1, created: true });
+    expect(await store.getTable(orgId, "data", "inv")).toMatchObject({ mergeKeys: ["id"], rowCount: 1 });
+    const badKeys = await connectErrorOf(() =>
+      store.loadTable(orgId, "data", "other", [{ "Order ID": 1 }], { create: "if_missing" }),
+    );
+    expect(badKeys.rawMessage).toMatch(/^the columns inferred from rows: columns\[0\]\.name "Order ID"/);
+    const missing = await connectErrorOf(() => store.loadTable(orgId, "data", "absent", [{ a: 1 }]));
+    expect(missing.code).toBe(Code.NotFound);
   });
 
   it("keeps buckets and organizations apart and never provisions an engine to read", async () => {

@@ -12,7 +12,7 @@ import {
   type TableColumn,
 } from "./table-columns.js";
 import { DEFAULT_READ_ROWS, INSERT_BATCH_ROWS, MAX_READ_ROWS, MAX_WRITE_ROWS } from "./table-limits.js";
-import { jsonOfStored, sqlText, ValueError } from "./table-values.js";
+import { inferColumns, jsonOfStored, sqlText, ValueError } from "./table-values.js";
 
 export interface TableStoreOptions {
   /** Bucket existence in the caller's organization; an unknown bucket is NOT_FOUND. */
@@ -26,6 +26,15 @@ export interface TableStoreOptions {
 }
 
 export type WriteMode = "append" | "merge";
+
+export interface LoadOptions {
+  readonly mode?: WriteMode;
+  readonly create?: "never" | "if_missing" | "replace";
+  /** The columns of a table the load creates; inferred from the rows when absent. */
+  readonly columns?: readonly { readonly name: string; readonly type: string }[];
+  /** The merge keys of a table the load creates. */
+  readonly mergeKeys?: readonly string[];
+}
 
 /** A table as the catalog describes it. */
 export interface TableSummary {
@@ -156,20 +165,63 @@ export class TableStore {
     rows: readonly JsonObject[],
     mode: WriteMode = "append",
   ): Promise<number> {
+    return (await this.loadTable(orgId, bucket, name, rows, { mode })).written;
+  }
+
+  /**
+   * writeRows, creating the table first when asked, in the same transaction: a load that fails
+   * leaves no table it created, and no table it was to replace gone. `create`: `never` (the
+   * default: a missing table is NOT_FOUND), `if_missing` (a missing table is created with
+   * `columns`, or else the columns inferred from the rows, and `mergeKeys`), `replace` (a table
+   * of that name is dropped first, then created so). An existing table keeps its own columns.
+   */
+  async loadTable(
+    orgId: string,
+    bucket: string,
+    name: string,
+    rows: readonly JsonObject[],
+    options: LoadOptions = {},
+  ): Promise<{ written: number; created: boolean }> {
     checkTableName(name);
+    const { mode = "append", create = "never", mergeKeys = [] } = options;
     if (mode !== "append" && mode !== "merge")
       throw new ConnectError(`mode ${JSON.stringify(mode)} must be append or merge`, Code.InvalidArgument);
+    if (create !== "never" && create !== "if_missing" && create !== "replace")
+      throw new ConnectError(
+        `create ${JSON.stringify(create)} must be never, if_missing or replace`,
+        Code.InvalidArgument,
+      );
     if (rows.length > MAX_WRITE_ROWS)
       throw new ConnectError(
         `rows has ${rows.length} rows; one write takes at most ${MAX_WRITE_ROWS}`,
         Code.InvalidArgument,
       );
-    const executor = await this.#database(orgId, bucket, false);
+    rows.forEach((row, index) => {
+      if (row === null || typeof row !== "object" || Array.isArray(row))
+        throw new ConnectError(`rows[${index}] must be a JSON object`, Code.InvalidArgument);
+    });
+    // Given columns are checked before any database work; inferred ones only when a table is made.
+    if (create !== "never" && options.columns) checkColumns(options.columns, mergeKeys);
+    const executor = await this.#database(orgId, bucket, create !== "never");
     if (!executor) throw notFound(name, bucket);
     return guarded(name, () =>
       executor.transaction(async (tx) => {
-        const entry = await catalogEntry(tx, name, "share");
-        if (!entry) throw notFound(name, bucket);
+        let entry: CatalogEntry | undefined;
+        if (create === "replace") {
+          const existing = await catalogEntry(tx, name, "update");
+          if (existing) await deleteEntry(tx, existing);
+        } else {
+          entry = await catalogEntry(tx, name, "share");
+        }
+        let created = false;
+        if (!entry) {
+          if (create === "never") throw notFound(name, bucket);
+          // A concurrent creation of the name may win; the rows then go into its table.
+          const columns = columnsToCreate(rows, options.columns, mergeKeys);
+          entry = (await insertEntry(tx, name, columns, mergeKeys)) ?? (await catalogEntry(tx, name, "share"));
+          if (!entry) throw new ConnectError(`table ${name} is being created; retry`, Code.Unavailable);
+          created = true;
+        }
         if (mode === "merge" && entry.mergeKeys.length === 0)
           throw new ConnectError(
             `table ${name} has no merge keys: write it in append mode, or create it with merge keys`,
@@ -179,7 +231,7 @@ export class TableStore {
         if (mode === "merge") cells = lastPerKey(cells, entry);
         for (let start = 0; start < cells.length; start += INSERT_BATCH_ROWS)
           await insertBatch(tx, entry, cells.slice(start, start + INSERT_BATCH_ROWS), mode);
-        return cells.length;
+        return { written: cells.length, created };
       }),
     );
   }
@@ -251,10 +303,27 @@ export class TableStore {
   }
 }
 
+/** The checked columns of a table a load creates: given, or inferred from its rows. */
+function columnsToCreate(
+  rows: readonly JsonObject[],
+  given: LoadOptions["columns"],
+  mergeKeys: readonly string[],
+): TableColumn[] {
+  if (given) return checkColumns(given, mergeKeys);
+  if (rows.length === 0)
+    throw new ConnectError("rows is empty: a table created from its rows needs at least one", Code.InvalidArgument);
+  try {
+    return checkColumns(inferColumns(rows), mergeKeys);
+  } catch (error) {
+    // The names come from the rows' keys: say so, rather than name a columns field nobody gave.
+    if (error instanceof ConnectError && error.code === Code.InvalidArgument)
+      throw new ConnectError(`the columns inferred from rows: ${error.rawMessage}`, Code.InvalidArgument);
+    throw error;
+  }
+}
+
 /** A row's values as SQL text, one per column in the table's order. */
 function rowCells(row: JsonObject, index: number, entry: CatalogEntry): (string | null)[] {
-  if (row === null || typeof row !== "object" || Array.isArray(row))
-    throw new ConnectError(`rows[${index}] must be a JSON object`, Code.InvalidArgument);
   for (const key of Object.keys(row)) {
     if (!entry.columns.some((column) => column.name === key))
       throw new ConnectError(`rows[${index}].${key} is not a column of table ${entry.name}`, Code.InvalidArgument);
