@@ -57,7 +57,7 @@ export async function ingestObject(
     }
     etag = content.etag;
     if (!job.selection.force && context.ingestedEtag === etag) return { status: "skipped" };
-    const mediaType = mediaTypeOf(object.key, content.contentType);
+    const mediaType = mediaTypeOf(object.key, content.contentType, content.bytes);
     let text: string;
     try {
       text = await extractText(object.key, mediaType, content.bytes);

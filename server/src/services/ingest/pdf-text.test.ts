@@ -49,9 +49,12 @@ describe("PDF text extraction", () => {
     );
   });
 
-  it("recognises a PDF by its key when the stored type says nothing", () => {
+  it("recognises a PDF by its key or its first bytes when the stored type says nothing", () => {
     expect(mediaTypeOf("docs/Report.PDF", "")).toBe("application/pdf");
     expect(mediaTypeOf("docs/report.pdf", "application/octet-stream")).toBe("application/pdf");
+    expect(mediaTypeOf("docs/report", "", pdfOf([["x"]]))).toBe("application/pdf");
+    expect(mediaTypeOf("docs/report", "", new TextEncoder().encode("%PD"))).toBe("application/octet-stream");
+    expect(mediaTypeOf("docs/report", "text/plain", pdfOf([["x"]]))).toBe("text/plain");
   });
 
   it("turns a corrupt, truncated or empty PDF into a clear error", async () => {

@@ -28,15 +28,22 @@ const TEXT_EXTENSIONS =
   /\.(txt|md|markdown|mdx|rst|csv|tsv|json|jsonl|ndjson|ya?ml|xml|toml|ini|log|js|mjs|cjs|ts|tsx|jsx|py|go|rs|java|kt|c|h|cc|cpp|hpp|cs|rb|php|sh|sql|css|scss|tex)$/i;
 const HTML_EXTENSIONS = /\.(html?|xhtml)$/i;
 
-/** The media type to record for an object: its stored type, or one guessed from the key when it has none. */
-export function mediaTypeOf(key: string, contentType: string): string {
+/**
+ * The media type to record for an object: its stored type, or when it has none one guessed from
+ * the key, or from the bytes when given (a PDF starts with `%PDF-`, whatever it is called).
+ */
+export function mediaTypeOf(key: string, contentType: string, bytes?: Uint8Array): string {
   const stored = contentType.split(";")[0]!.trim().toLowerCase();
   if (stored !== "" && stored !== "application/octet-stream") return stored;
   if (HTML_EXTENSIONS.test(key)) return "text/html";
-  if (/\.pdf$/i.test(key)) return "application/pdf";
+  if (/\.pdf$/i.test(key) || (bytes && startsWithPdfMagic(bytes))) return "application/pdf";
   if (/\.(md|markdown|mdx)$/i.test(key)) return "text/markdown";
   if (TEXT_EXTENSIONS.test(key)) return "text/plain";
   return stored === "" ? "application/octet-stream" : stored;
+}
+
+function startsWithPdfMagic(bytes: Uint8Array): boolean {
+  return bytes.length >= 5 && new TextDecoder("latin1").decode(bytes.subarray(0, 5)) === "%PDF-";
 }
 
 export async function extractText(key: string, mediaType: string, bytes: Uint8Array): Promise<string> {
