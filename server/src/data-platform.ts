@@ -17,6 +17,7 @@ import type { InternalObjects } from "./services/source/readers/source-reader.js
 import { createInternalSources } from "./services/source/internal-sources.js";
 import { createSourceService } from "./services/source/source-handlers.js";
 import { createSourceStore } from "./services/source/source-store.js";
+import { TableStore } from "./services/tables/table-store.js";
 import type { OAuthProviders } from "./services/source/oauth/oauth-provider-config.js";
 import type { BucketDirectory } from "./services/storage/bucket-directory.js";
 import { S3Error } from "./services/storage/s3/s3-error.js";
@@ -45,8 +46,8 @@ export interface DataPlatformOptions {
 }
 
 /**
- * The data platform's services, composed: the pipeline catalog, sources, ingestion and the vector
- * engine over the storage service's buckets. Each service sees the others only through the narrow
+ * The data platform's services, composed: the pipeline catalog, sources, ingestion, the vector
+ * engine and warehouse tables over the storage service's buckets. Each service sees the others only through the narrow
  * interfaces it declares; the adapters between them are here, and nowhere else.
  */
 export function createDataPlatform(options: DataPlatformOptions) {
@@ -101,6 +102,16 @@ export function createDataPlatform(options: DataPlatformOptions) {
     },
     buckets: { exists: bucketExists },
     onError: (error) => options.log("error", "vector engine task failed", { error }),
+  });
+
+  // Warehouse tables live in the bucket's engine database; reading a bucket that has none yet
+  // finds no table rather than provisioning one.
+  const tables = new TableStore({
+    buckets: { exists: bucketExists },
+    async engineDatabase(orgId, bucket, provision) {
+      if (!provision && !(await vector.engines.find(orgId, bucket))) return undefined;
+      return (await vector.engineDatabase(orgId, bucket)).executor;
+    },
   });
 
   const pipelineTargets = {
@@ -188,6 +199,8 @@ export function createDataPlatform(options: DataPlatformOptions) {
       buckets: { exists: bucketExists },
       engineDatabase: (orgId, bucket) => vector.engineDatabase(orgId, bucket),
     }),
+    /** The buckets' warehouse tables, for the actions service (no RPC of its own). */
+    tables,
     start() {
       worker.start();
       vector.start();
