@@ -6,7 +6,8 @@ import { principalKey } from "./auth/principal.js";
 import type { ActionDefinition } from "./services/actions/action-definition.js";
 import { createActionRunHandlers } from "./services/actions/action-run-handlers.js";
 import { createActionScripts } from "./services/actions/action-scripts.js";
-import type { ActionObjects, ActionsPorts, ActionVectors } from "./services/actions/actions-ports.js";
+import type { ActionObjects, ActionsPorts, ActionTables, ActionVectors } from "./services/actions/actions-ports.js";
+import { parseCsv, parseJsonLines } from "./services/tables/table-parsers.js";
 import { createActionRunner } from "./services/actions/create-action-runner.js";
 import { startRunRetention } from "./services/actions/run-retention.js";
 import { extractText, mediaTypeOf } from "./services/ingest/text-extraction.js";
@@ -31,6 +32,7 @@ import type { InternalObjects } from "./services/source/readers/source-reader.js
 import { createInternalSources } from "./services/source/internal-sources.js";
 import { createSourceService } from "./services/source/source-handlers.js";
 import { createSourceStore } from "./services/source/source-store.js";
+import { TableStore } from "./services/tables/table-store.js";
 import type { OAuthProviders } from "./services/source/oauth/oauth-provider-config.js";
 import type { BucketDirectory } from "./services/storage/bucket-directory.js";
 import { S3Error } from "./services/storage/s3/s3-error.js";
@@ -65,8 +67,8 @@ export interface DataPlatformOptions {
 }
 
 /**
- * The data platform's services, composed: the pipeline catalog, sources, ingestion and the vector
- * engine over the storage service's buckets. Each service sees the others only through the narrow
+ * The data platform's services, composed: the pipeline catalog, sources, ingestion, the vector
+ * engine and warehouse tables over the storage service's buckets. Each service sees the others only through the narrow
  * interfaces it declares; the adapters between them are here, and nowhere else.
  */
 export function createDataPlatform(options: DataPlatformOptions) {
@@ -121,6 +123,16 @@ export function createDataPlatform(options: DataPlatformOptions) {
     },
     buckets: { exists: bucketExists },
     onError: (error) => options.log("error", "vector engine task failed", { error }),
+  });
+
+  // Warehouse tables live in the bucket's engine database; reading a bucket that has none yet
+  // finds no table rather than provisioning one.
+  const tables = new TableStore({
+    buckets: { exists: bucketExists },
+    async engineDatabase(orgId, bucket, provision) {
+      if (!provision && !(await vector.engines.find(orgId, bucket))) return undefined;
+      return (await vector.engineDatabase(orgId, bucket)).executor;
+    },
   });
 
   const pipelineTargets = {
@@ -205,6 +217,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
     objects: actionObjects(storage),
     text: { mediaTypeOf, extract: extractText },
     vectors: actionVectors(vector, catalogCollectionDirectory(pipelines.catalog), organizationName),
+    tables: actionTables(tables),
     templates: actionScripts,
     scripts: actionScripts,
     capabilities: { llm: options.llmConfigured },
@@ -231,6 +244,8 @@ export function createDataPlatform(options: DataPlatformOptions) {
     actionRunner: actionRuns.runner,
     /** Run manifests by bucket and run id (a watch of an ended run is rebuilt from its manifest). */
     actionRunManifests: actionRuns.manifests,
+    /** The buckets' warehouse tables (no RPC of their own; the actions service reads and writes them). */
+    tables,
     start() {
       worker.start();
       vector.start();
@@ -319,6 +334,21 @@ function actionObjects(storage: BucketDirectory): ActionObjects {
     async delete(orgId, bucket, key) {
       await storage.deleteObject(orgId, bucket, key);
     },
+  };
+}
+
+/** The warehouse tables and their parsers as the actions service uses them. */
+function actionTables(tables: TableStore): ActionTables {
+  return {
+    getTable: (orgId, bucket, name) => tables.findTable(orgId, bucket, name),
+    async readRows(orgId, bucket, name, page) {
+      return (await tables.readRows(orgId, bucket, name, page)).rows;
+    },
+    async load(orgId, bucket, name, rows, options) {
+      return (await tables.loadTable(orgId, bucket, name, rows, options)).written;
+    },
+    parseCsv: (text) => parseCsv(text).rows,
+    parseJsonLines: (text) => parseJsonLines(text).rows,
   };
 }
 

@@ -44,6 +44,26 @@ const DEFINITIONS: Record<string, object> = {
     invoke: "sync",
     output: { kind: "FILE", route: "file", extension: "txt" },
   },
+  // The chunks themselves (an array of objects): rows a save can write to a table.
+  chunk_rows: {
+    ...chunking,
+    id: "chunk_rows",
+    name: "Chunk rows",
+    invoke: "sync",
+    output: { kind: "JSON", route: "inline", field: "chunks" },
+  },
+  table_note: {
+    ...chunking,
+    id: "table_note",
+    name: "Note on a table",
+    invoke: "sync",
+    pillars: ["tables"],
+    shapes: ["table_single"],
+    acceptedContentTypes: [],
+    acceptedExtensions: [],
+    bind: {},
+    output: { kind: "JSON", route: "inline" },
+  },
   bucket_note: {
     ...chunking,
     id: "bucket_note",
@@ -154,12 +174,14 @@ describe("the actions service", () => {
       (await ok<{ actions: { actionId: string }[] }>(owner, "/actions/list", { selection, search })).actions.map(
         (action) => action.actionId,
       );
-    expect(await list(objectSelection("notes.txt"))).toEqual(["chunk_text", "chunk_to_file"]);
+    expect(await list(objectSelection("notes.txt"))).toEqual(["chunk_rows", "chunk_text", "chunk_to_file"]);
     // No content type given: the stored one (none) falls back to the extension's.
-    expect(await list(objectSelection("readme.md"))).toEqual(["chunk_text", "chunk_to_file"]);
+    expect(await list(objectSelection("readme.md"))).toEqual(["chunk_rows", "chunk_text", "chunk_to_file"]);
     expect(await list(objectSelection("paper.pdf"))).toEqual([]);
     expect(await list({ pillar: "", none: { bucket: "docs" } })).toEqual(["bucket_note"]);
     expect(await list(objectSelection("notes.txt"), "FILE")).toEqual(["chunk_to_file"]);
+    const table = { pillar: "tables", tableSingle: { bucket: "docs", tableName: "no_such_table" } };
+    expect((await call(owner, "/actions/list", { selection: table })).status).toBe(404);
     const { actions } = await ok<{ actions: { paramsForm: { inputs: { name: string }[] } }[] }>(
       owner,
       "/actions/list",
@@ -213,6 +235,42 @@ describe("the actions service", () => {
     expect((JSON.parse(await saved.Body!.transformToString()) as { chunk_total: number }).chunk_total).toBe(
       output.chunk_total,
     );
+  });
+
+  it("saves an output's rows to a table once, however often it is asked", async () => {
+    const run = await runOverHttp(owner, {
+      selection: objectSelection("notes.txt"),
+      actionId: "chunk_rows",
+      params: { chunk_size: 300, chunk_overlap: 0 },
+    });
+    expect(run.lines.map((line) => Object.keys(line)[0])).toEqual(["started", "completed"]);
+    const { runId } = run.lines[0]!["started"] as { runId: string };
+    const chunks = (run.lines[1]!["completed"]!["output"] as { chunks: unknown[] }).chunks.length;
+    const save = (createIfMissing: boolean) =>
+      call<{
+        promotion: { warehouseRows: { tableName: string; rowCount: string } };
+        manifest: { promoted: unknown[] };
+      }>(owner, "/actions/runs/save", {
+        bucket: "docs",
+        runId,
+        warehouseTable: { targetTableName: "note_chunks", createIfMissing },
+      });
+    expect((await save(false)).status).toBe(404);
+    const first = await save(true);
+    expect(first.status).toBe(200);
+    expect(first.body.promotion.warehouseRows).toEqual({
+      bucket: "docs",
+      tableName: "note_chunks",
+      rowCount: String(chunks),
+    });
+    const again = await save(true);
+    expect(again.body.promotion).toEqual(first.body.promotion);
+    expect(again.body.manifest.promoted).toHaveLength(1);
+    // The table is there now, and actions on tables are offered for it.
+    const { actions } = await ok<{ actions: { actionId: string }[] }>(owner, "/actions/list", {
+      selection: { pillar: "tables", tableSingle: { bucket: "docs", tableName: "note_chunks" } },
+    });
+    expect(actions.map((action) => action.actionId)).toEqual(["table_note"]);
   });
 
   it("ends a run that fails after it started with a failed line", async () => {

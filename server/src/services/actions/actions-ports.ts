@@ -103,32 +103,23 @@ export interface TableInfo {
   readonly rowCount: number;
 }
 
+/** How rows are loaded into a table: written all or none, with the table created first when asked. */
+export interface TableLoad {
+  readonly mode: "append" | "merge";
+  /** never: a missing table is NOT_FOUND; if_missing: created; replace: dropped first, then created. */
+  readonly create: "never" | "if_missing" | "replace";
+  /** The columns of a table the load creates; inferred from the rows when absent. */
+  readonly columns?: readonly TableColumn[];
+}
+
 /** The bucket's warehouse tables (the TableStore), and its parsers of tabular objects. */
 export interface ActionTables {
+  /** Undefined when the bucket has no table of that name. */
   getTable(orgId: string, bucket: string, name: string): Promise<TableInfo | undefined>;
-  createTable(
-    orgId: string,
-    bucket: string,
-    name: string,
-    columns: readonly TableColumn[],
-    mergeKeys: readonly string[],
-  ): Promise<void>;
-  dropTable(orgId: string, bucket: string, name: string): Promise<void>;
+  readRows(orgId: string, bucket: string, name: string, page: { limit: number; offset: number }): Promise<JsonObject[]>;
   /** Answers the number of rows written. */
-  writeRows(
-    orgId: string,
-    bucket: string,
-    name: string,
-    rows: readonly JsonObject[],
-    mode: "append" | "merge",
-  ): Promise<number>;
-  readRows(
-    orgId: string,
-    bucket: string,
-    name: string,
-    options: { limit: number; offset: number },
-  ): Promise<JsonObject[]>;
-  inferColumns(rows: readonly JsonObject[]): TableColumn[];
+  load(orgId: string, bucket: string, name: string, rows: readonly JsonObject[], options: TableLoad): Promise<number>;
+  /** A CSV text with a header row as rows, cells typed by inference. */
   parseCsv(text: string): JsonObject[];
   parseJsonLines(text: string): JsonObject[];
 }

@@ -12,6 +12,7 @@ import type {
   ChunkRecord,
   ChunkVector,
   TableColumn,
+  TableLoad,
   ThreadProgress,
 } from "./actions-ports.js";
 
@@ -148,25 +149,16 @@ export class FakeTables implements ActionTables {
     const table = this.tables.get(`${orgId}/${bucket}/${name}`);
     return table && { name, columns: table.columns, mergeKeys: table.mergeKeys, rowCount: table.rows.length };
   }
-  async createTable(
-    orgId: string,
-    bucket: string,
-    name: string,
-    columns: readonly TableColumn[],
-    mergeKeys: readonly string[],
-  ) {
+  async load(orgId: string, bucket: string, name: string, rows: readonly JsonObject[], options: TableLoad) {
     const id = `${orgId}/${bucket}/${name}`;
-    if (this.tables.has(id)) throw new ConnectError(`table ${name} already exists`, Code.AlreadyExists);
-    this.tables.set(id, { columns: [...columns], mergeKeys: [...mergeKeys], rows: [] });
-  }
-  async dropTable(orgId: string, bucket: string, name: string) {
-    this.tables.delete(`${orgId}/${bucket}/${name}`);
-  }
-  async writeRows(orgId: string, bucket: string, name: string, rows: readonly JsonObject[], mode: "append" | "merge") {
+    if (options.create === "replace") this.tables.delete(id);
+    if (!this.tables.has(id)) {
+      if (options.create === "never") throw new ConnectError(`table ${name} not found`, Code.NotFound);
+      this.tables.set(id, { columns: [...(options.columns ?? this.inferColumns(rows))], mergeKeys: [], rows: [] });
+    }
     this.writes++;
-    const table = this.tables.get(`${orgId}/${bucket}/${name}`);
-    if (!table) throw new ConnectError(`table ${name} not found`, Code.NotFound);
-    if (mode === "merge" && table.mergeKeys.length === 0)
+    const table = this.tables.get(id)!;
+    if (options.mode === "merge" && table.mergeKeys.length === 0)
       throw new ConnectError("the table has no merge keys", Code.FailedPrecondition);
     table.rows.push(...rows);
     return rows.length;

@@ -101,16 +101,11 @@ export async function routeOutput(
     const declared = Array.isArray(whole["columns"])
       ? (whole["columns"].filter(isObject) as unknown as TableColumn[])
       : [];
-    let existing = await tables.getTable(orgId, bucket, tableName);
-    if (existing && dispatch.params["replace"] === true) {
-      await tables.dropTable(orgId, bucket, tableName);
-      existing = undefined;
-    }
-    if (!existing) {
-      const columns = declared.length > 0 ? declared : tables.inferColumns(rows);
-      await tables.createTable(orgId, bucket, tableName, columns, []);
-    }
-    const rowCount = await tables.writeRows(orgId, bucket, tableName, rows, "append");
+    const rowCount = await tables.load(orgId, bucket, tableName, rows, {
+      mode: "append",
+      create: dispatch.params["replace"] === true ? "replace" : "if_missing",
+      ...(declared.length > 0 ? { columns: declared } : {}),
+    });
     const { rows: _rows, ...rest } = whole;
     return {
       kind,

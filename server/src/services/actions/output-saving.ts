@@ -121,15 +121,10 @@ export async function saveToTable(
   if (!tables) throw precondition("warehouse tables are not served by this server");
   if (!(await ports.objects.bucketExists(orgId, bucket))) throw notFound(`bucket ${bucket} not found`);
   const rows = await outputRows(ports, orgId, manifest);
-  const existing = await tables.getTable(orgId, bucket, tableName);
-  if (!existing) {
-    if (!target.createIfMissing)
-      throw notFound(`table ${tableName} not found in bucket ${bucket} (set create_if_missing to create it)`);
-    if (rows.length === 0) throw precondition("the run's output has no rows to infer the new table's columns from");
-    await tables.createTable(orgId, bucket, tableName, tables.inferColumns(rows), []);
-  }
-  const mode = target.writeMode === TableWriteMode.MERGE ? "merge" : "append";
-  const written = await tables.writeRows(orgId, bucket, tableName, rows, mode);
+  const written = await tables.load(orgId, bucket, tableName, rows, {
+    mode: target.writeMode === TableWriteMode.MERGE ? "merge" : "append",
+    create: target.createIfMissing ? "if_missing" : "never",
+  });
   const promotion = create(OutputPromotionSchema, {
     promotedAtMs: BigInt(now),
     location: {

@@ -340,7 +340,7 @@ describe("ingest jobs", () => {
     });
     const done = await settled(t, job.jobId);
     expect(done).toMatchObject({ status: IngestJobStatus.PARTIALLY_FAILED, objectsSucceeded: 1n, objectsFailed: 1n });
-    expect(done.errorMessage).toContain("scan.pdf: no text extractor for application/pdf");
+    expect(done.errorMessage).toContain("scan.pdf: not a readable PDF");
 
     t.bucket.put("scan.pdf", "now text", "text/plain");
     const retried = await t.call(ingest.retryIngestJob, RetryIngestJobRequestSchema, IngestJobSchema, {

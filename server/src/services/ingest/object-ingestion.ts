@@ -57,10 +57,10 @@ export async function ingestObject(
     }
     etag = content.etag;
     if (!job.selection.force && context.ingestedEtag === etag) return { status: "skipped" };
-    const mediaType = mediaTypeOf(object.key, content.contentType);
+    const mediaType = mediaTypeOf(object.key, content.contentType, content.bytes);
     let text: string;
     try {
-      text = extractText(object.key, mediaType, content.bytes);
+      text = await extractText(object.key, mediaType, content.bytes);
     } catch (error) {
       if (error instanceof UnsupportedContentError) return { status: "failed", error: error.message, permanent: true };
       throw error;
