@@ -105,7 +105,12 @@ export async function resolveSelection(
       if (tableName === "") throw invalid("selection.table_single.table_name is required");
       if (!ports.tables)
         throw new ConnectError("warehouse tables are not served by this server", Code.FailedPrecondition);
-      const table = await ports.tables.getTable(orgId, bucket, tableName);
+      const table = await ports.tables.getTable(orgId, bucket, tableName).catch((error: unknown) => {
+        // A name no table can have is the selection's mistake.
+        if (error instanceof ConnectError && error.code === Code.InvalidArgument)
+          throw invalid(`selection.table_single.table_name: ${error.rawMessage}`);
+        throw error;
+      });
       if (!table) throw notFound(`table ${tableName} not found in bucket ${bucket}`);
       return { ...base, table };
     }
