@@ -228,6 +228,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
     onError: (error, fields) => options.log("error", "action run failed", { ...fields, error }),
   });
   let retention: PollLoop | undefined;
+  const stopping = new AbortController();
 
   return {
     pipelines: pipelines.service,
@@ -239,7 +240,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
       engineDatabase: (orgId, bucket) => vector.engineDatabase(orgId, bucket),
     }),
     /** The actions service's run half (the queue's methods are composed next to it in server.ts). */
-    actionRuns: createActionRunHandlers({ ports: actionPorts, ...actionRuns }),
+    actionRuns: createActionRunHandlers({ ports: actionPorts, ...actionRuns, stopping: stopping.signal }),
     /** The runner the actions queue executes dispatches with. */
     actionRunner: actionRuns.runner,
     /** Run manifests by bucket and run id (a watch of an ended run is rebuilt from its manifest). */
@@ -258,6 +259,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
       });
     },
     async stop() {
+      stopping.abort();
       await retention?.stop();
       await worker.stop();
       await vector.close();

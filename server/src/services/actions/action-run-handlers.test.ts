@@ -18,7 +18,7 @@ import {
 import { SelectionSchema, type Selection } from "../../../../gen/platform/data/actions/v1/selection_pb.js";
 import { principalKey } from "../../auth/principal.js";
 import type { JsonObject } from "../script/dsl/cel-json.js";
-import { createActionRunHandlers, type ActionRunHandlers } from "./action-run-handlers.js";
+import { createActionRunHandlers, STOPPED_RUN_ERROR, type ActionRunHandlers } from "./action-run-handlers.js";
 import { fakePorts, testAction } from "./actions-test-fakes.js";
 import { createActionRunner } from "./create-action-runner.js";
 import { RUNS_PREFIX } from "./run-keys.js";
@@ -286,6 +286,23 @@ describe("the actions service's run handlers", () => {
       ),
     );
     expect(error.code).toBe(Code.FailedPrecondition);
+  });
+
+  it("end a run the stopping service cuts short with failed, and a FAILED manifest", async () => {
+    const stopping = new AbortController();
+    const stoppable = createActionRunHandlers({ ports: fakes.ports, ...parts, stopping: stopping.signal });
+    fakes.scripts.behaviours.set("action_extract", () => ({ endless: true }));
+    const events = [];
+    const request = create(RunActionRequestSchema, { actionId: "extract", selection: objectSelection("notes.txt") });
+    for await (const event of stoppable.runAction(request, ctx)) {
+      const message = create(ActionEventSchema, event);
+      events.push(message);
+      if (message.event.case === "started") stopping.abort();
+    }
+    expect(events.map((event) => event.event.case)).toEqual(["started", "failed"]);
+    expect(events[1]!.event.value).toMatchObject({ error: STOPPED_RUN_ERROR });
+    const runId = events[0]!.event.case === "started" ? events[0]!.event.value.runId : "";
+    expect((await parts.manifests.find(ORG, BUCKET, runId))?.status).toBe(ActionRunStatus.FAILED);
   });
 
   it("sweep run folders past the retention unless their output was saved", async () => {

@@ -3,7 +3,9 @@ import { principalOf } from "../../auth/principal.js";
 import type { ActionsPorts } from "./actions-ports.js";
 import { availableActions } from "./available-actions.js";
 import type { ActionCatalog } from "./create-action-runner.js";
-import type { ActionRunner } from "./action-runner.js";
+import type { ActionDispatch, ActionRunner } from "./action-runner.js";
+import type { ActionEvent } from "../../../../gen/platform/data/actions/v1/action_pb.js";
+import { failedEvent } from "./event-translation.js";
 import { detached } from "./detached-stream.js";
 import { saveToObject, saveToTable } from "./output-saving.js";
 import { recentRuns, requireRun, siblingOutput } from "./run-history.js";
@@ -21,7 +23,12 @@ export interface ActionRunHandlerOptions {
   readonly catalog: ActionCatalog;
   readonly manifests: RunManifests;
   readonly now?: () => number;
+  /** Aborted when the service stops: a run in progress then ends with a FAILED manifest. */
+  readonly stopping?: AbortSignal;
 }
+
+/** What a run cut short by the service stopping records. */
+export const STOPPED_RUN_ERROR = "the server stopped before the run ended";
 
 /**
  * The run half of the actions service: listing, running, history and saving. Every call is
@@ -31,6 +38,21 @@ export interface ActionRunHandlerOptions {
 export function createActionRunHandlers(options: ActionRunHandlerOptions): ActionRunHandlers {
   const { ports, runner, catalog, manifests } = options;
   const now = options.now ?? Date.now;
+  const stopping = options.stopping;
+
+  /** A run the stopping service cut short: recorded as FAILED, its stream ended with `failed`. */
+  async function* endedOnStop(
+    events: AsyncIterable<ActionEvent>,
+    dispatch: ActionDispatch,
+  ): AsyncGenerator<ActionEvent> {
+    try {
+      yield* events;
+    } catch (error) {
+      if (!stopping?.aborted) throw error;
+      await runner.failDispatch(dispatch, STOPPED_RUN_ERROR).catch(() => undefined);
+      yield failedEvent(STOPPED_RUN_ERROR);
+    }
+  }
 
   async function requireBucket(orgId: string, bucket: string): Promise<string> {
     if (bucket.trim() === "") throw invalid("bucket is required");
@@ -54,7 +76,7 @@ export function createActionRunHandlers(options: ActionRunHandlerOptions): Actio
         params: request.params ?? {},
       });
       // The run goes on to its manifest when the caller hangs up: closing a stream never cancels.
-      yield* detached(runner.execute(prepared));
+      yield* detached(endedOnStop(runner.execute(prepared, stopping ? { signal: stopping } : {}), prepared.dispatch));
     },
 
     async listRecentActions(request, context) {

@@ -190,6 +190,8 @@ export class FakeTables implements ActionTables {
 export interface ScriptedRun {
   readonly reports?: ThreadProgress[];
   readonly output?: JsonValue;
+  /** The thread never ends: its watch waits until it is aborted. */
+  readonly endless?: boolean;
 }
 
 export class FakeScripts implements ActionScripts {
@@ -206,9 +208,13 @@ export class FakeScripts implements ActionScripts {
     this.#runs.set(threadId, behaviour(input));
     return threadId;
   }
-  async *watch(_orgId: string, threadId: string) {
+  async *watch(_orgId: string, threadId: string, signal?: AbortSignal) {
     await this.onWatch?.();
     const run = this.#runs.get(threadId)!;
+    if (run.endless) {
+      await new Promise((resolve) => signal?.addEventListener("abort", resolve, { once: true }));
+      return;
+    }
     yield* run.reports ?? [];
     if (!(run.reports ?? []).some((report) => report.kind !== "yielded")) yield { kind: "completed" } as ThreadProgress;
   }
