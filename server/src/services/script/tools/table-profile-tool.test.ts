@@ -36,6 +36,16 @@ describe("table.profile", () => {
     expect(columns.find((column) => column.name === "at")).toMatchObject({ null_count: 1, null_ratio: 0.25 });
   });
 
+  it("keeps digits with a leading zero or past 2^53 as text", async () => {
+    const rows: JsonObject[] = [{ zip: "01234", account: "12345678901234567890", count: "9007199254740991" }];
+    const { columns } = (await profile({ rows })) as { columns: JsonObject[] };
+    expect(columns.map((column) => [column.name, column.type])).toEqual([
+      ["zip", "string"],
+      ["account", "string"],
+      ["count", "integer"],
+    ]);
+  });
+
   it("keeps the types of the columns given, reporting the inferred one beside it", async () => {
     const rows: JsonObject[] = [{ qty: "3" }, { qty: "4" }, {}];
     expect(await profile({ rows, columns: [{ name: "qty", type: "string" }, "missing"] })).toEqual({

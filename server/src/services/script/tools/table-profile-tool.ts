@@ -102,7 +102,9 @@ export function typeOf(value: JsonValue): ColumnType {
   if (typeof value === "number") return Number.isSafeInteger(value) ? "integer" : "number";
   if (typeof value === "object") return "json";
   const text = value as string;
-  if (INTEGER.test(text) && Number.isSafeInteger(Number(text))) return "integer";
+  // Digits only: an integer, unless a leading zero or the size says it is an identifier (a zip
+  // code, an account number) that a number column would change.
+  if (/^-?\d+$/.test(text)) return INTEGER.test(text) && Number.isSafeInteger(Number(text)) ? "integer" : "string";
   if (NUMBER.test(text) && Number.isFinite(Number(text))) return "number";
   if (text === "true" || text === "false" || text === "TRUE" || text === "FALSE") return "boolean";
   if (TIMESTAMP.test(text) && !Number.isNaN(Date.parse(text.replace(" ", "T")))) return "timestamp";
