@@ -1,9 +1,10 @@
 /**
  * Finds e-mail addresses and phone numbers in text and replaces them, for `text.redact`.
  *
- * Every pattern has bounded quantifiers only, and no quantified group can match the same text in
- * two ways, so the regex engine's work at one start position is bounded by a constant: a scan is
- * linear in the text, whatever the text. The phone pattern finds candidates (digit groups joined by
+ * Both scans are linear in the text, whatever the text. The patterns have bounded quantifiers
+ * only, and no quantified group can match the same text in two ways, so the regex engine's work at
+ * one position is bounded by a constant; e-mail addresses are looked for only around an `@`, and
+ * the phone scan only moves forward. The phone pattern finds candidates (digit groups joined by
  * spaces, dashes or dots, with an optional `+country` and `(area)` part); the rules in
  * `isPhoneNumber` then keep dates, times, prices, versions, IP addresses and identifiers out.
  */
