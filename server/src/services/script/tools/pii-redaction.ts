@@ -5,7 +5,7 @@
  * only, and no quantified group can match the same text in two ways, so the regex engine's work at
  * one position is bounded by a constant; e-mail addresses are looked for only around an `@`, and
  * the phone scan only moves forward. The phone pattern finds candidates (digit groups joined by
- * spaces, dashes or dots, with an optional `+country` and `(area)` part); the rules in
+ * spaces, dashes, dots or slashes, with an optional `+country` and `(area)` part); the rules in
  * `isPhoneNumber` then keep dates, times, prices, versions, IP addresses and identifiers out.
  */
 
@@ -31,10 +31,11 @@ const DOMAIN = /(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}(?![A-Za-z0-9-])/y;
 /**
  * Phone candidates. The lookbehind keeps a candidate from starting inside a word, a number, an
  * identifier (`ORD-2024…`), after a currency sign or a `#`. `+` and at least seven digits with no
- * separator is the E.164 form; otherwise up to seven groups of one to eight digits.
+ * separator is the E.164 form; otherwise up to seven groups of one to eight digits, after a
+ * `+country` or a national prefix before an `(area)` (`1 (800) …`).
  */
 const PHONE =
-  /(?<![\p{L}\p{N}_@#$€£¥₹+\-./])(?:\+\d{7,15}(?!\d)|(?:\+\d{1,4}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{1,8}(?:[ .-]\d{1,8}){0,6})(?![\p{L}\p{N}_@])/gu;
+  /(?<![\p{L}\p{N}_@#$€£¥₹+\-./])(?:\+\d{7,15}(?!\d)|(?:\+\d{1,4}[ .-]?|\d{1,3} ?(?=\())?(?:\(\d{1,5}\)[ .-]?)?\d{1,8}(?:[ ./-]\d{1,8}){0,6})(?![\p{L}\p{N}_@])/gu;
 
 /** Replaces the kinds asked for; `replacement` may say `{kind}`, which becomes `email` or `phone`. */
 export function redactPii(text: string, kinds: readonly PiiKind[], replacement: string): Redaction {
@@ -98,7 +99,7 @@ function replacePhones(text: string, replace: () => string): string {
       continue;
     }
     const space = candidate.indexOf(" ");
-    if (space > 0 && /[.-]/.test(candidate.slice(0, space))) pattern.lastIndex = match.index + space + 1;
+    if (space > 0 && /[./-]/.test(candidate.slice(0, space))) pattern.lastIndex = match.index + space + 1;
   }
   return out + text.slice(copied);
 }
@@ -116,8 +117,8 @@ function isPhoneNumber(candidate: string, text: string, index: number): boolean 
   if (candidate.startsWith("+")) return digits >= 8 && digits <= 15;
 
   const groups = candidate.replace(/\(\d+\)/, (area) => ` ${area.slice(1, -1)} `).match(/\d+/g) ?? [];
-  const separators = new Set(candidate.match(/[ .-]/g) ?? []);
-  const hasArea = candidate.startsWith("(");
+  const separators = new Set(candidate.match(/[ ./-]/g) ?? []);
+  const hasArea = candidate.includes("(");
   // A national number is written in groups (a bare run of digits is an identifier) of 9 to 12 digits.
   if (groups.length < 2 || digits < 9 || digits > 12) return false;
   const last = groups[groups.length - 1] ?? "";
