@@ -19,7 +19,7 @@ export function createTextRedactTool(): Tool {
     version: NATIVE_TOOL_VERSION,
     description:
       "Replaces e-mail addresses and phone numbers in a text (international +country forms and national numbers " +
-      "written in groups with spaces, dashes, dots or an (area) code), leaving dates, times, prices, version numbers, " +
+      "written in groups with spaces, dashes, dots, slashes or an (area) code), leaving dates, times, prices, version numbers, " +
       "IP addresses and identifiers as they are. Counts what it replaced by kind.",
     inputs: [
       { name: "text", type: "string", required: true, description: `the text, at most ${MAX_REDACT_CHARS} characters` },
