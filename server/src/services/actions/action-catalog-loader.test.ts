@@ -26,10 +26,12 @@ const inputsOf = (template: string) =>
     {}) as JsonObject;
 
 describe("the shipped actions (server/actions)", () => {
-  it("are the eight catalog actions, each running its action_ template, with the template's description", () => {
+  it("are the catalog actions, each running its action_ template, with the template's description", () => {
     expect(shipped.map((action) => [action.id, action.template])).toEqual([
+      ["combine_texts", "action_combine_texts"],
       ["describe_table", "action_describe_table"],
       ["embed_into_collection", "action_embed_into_collection"],
+      ["export_chunks_json", "action_export_chunks_json"],
       ["export_table_csv", "action_export_table_csv"],
       ["extract_text", "action_extract_text"],
       ["find_similar_objects", "action_find_similar_objects"],
@@ -71,8 +73,10 @@ describe("the shipped actions (server/actions)", () => {
       ]),
     );
     expect(forms).toEqual({
+      combine_texts: ["title"],
       describe_table: [],
       embed_into_collection: ["collection", "chunk_size", "chunk_overlap", "batch_size"],
+      export_chunks_json: ["include_metadata"],
       export_table_csv: ["delimiter", "header"],
       extract_text: ["max_characters"],
       find_similar_objects: ["collection", "top_k"],
@@ -88,8 +92,10 @@ describe("the shipped actions (server/actions)", () => {
         shipped.map((action) => [action.id, [action.invoke, action.output.kind, action.output.route]]),
       ),
     ).toEqual({
+      combine_texts: ["sync", "MARKDOWN", "inline"],
       describe_table: ["sync", "JSON", "inline"],
       embed_into_collection: ["async", "CHUNKS", "chunks"],
+      export_chunks_json: ["sync", "FILE", "file"],
       export_table_csv: ["sync", "FILE", "file"],
       extract_text: ["sync", "TEXT", "inline"],
       find_similar_objects: ["sync", "JSON", "inline"],

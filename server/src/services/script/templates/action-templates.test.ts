@@ -388,3 +388,44 @@ describe("action_find_similar_objects", () => {
     });
   });
 });
+
+describe("action_combine_texts", () => {
+  it("joins the selected texts into one Markdown document, a section per object in selection order", async () => {
+    const { output } = await run("action_combine_texts", {
+      documents: [
+        { key: "docs/shipping.md", content_type: "text/markdown", text: "Orders ship within two days.\n" },
+        { key: "docs/returns.pdf", content_type: "application/pdf", text: "  Returns within 30 days." },
+      ],
+      title: "Policies",
+    });
+    const markdown =
+      "# Policies\n\n## docs/shipping.md\n\nOrders ship within two days.\n\n## docs/returns.pdf\n\nReturns within 30 days.\n";
+    expect(output).toEqual({ markdown, documents: 2, characters: markdown.length });
+  });
+});
+
+describe("action_export_chunks_json", () => {
+  const chunks: JsonObject[] = [
+    { id: "docs/a.md#0", content: 'Say "hi"', metadata: { source_key: "docs/a.md", chunk_index: 0 } },
+    { id: "docs/b.md#3", content: "Line\nbreak", metadata: { source_key: "docs/b.md", chunk_index: 3 } },
+  ];
+
+  it("gives a JSON file of the chunks, with or without their metadata", async () => {
+    const whole = await run("action_export_chunks_json", { collection: "support_docs", chunks });
+    expect(whole.output).toMatchObject({
+      content_type: "application/json",
+      collection: "support_docs",
+      chunk_count: 2,
+    });
+    expect(JSON.parse(whole.output.content as string)).toEqual(chunks);
+    const bare = await run("action_export_chunks_json", {
+      collection: "support_docs",
+      chunks,
+      include_metadata: false,
+    });
+    expect(JSON.parse(bare.output.content as string)).toEqual([
+      { id: "docs/a.md#0", content: 'Say "hi"' },
+      { id: "docs/b.md#3", content: "Line\nbreak" },
+    ]);
+  });
+});

@@ -72,8 +72,10 @@ describe("the action templates (server/actions)", () => {
   it("are listed under the category `action`, each tagged `action` and labelled with its action", () => {
     const actions = catalog.listTemplates({ category: "action" }).templates;
     expect(actions.map((template) => template.id)).toEqual([
+      "action_combine_texts",
       "action_describe_table",
       "action_embed_into_collection",
+      "action_export_chunks_json",
       "action_export_table_csv",
       "action_extract_text",
       "action_find_similar_objects",
