@@ -108,12 +108,16 @@ describe("tools", () => {
     }[];
     expect(tools.map((t) => t.name)).toEqual([
       "artifact.write",
+      "csv.format",
       "embeddings.embed",
       "http.request",
       "json.transform",
+      "list.rank",
       "llm.complete",
       "sleep",
+      "table.profile",
       "template.render",
+      "text.redact",
       "text.split",
     ]);
     const http = tools.find((t) => t.name === "http.request")!;

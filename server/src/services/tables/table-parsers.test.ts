@@ -1,6 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { formatCsv } from "./table-csv-format.js";
 import { MAX_PARSE_ROWS } from "./table-limits.js";
 import { columnNames, parseCsv, parseJsonLines } from "./table-parsers.js";
 import { inferColumns, isoTimestamp, sqlText, ValueError } from "./table-values.js";
@@ -157,22 +156,5 @@ describe("values", () => {
     expect(() => sqlText(2 ** 53, "integer")).toThrow(/2\^53/);
     expect(() => sqlText("abc", "number")).toThrow('expected a number, got "abc"');
     expect(() => sqlText({}, "string")).toThrow(ValueError);
-  });
-});
-
-describe("formatCsv", () => {
-  it("writes RFC 4180 that parseCsv reads back to the same rows", () => {
-    const columns = [
-      { name: "id", type: "integer" as const },
-      { name: "note", type: "string" as const },
-      { name: "at", type: "timestamp" as const },
-    ];
-    const rows = [
-      { id: 1, note: 'a "quoted", multi\nline value', at: "2024-01-01T00:00:00Z" },
-      { id: 2, note: " padded ", at: null },
-    ];
-    const csv = formatCsv(columns, rows);
-    expect(csv).toBe('id,note,at\r\n1,"a ""quoted"", multi\nline value",2024-01-01T00:00:00Z\r\n2," padded ",\r\n');
-    expect(parseCsv(csv)).toEqual({ columns, rows });
   });
 });

@@ -68,6 +68,29 @@ describe("the shipped catalog", () => {
   });
 });
 
+describe("the action templates (server/actions)", () => {
+  it("are listed under the category `action`, each tagged `action` and labelled with its action", () => {
+    const actions = catalog.listTemplates({ category: "action" }).templates;
+    expect(actions.map((template) => template.id)).toEqual([
+      "action_combine_texts",
+      "action_describe_table",
+      "action_embed_into_collection",
+      "action_export_chunks_json",
+      "action_export_table_csv",
+      "action_extract_text",
+      "action_find_similar_objects",
+      "action_import_table",
+      "action_redact_pii",
+      "action_summarize",
+    ]);
+    for (const template of actions) {
+      expect(template.tags).toContain("action");
+      const action = template.labels.find((label) => label.key === "action")?.value;
+      expect(`action_${action}`).toBe(template.id);
+    }
+  });
+});
+
 // Read when the tests are collected, so that every template added to the folder is covered.
 const SHIPPED_IDS = readdirSync(SHIPPED_TEMPLATES_DIR)
   .filter((name) => name.endsWith(".yaml"))

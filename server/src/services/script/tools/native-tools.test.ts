@@ -12,12 +12,16 @@ describe("the native tool set", () => {
     });
     expect(tools.map((tool) => tool.name)).toEqual([
       "artifact.write",
+      "csv.format",
       "embeddings.embed",
       "http.request",
       "json.transform",
+      "list.rank",
       "llm.complete",
       "sleep",
+      "table.profile",
       "template.render",
+      "text.redact",
       "text.split",
     ]);
     expect(nextPageToken).toBe("");

@@ -1,15 +1,19 @@
 import { createArtifactWriteTool } from "./artifact-write-tool.js";
 import { createCelWorkerPool } from "./cel-worker-pool.js";
+import { createCsvFormatTool } from "./csv-format-tool.js";
 import { EmbedderRegistry } from "../../../embeddings/embedder-registry.js";
 import { NO_EMBEDDINGS } from "../../../embeddings/embeddings-config.js";
 import { createEmbeddingsEmbedTool } from "./embeddings-embed-tool.js";
 import type { CelWorkerPool } from "./cel-worker-pool.js";
 import { createHttpRequestTool } from "./http-request-tool.js";
 import { createJsonTransformTool } from "./json-transform-tool.js";
+import { createListRankTool } from "./list-rank-tool.js";
 import { createLlmCompleteTool } from "./llm-complete-tool.js";
 import type { LlmConfig } from "./llm-config.js";
 import { createSleepTool } from "./sleep-tool.js";
+import { createTableProfileTool } from "./table-profile-tool.js";
 import { createTemplateRenderTool } from "./template-render-tool.js";
+import { createTextRedactTool } from "./text-redact-tool.js";
 import { createTextSplitTool } from "./text-split-tool.js";
 import type { Tool } from "./tool.js";
 import type { ToolSource } from "./tool-registry.js";
@@ -39,6 +43,10 @@ export function createNativeToolSource(options: NativeToolOptions = {}): ToolSou
     createHttpRequestTool({ fetch: options.fetch, allowPrivateNetwork: options.allowPrivateNetwork }),
     createJsonTransformTool({ workers: options.celWorkers ?? createCelWorkerPool() }),
     createTextSplitTool(),
+    createTextRedactTool(),
+    createCsvFormatTool(),
+    createTableProfileTool(),
+    createListRankTool(),
     createTemplateRenderTool(),
     createSleepTool(),
     createLlmCompleteTool({ fetch: options.fetch, llm: options.llm }),
