@@ -1,8 +1,7 @@
 import { setMaxListeners } from "node:events";
 import { createDataPlatform, type DataPlatform } from "./data-platform.js";
 import { EmbedderRegistry } from "./embeddings/embedder-registry.js";
-import { readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createServiceRouter } from "@platform/codegen/runtime/server";
 import { IdentityAdminRoutes } from "../../gen/openapi/identity-admin/routes.js";
@@ -71,29 +70,7 @@ import { createObjectStorage } from "./services/storage/object-storage.js";
 import { createS3Credentials, type S3Credential } from "./services/storage/s3/s3-credentials.js";
 import { createS3Handler } from "./services/storage/s3/s3-handler.js";
 import type { Logger } from "./log/logger.js";
-import type { ActionDefinition } from "./services/actions/action-definition.js";
-
-/** The shipped action definitions. */
-const SHIPPED_ACTIONS_DIR = fileURLToPath(new URL("../actions/", import.meta.url));
-
-/**
- * The catalog of actions this server offers: every `<action_id>.json` of the folder (a missing
- * folder offers none). The definitions' templates are checked when an action is listed or run.
- */
-async function loadActions(dir: string): Promise<readonly ActionDefinition[]> {
-  const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return [] as string[];
-    throw error;
-  });
-  const actions: ActionDefinition[] = [];
-  for (const name of names.filter((file) => file.endsWith(".json")).sort()) {
-    const definition = JSON.parse(await readFile(join(dir, name), "utf8")) as Omit<ActionDefinition, "description"> & {
-      description?: string;
-    };
-    actions.push({ ...definition, description: definition.description ?? "" });
-  }
-  return actions;
-}
+import { loadActionDefinitions, SHIPPED_ACTIONS_DIR } from "./services/actions/action-catalog-loader.js";
 
 /** A started server: where each plane listens, and how to stop it. */
 export interface RunningServer {
@@ -197,7 +174,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
         embedders,
       }),
     ]);
-    const templates = createTemplateMethods(await loadTemplateCatalog());
+    const templateCatalog = await loadTemplateCatalog();
+    const templates = createTemplateMethods(templateCatalog);
     signals = await createThreadSignals(database);
     const threadStore = createThreadStore(db);
     worker = createThreadWorker({
@@ -262,7 +240,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       scripts: scriptService,
       leaseMs: config.threadLeaseMs,
       maxObjectBytes: MAX_INGESTED_OBJECT_BYTES,
-      actions: await loadActions(config.actionsDir ?? SHIPPED_ACTIONS_DIR),
+      actions: await loadActionDefinitions(config.actionsDir ?? SHIPPED_ACTIONS_DIR, templateCatalog),
       llmConfigured: config.llm !== undefined,
       actionRunRetentionMs: config.actionRunRetentionMs,
       log: (level, message, fields) => logger[level](message, fields),

@@ -7,14 +7,16 @@ import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ActionRunStatus } from "../../gen/platform/data/actions/v1/action_run_pb.js";
 import { ActionsService } from "../../gen/platform/data/actions/v1/actions_service_pb.js";
 import { createPlatformClient, s3Credentials } from "../../sdk/src/index.js";
 import { freshDatabase, runAdmin, startPlatformServer, type StartedServer } from "./platform-server.js";
 
 /**
  * The actions service through its real clients, on a server whose catalog is a folder of test
- * definitions (--actions-dir) over templates the server ships: document_chunking, which yields
- * progress while it splits a text.
+ * definitions (--actions-dir) over a template the server ships: document_chunking, which yields
+ * progress while it splits a text, and fails in its `bad_overlap` step when the overlap is not
+ * less than the chunk size.
  */
 
 const chunking = {
@@ -34,15 +36,7 @@ const DEFINITIONS: Record<string, object> = {
     id: "chunk_text",
     name: "Chunk text",
     invoke: "async",
-    output: { kind: "JSON", route: "inline" },
-  },
-  // The chunking output has no `content`, so the file route fails the run after it started.
-  chunk_to_file: {
-    ...chunking,
-    id: "chunk_to_file",
-    name: "Chunk to a file",
-    invoke: "sync",
-    output: { kind: "FILE", route: "file", extension: "txt" },
+    output: { kind: "JSON", route: "inline", extension: "json" },
   },
   // The chunks themselves (an array of objects): rows a save can write to a table.
   chunk_rows: {
@@ -50,7 +44,7 @@ const DEFINITIONS: Record<string, object> = {
     id: "chunk_rows",
     name: "Chunk rows",
     invoke: "sync",
-    output: { kind: "JSON", route: "inline", field: "chunks" },
+    output: { kind: "JSON", route: "inline", field: "chunks", extension: "json" },
   },
   table_note: {
     ...chunking,
@@ -62,7 +56,7 @@ const DEFINITIONS: Record<string, object> = {
     acceptedContentTypes: [],
     acceptedExtensions: [],
     bind: {},
-    output: { kind: "JSON", route: "inline" },
+    output: { kind: "JSON", route: "inline", extension: "json" },
   },
   bucket_note: {
     ...chunking,
@@ -74,7 +68,7 @@ const DEFINITIONS: Record<string, object> = {
     acceptedContentTypes: [],
     acceptedExtensions: [],
     bind: {},
-    output: { kind: "JSON", route: "inline" },
+    output: { kind: "JSON", route: "inline", extension: "json" },
   },
 };
 
@@ -174,12 +168,12 @@ describe("the actions service", () => {
       (await ok<{ actions: { actionId: string }[] }>(owner, "/actions/list", { selection, search })).actions.map(
         (action) => action.actionId,
       );
-    expect(await list(objectSelection("notes.txt"))).toEqual(["chunk_rows", "chunk_text", "chunk_to_file"]);
+    expect(await list(objectSelection("notes.txt"))).toEqual(["chunk_rows", "chunk_text"]);
     // No content type given: the stored one (none) falls back to the extension's.
-    expect(await list(objectSelection("readme.md"))).toEqual(["chunk_rows", "chunk_text", "chunk_to_file"]);
+    expect(await list(objectSelection("readme.md"))).toEqual(["chunk_rows", "chunk_text"]);
     expect(await list(objectSelection("paper.pdf"))).toEqual([]);
     expect(await list({ pillar: "", none: { bucket: "docs" } })).toEqual(["bucket_note"]);
-    expect(await list(objectSelection("notes.txt"), "FILE")).toEqual(["chunk_to_file"]);
+    expect(await list(objectSelection("notes.txt"), "ROWS")).toEqual(["chunk_rows"]);
     const table = { pillar: "tables", tableSingle: { bucket: "docs", tableName: "no_such_table" } };
     expect((await call(owner, "/actions/list", { selection: table })).status).toBe(404);
     const { actions } = await ok<{ actions: { paramsForm: { inputs: { name: string }[] } }[] }>(
@@ -274,15 +268,22 @@ describe("the actions service", () => {
   });
 
   it("ends a run that fails after it started with a failed line", async () => {
-    const run = await runOverHttp(owner, { selection: objectSelection("notes.txt"), actionId: "chunk_to_file" });
+    const run = await runOverHttp(owner, {
+      selection: objectSelection("notes.txt"),
+      actionId: "chunk_text",
+      params: { chunk_size: 100, chunk_overlap: 200 },
+    });
     expect(run.status).toBe(200);
     expect(run.lines.map((line) => Object.keys(line)[0])).toEqual(["started", "failed"]);
-    expect(run.lines[1]!["failed"]!["error"]).toContain("content");
-    const failed = await ok<{ runs: { status: string }[] }>(owner, "/actions/runs/list", {
-      bucket: "docs",
-      actionId: "chunk_to_file",
+    expect(run.lines[1]!["failed"]).toMatchObject({
+      error: expect.stringContaining("chunk_overlap (200) must be less than chunk_size (100)"),
+      failedStepName: "bad_overlap",
     });
-    expect(failed.runs[0]!.status).toBe("ACTION_RUN_STATUS_FAILED");
+    const failed = await ok<{ runs: { status: string; failedStepName: string }[] }>(owner, "/actions/runs/list", {
+      bucket: "docs",
+      status: "ACTION_RUN_STATUS_FAILED",
+    });
+    expect(failed.runs[0]).toMatchObject({ status: "ACTION_RUN_STATUS_FAILED", failedStepName: "bad_overlap" });
   });
 
   it("refuses bad input before the stream starts, naming the field", async () => {
@@ -357,12 +358,13 @@ describe("the actions service", () => {
       const failed: string[] = [];
       for await (const event of client.runAction({
         selection: { pillar: "objects", shape: { case: "objectSingle", value: { bucket: "docs", key: "readme.md" } } },
-        actionId: "chunk_to_file",
+        actionId: "chunk_text",
+        params: { chunk_size: 100, chunk_overlap: 100 },
       }))
         failed.push(event.event.case ?? "");
       expect(failed).toEqual(["started", "failed"]);
       const { runs } = await client.listRecentActions({ bucket: "docs", limit: 2 });
-      expect(runs.map((run) => run.actionId)).toEqual(["chunk_to_file", "chunk_text"]);
+      expect(runs.map((run) => run.status)).toEqual([ActionRunStatus.FAILED, ActionRunStatus.COMPLETED]);
     });
   }
 });

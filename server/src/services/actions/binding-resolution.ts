@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { JsonObject, JsonValue } from "../script/dsl/cel-json.js";
+import { ACTION_BINDINGS, type ActionBinding } from "./action-bindings.js";
 import type { ActionDefinition } from "./action-definition.js";
 import type { ActionsPorts } from "./actions-ports.js";
 import { invalid, notFound, type ResolvedSelection, type SelectedObject } from "./selection-adaptation.js";
@@ -20,25 +21,6 @@ export const MAX_QUERY_CHARS = 8_000;
 export const DEFAULT_TOP_K = 10;
 export const MAX_TOP_K = 100;
 
-/** Each binding and the selection shapes it needs (`undefined`: any shape). */
-export const BINDING_SHAPES: Readonly<Record<string, readonly string[] | undefined>> = {
-  "object.bucket": ["object_single"],
-  "object.key": ["object_single"],
-  "object.content_type": ["object_single"],
-  "object.text": ["object_single"],
-  "object.rows": ["object_single"],
-  "objects.keys": ["objects_multi"],
-  "objects.items": ["objects_multi"],
-  "collection.name": ["collection_single", "chunks_multi"],
-  "chunks.items": ["chunks_multi"],
-  "table.name": ["table_single"],
-  "table.columns": ["table_single"],
-  "table.rows": ["table_single"],
-  "table.row_count": ["table_single"],
-  "similar.hits": ["object_single"],
-  bucket: undefined,
-};
-
 /** Fills every input the action binds; the text of the object is extracted once for all bindings that need it. */
 export async function resolveBindings(
   ports: ActionsPorts,
@@ -51,10 +33,10 @@ export async function resolveBindings(
   const textOf = () => (text ??= objectText(ports, orgId, selection.bucket, selection.objects[0]!, MAX_TEXT_CHARS));
   const values: JsonObject = {};
   for (const [input, binding] of Object.entries(action.bind)) {
-    const shapes = BINDING_SHAPES[binding];
-    if (!(binding in BINDING_SHAPES))
+    if (!(binding in ACTION_BINDINGS))
       throw new ConnectError(`action ${action.id} binds an unknown value ${binding}`, Code.FailedPrecondition);
-    if (shapes && !shapes.includes(selection.shape))
+    const shapes: readonly string[] = ACTION_BINDINGS[binding as ActionBinding];
+    if (!shapes.includes(selection.shape))
       throw invalid(`selection.${selection.shape}: action ${action.id} needs a ${shapes.join(" or ")} selection`);
     values[input] = await bindingValue(ports, orgId, selection, binding, params, textOf);
   }
