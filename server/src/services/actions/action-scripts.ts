@@ -56,7 +56,7 @@ export function createActionScripts(options: ActionScriptsOptions): ActionScript
       protocolName: "in-process",
       requestMethod: "POST",
       url: "in-process://actions",
-      ...(signal ? { signal } : {}),
+      ...(signal ? { requestSignal: signal } : {}),
       contextValues: createContextValues().set(principalKey, principal),
     });
   }
