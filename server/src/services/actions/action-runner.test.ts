@@ -432,6 +432,22 @@ describe("the action runner", () => {
       expect(events[0]!.event.value).toMatchObject({ threadId: "thread-1" });
     });
 
+    it("throws what onThread throws, recording no failure", async () => {
+      const prepared = await parts.runner.prepare(ORG, {
+        actionId: "echo_text",
+        selection: objectSelection("notes.txt"),
+      });
+      const lost = new Error("claim lost");
+      const events = parts.runner.execute(prepared, {
+        onThread: async () => {
+          throw lost;
+        },
+      });
+      await expect(collect(events)).rejects.toBe(lost);
+      const manifest = await parts.manifests.find(ORG, BUCKET, prepared.dispatch.runId);
+      expect(manifest?.status).toBe(ActionRunStatus.RUNNING);
+    });
+
     it("failDispatch: a FAILED manifest in the bucket's history", async () => {
       const prepared = await parts.runner.prepare(ORG, {
         actionId: "echo_text",

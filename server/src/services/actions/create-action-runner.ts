@@ -165,6 +165,7 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunnerPa
     };
 
     let threadId = execution.threadId ?? "";
+    let callerGaveUp = false;
     try {
       await manifests.write(dispatch.orgId, manifest);
       if (threadId === "") {
@@ -178,7 +179,13 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunnerPa
         });
       }
       manifest.threadId = threadId;
-      await execution.onThread?.(threadId);
+      try {
+        await execution.onThread?.(threadId);
+      } catch (error) {
+        // The caller gives the run up (a queue worker that lost its claim): not a run failure.
+        callerGaveUp = true;
+        throw error;
+      }
       yield startedEvent(action.id, threadId, dispatch.runId, startedAtMs);
 
       let ended = false;
@@ -209,7 +216,7 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunnerPa
       await manifests.write(dispatch.orgId, manifest);
       yield completedEvent(routed.eventOutput, duration);
     } catch (error) {
-      if (execution.signal?.aborted) throw error;
+      if (execution.signal?.aborted || callerGaveUp) throw error;
       if (!(error instanceof ConnectError) || error.code === Code.Internal || error.code === Code.Unknown)
         report(error, dispatch);
       yield await fail(publicMessage(error));
