@@ -432,6 +432,29 @@ describe("the action runner", () => {
       expect(events[0]!.event.value).toMatchObject({ threadId: "thread-1" });
     });
 
+    it("a queued dispatch: params checked when enqueued, the data read only when it executes", async () => {
+      const queued = {
+        actionId: "echo_text",
+        selection: objectSelection("notes.txt"),
+        enqueuedAtMs: 1_700_000_000_000,
+      };
+      const bad = await refusal(parts.runner.prepare(ORG, { ...queued, params: { uppercase: "yes" } }));
+      expect(bad.rawMessage).toContain("params.uppercase");
+      const unknown = await refusal(parts.runner.prepare(ORG, { ...queued, params: { colour: 1 } }));
+      expect(unknown.rawMessage).toContain("params.colour");
+      const prepared = await parts.runner.prepare(ORG, { ...queued, params: { uppercase: true } });
+      expect(fakes.objects.reads).toBe(0);
+      expect(prepared.dispatch.enqueuedAtMs).toBe(1_700_000_000_000);
+      expect(prepared.dispatch.reverseTs).toBe(reverseTimestamp(1_700_000_000_000));
+      const events = await collect(parts.runner.execute(prepared));
+      expect(events.at(-1)!.event.case).toBe("completed");
+      expect(fakes.scripts.started[0]!.input).toEqual({
+        uppercase: true,
+        text: "hello actions",
+        source_key: "notes.txt",
+      });
+    });
+
     it("throws what onThread throws, recording no failure", async () => {
       const prepared = await parts.runner.prepare(ORG, {
         actionId: "echo_text",

@@ -27,6 +27,7 @@ export class FakeObjects implements ActionObjects {
   readonly buckets = new Map<string, Map<string, StoredObject>>();
   copies = 0;
   puts = 0;
+  reads = 0;
 
   addBucket(orgId: string, bucket: string) {
     this.buckets.set(`${orgId}/${bucket}`, new Map());
@@ -55,6 +56,7 @@ export class FakeObjects implements ActionObjects {
     return object && { key, size: object.bytes.length, contentType: object.contentType };
   }
   async read(orgId: string, bucket: string, key: string, maxBytes: number) {
+    this.reads++;
     const object = this.#bucket(orgId, bucket).get(key);
     if (object && object.bytes.length > maxBytes) throw new ConnectError(`${key} is too large`, Code.InvalidArgument);
     return object && { bytes: object.bytes, contentType: object.contentType };

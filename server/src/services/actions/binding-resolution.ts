@@ -21,6 +21,35 @@ export const MAX_QUERY_CHARS = 8_000;
 export const DEFAULT_TOP_K = 10;
 export const MAX_TOP_K = 100;
 
+/**
+ * The checks of the bindings that cost no read of the selected data: each binding fits the
+ * selection's shape, the tables it needs are served, and `similar.hits` has its collection and
+ * `top_k`. resolveBindings makes them first; a queued dispatch makes only them when enqueued.
+ */
+export async function checkBindings(
+  ports: ActionsPorts,
+  orgId: string,
+  action: ActionDefinition,
+  selection: ResolvedSelection,
+  params: JsonObject,
+): Promise<void> {
+  for (const binding of Object.values(action.bind)) {
+    if (!(binding in ACTION_BINDINGS))
+      throw new ConnectError(`action ${action.id} binds an unknown value ${binding}`, Code.FailedPrecondition);
+    const shapes: readonly string[] = ACTION_BINDINGS[binding as ActionBinding];
+    if (!shapes.includes(selection.shape))
+      throw invalid(`selection.${selection.shape}: action ${action.id} needs a ${shapes.join(" or ")} selection`);
+    if (binding === "object.rows" || binding === "table.rows") tablesOf(ports);
+    if (binding === "similar.hits") {
+      const collection = params["collection"];
+      if (typeof collection !== "string" || collection === "") throw invalid("params.collection is required");
+      topKOf(params["top_k"]);
+      if (!(await ports.vectors.collectionExists(orgId, selection.bucket, collection)))
+        throw notFound(`collection ${collection} not found in bucket ${selection.bucket}`);
+    }
+  }
+}
+
 /** Fills every input the action binds; the text of the object is extracted once for all bindings that need it. */
 export async function resolveBindings(
   ports: ActionsPorts,
@@ -29,17 +58,12 @@ export async function resolveBindings(
   selection: ResolvedSelection,
   params: JsonObject,
 ): Promise<JsonObject> {
+  await checkBindings(ports, orgId, action, selection, params);
   let text: Promise<string> | undefined;
   const textOf = () => (text ??= objectText(ports, orgId, selection.bucket, selection.objects[0]!, MAX_TEXT_CHARS));
   const values: JsonObject = {};
-  for (const [input, binding] of Object.entries(action.bind)) {
-    if (!(binding in ACTION_BINDINGS))
-      throw new ConnectError(`action ${action.id} binds an unknown value ${binding}`, Code.FailedPrecondition);
-    const shapes: readonly string[] = ACTION_BINDINGS[binding as ActionBinding];
-    if (!shapes.includes(selection.shape))
-      throw invalid(`selection.${selection.shape}: action ${action.id} needs a ${shapes.join(" or ")} selection`);
+  for (const [input, binding] of Object.entries(action.bind))
     values[input] = await bindingValue(ports, orgId, selection, binding, params, textOf);
-  }
   return values;
 }
 
@@ -94,10 +118,7 @@ async function bindingValue(
     case "table.rows":
       return tablesOf(ports).readRows(orgId, bucket, selection.table!.name, { limit: MAX_ROWS, offset: 0 });
     case "similar.hits": {
-      const collection = params["collection"];
-      if (typeof collection !== "string" || collection === "") throw invalid("params.collection is required");
-      if (!(await ports.vectors.collectionExists(orgId, bucket, collection)))
-        throw notFound(`collection ${collection} not found in bucket ${bucket}`);
+      const collection = params["collection"] as string;
       const topK = topKOf(params["top_k"]);
       const query = (await textOf()).slice(0, MAX_QUERY_CHARS);
       if (query.trim() === "") return [];

@@ -10,10 +10,10 @@ import type { JsonObject } from "../script/dsl/cel-json.js";
 import type { ActionDefinition } from "./action-definition.js";
 import type { ActionDispatch, ActionRequest, ActionRunner, PreparedAction } from "./action-runner.js";
 import type { ActionsPorts, ActionTemplate } from "./actions-ports.js";
-import { resolveBindings } from "./binding-resolution.js";
+import { checkBindings, resolveBindings } from "./binding-resolution.js";
 import { completedEvent, failedEvent, progressEvent, startedEvent, threadFailure } from "./event-translation.js";
 import { outputKindOf, routeOutput } from "./output-routing.js";
-import { checkParams } from "./params-contract.js";
+import { checkParams, checkParamsAlone } from "./params-contract.js";
 import { reverseTimestamp, uuidV7 } from "./run-keys.js";
 import { createRunManifests, type RunManifests } from "./run-manifests.js";
 import { invalid, notFound, resolveSelection, selectionMismatch } from "./selection-adaptation.js";
@@ -73,7 +73,13 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunnerPa
     },
   };
 
-  async function adapt(orgId: string, request: ActionRequest) {
+  /**
+   * The adaptation. With `resolve` the bindings are read (the object's text, a table's rows...)
+   * and the params checked with them in place, as a run started now needs them anyway; without,
+   * only what costs no read of the data is checked, and the params alone: a queued dispatch reads
+   * its data when it executes (where the full check fails the run instead).
+   */
+  async function adapt(orgId: string, request: ActionRequest, resolve = true) {
     if (request.actionId === "") throw invalid("action_id is required");
     const action = byId.get(request.actionId);
     if (!action) throw notFound(`action_id: no action ${request.actionId}`);
@@ -94,15 +100,19 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunnerPa
     }
     const params = request.params ?? {};
     const template = await catalog.template(action);
+    if (!resolve) {
+      await checkBindings(ports, orgId, action, selection, params);
+      checkParamsAlone(template, params, new Set(Object.keys(action.bind)));
+      return { action, selection, params, input: undefined };
+    }
     const bound = await resolveBindings(ports, orgId, action, selection, params);
     checkParams(template, params, bound);
-    const input = { ...params, ...bound };
-    return { action, selection, params, input };
+    return { action, selection, params, input: { ...params, ...bound } };
   }
 
   async function prepare(orgId: string, request: ActionRequest): Promise<PreparedAction> {
-    const { action, selection, params, input } = await adapt(orgId, request);
     const enqueuedAtMs = request.enqueuedAtMs ?? 0;
+    const { action, selection, params, input } = await adapt(orgId, request, enqueuedAtMs === 0);
     const ms = enqueuedAtMs > 0 ? enqueuedAtMs : now();
     const dispatch: ActionDispatch = {
       // The id carries the millisecond of the reverse timestamp, so a run is found from its id alone.
@@ -117,7 +127,7 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunnerPa
       enqueuedAtMs,
     };
     const prepared: PreparedAction = { action, dispatch };
-    resolvedInputs.set(prepared, input);
+    if (input) resolvedInputs.set(prepared, input);
     return prepared;
   }
 
@@ -171,7 +181,7 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunnerPa
       if (threadId === "") {
         const input =
           resolvedInputs.get(prepared) ??
-          (await adapt(dispatch.orgId, { ...dispatch, params: dispatch.params, selection: dispatch.selection })).input;
+          (await adapt(dispatch.orgId, { ...dispatch, params: dispatch.params, selection: dispatch.selection })).input!;
         threadId = await ports.scripts.start(dispatch.orgId, action.template, input, {
           origin: "action",
           action_id: action.id,

@@ -75,12 +75,40 @@ const MAX_COMPILED = 256;
 export function checkParams(template: ActionTemplate, params: JsonObject, bound: JsonObject): void {
   if (Object.keys(template.inputs).length === 0) return;
   const boundNames = new Set(Object.keys(bound));
+  refuseBoundParams(params, boundNames);
+  const validate = compiledInputs(template.inputs);
+  if (!validate({ ...params, ...bound })) throw invalidParams(describe(validate, boundNames));
+}
+
+/**
+ * Checks params alone, against the template's inputs less the bound ones: what a dispatch that
+ * resolves its bindings later (a queued one) can check when it is made.
+ */
+export function checkParamsAlone(template: ActionTemplate, params: JsonObject, boundNames: ReadonlySet<string>): void {
+  if (Object.keys(template.inputs).length === 0) return;
+  refuseBoundParams(params, boundNames);
+  const validate = compiledInputs(withoutInputs(template.inputs, boundNames));
+  if (!validate(params)) throw invalidParams(describe(validate, boundNames));
+}
+
+function refuseBoundParams(params: JsonObject, boundNames: ReadonlySet<string>) {
   for (const name of Object.keys(params)) {
     if (boundNames.has(name)) throw invalidParams(`params.${name}: is set by the service from the selection`);
   }
-  const validate = compiledInputs(template.inputs);
-  const input = { ...params, ...bound };
-  if (validate(input)) return;
+}
+
+function withoutInputs(inputs: JsonObject, names: ReadonlySet<string>): JsonObject {
+  const properties = isObject(inputs["properties"]) ? inputs["properties"] : {};
+  const required = Array.isArray(inputs["required"]) ? inputs["required"] : [];
+  return {
+    ...inputs,
+    properties: Object.fromEntries(Object.entries(properties).filter(([name]) => !names.has(name))),
+    required: required.filter((name) => typeof name !== "string" || !names.has(name)),
+  };
+}
+
+/** The first problems, each naming the field: `params.<field>`, or the selection for a bound input. */
+function describe(validate: ValidateFunction, boundNames: ReadonlySet<string>): string {
   const problems = (validate.errors ?? []).slice(0, 5).map((error) => {
     const path = error.instancePath === "" ? [] : error.instancePath.slice(1).split("/");
     if (error.keyword === "required") path.push(String(error.params["missingProperty"]));
@@ -99,7 +127,7 @@ export function checkParams(template: ActionTemplate, params: JsonObject, bound:
             : (error.message ?? "is not valid");
     return `${field.replace(/\.$/, "")}: ${message}`;
   });
-  throw invalidParams(problems.join("; "));
+  return problems.join("; ");
 }
 
 const invalidParams = (message: string) => new ConnectError(message, Code.InvalidArgument);
