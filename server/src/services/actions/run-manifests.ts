@@ -8,8 +8,6 @@ import { manifestKey, parseRunFolder, reverseTimestamp, RUN_ID, RUNS_PREFIX } fr
 
 /** Largest manifest read back (an inline output is about 16 KB; params and selection are small). */
 const MAX_MANIFEST_BYTES = 1024 * 1024;
-/** Run folders a lookup by id scans when the id does not carry its time (at most). */
-const MAX_SCANNED_FOLDERS = 10_000;
 
 /**
  * Run manifests in their bucket, as the proto JSON of ActionRunManifest with every field written
@@ -80,11 +78,7 @@ export function createRunManifests(objects: ActionObjects): RunManifests {
       if (!RUN_ID.test(runId)) return undefined;
       // A run id is a UUIDv7 made in the millisecond of its reverse timestamp: one read, no listing.
       const ms = parseInt(runId.replace(/-/g, "").slice(0, 12), 16);
-      const direct = await read(orgId, bucket, reverseTimestamp(ms), runId);
-      if (direct) return direct;
-      const folders = await listFolders(orgId, bucket, MAX_SCANNED_FOLDERS);
-      const folder = folders.find((candidate) => candidate.runId === runId);
-      return folder && read(orgId, bucket, folder.reverseTs, runId);
+      return read(orgId, bucket, reverseTimestamp(ms), runId);
     },
     listFolders,
   };
