@@ -305,6 +305,16 @@ function actionObjects(storage: BucketDirectory): ActionObjects {
       const object = await storage.readObject(orgId, bucket, key).catch(refused);
       return object && { bytes: await collect(object.blob.read(), maxBytes, key), contentType: object.contentType };
     },
+    async readStart(orgId, bucket, key, bytes) {
+      const object = await storage.readObject(orgId, bucket, key).catch(refused);
+      if (!object) return undefined;
+      if (object.size === 0) {
+        await object.blob.close();
+        return new Uint8Array();
+      }
+      const end = Math.min(bytes, object.size) - 1;
+      return collect(object.blob.read({ start: 0, end }), bytes, key);
+    },
     async put(orgId, bucket, key, bytes, contentType) {
       const info = await storage
         .putObject(

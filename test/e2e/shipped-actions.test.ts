@@ -24,6 +24,7 @@ beforeAll(async () => {
     const put = (Key: string, Body: string, ContentType?: string) =>
       s3.send(new PutObjectCommand({ Bucket: "files", Key, Body, ...(ContentType ? { ContentType } : {}) }));
     await put("letter.txt", "Write to ada@example.com or call +44 20 7946 0958 before 2026-01-31.", "text/plain");
+    await put("scan", "%PDF-1.4\n%%EOF\n");
     await put("people.csv", "name,age,city\nAda,36,London\nAlan,41,\nGrace,85,Arlington\n", "text/csv");
   } finally {
     s3.destroy();
@@ -64,6 +65,8 @@ describe("the shipped actions", () => {
     const text = await list(object("letter.txt"));
     expect(text).toEqual(expect.arrayContaining(["extract_text", "redact_pii"]));
     expect(text).not.toContain("import_table");
+    // Neither a type nor an extension: its first bytes make it a PDF.
+    expect(await list(object("scan"))).toContain("extract_text");
     const csv = await list(object("people.csv"));
     expect(csv).toContain("import_table");
     expect(csv).not.toContain("extract_text");

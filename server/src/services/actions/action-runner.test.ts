@@ -177,6 +177,12 @@ describe("the action runner", () => {
       expect(error.code).toBe(Code.InvalidArgument);
       expect(error.rawMessage).toContain("selection.object_single.content_type");
       expect(error.rawMessage).toContain("application/pdf");
+      // Neither a stored type nor an extension: the first bytes say it is a PDF.
+      fakes.objects.store(ORG, BUCKET, "scan", "%PDF-1.7 ...", "");
+      const sniffed = await refusal(
+        parts.runner.prepare(ORG, { actionId: "echo_text", selection: objectSelection("scan") }),
+      );
+      expect(sniffed.rawMessage).toContain("does not take application/pdf");
       // No stored type: the extension decides (.html is text/html, which the action takes).
       const prepared = await parts.runner.prepare(ORG, {
         actionId: "echo_text",

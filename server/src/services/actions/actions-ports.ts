@@ -33,6 +33,8 @@ export interface ActionObjects {
     key: string,
     maxBytes: number,
   ): Promise<{ bytes: Uint8Array; contentType: string } | undefined>;
+  /** The object's first bytes (at most `bytes` of them), for sniffing its type; undefined when it does not exist. */
+  readStart(orgId: string, bucket: string, key: string, bytes: number): Promise<Uint8Array | undefined>;
   put(orgId: string, bucket: string, key: string, bytes: Uint8Array, contentType: string): Promise<StoredObjectInfo>;
   /** Copies the current version, keeping its content type. */
   copy(
@@ -50,8 +52,8 @@ export interface ActionObjects {
 
 /** The ingest text extraction: an object's text, or an error naming its type when it has no extractor. */
 export interface TextExtraction {
-  /** The media type to use for an object: its stored type, else one guessed from the key. */
-  mediaTypeOf(key: string, storedType: string): string;
+  /** The media type to use for an object: its stored type, else one guessed from the key, or from its first bytes when given. */
+  mediaTypeOf(key: string, storedType: string, start?: Uint8Array): string;
   extract(key: string, mediaType: string, bytes: Uint8Array): string | Promise<string>;
 }
 

@@ -61,6 +61,9 @@ export class FakeObjects implements ActionObjects {
     if (object && object.bytes.length > maxBytes) throw new ConnectError(`${key} is too large`, Code.InvalidArgument);
     return object && { bytes: object.bytes, contentType: object.contentType };
   }
+  async readStart(orgId: string, bucket: string, key: string, bytes: number) {
+    return this.#bucket(orgId, bucket).get(key)?.bytes.subarray(0, bytes);
+  }
   async put(orgId: string, bucket: string, key: string, bytes: Uint8Array, contentType: string) {
     this.puts++;
     this.store(orgId, bucket, key, bytes, contentType);

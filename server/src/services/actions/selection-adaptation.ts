@@ -21,6 +21,8 @@ export const SHAPE_NAMES: Readonly<Record<string, string>> = {
 
 /** Most objects one objects_multi selection may name. */
 export const MAX_SELECTED_OBJECTS = 100;
+/** Bytes read of an object whose type neither its stored type nor its name tells. */
+const SNIFFED_BYTES = 512;
 /** Most chunks one chunks_multi selection may name. */
 export const MAX_SELECTED_CHUNKS = 1000;
 
@@ -130,7 +132,13 @@ async function selectedObject(
   if (key === "") throw invalid(`selection.${field} is required`);
   const head = await ports.objects.head(orgId, bucket, key);
   if (!head) throw notFound(`object ${key} not found in bucket ${bucket}`);
-  const contentType = given.trim() !== "" ? normalType(given) : ports.text.mediaTypeOf(key, head.contentType);
+  if (given.trim() !== "") return { key, contentType: normalType(given), size: head.size };
+  let contentType = ports.text.mediaTypeOf(key, head.contentType);
+  // Neither a stored type nor a telling name: the first bytes say what it is (a PDF by any name).
+  if (contentType === "application/octet-stream") {
+    const start = await ports.objects.readStart(orgId, bucket, key, SNIFFED_BYTES);
+    if (start) contentType = ports.text.mediaTypeOf(key, head.contentType, start);
+  }
   return { key, contentType, size: head.size };
 }
 
