@@ -54,6 +54,10 @@ export interface ServerConfig {
   readonly mail: MailConfig | undefined;
   /** OAuth clients registered with data-source providers, from --oauth-providers-file; empty turns OAuth connections off. */
   readonly oauthProviders: OAuthProviders;
+  /** Folder of the action definitions (`<action_id>.json`); absent means the shipped server/actions. */
+  readonly actionsDir: string | undefined;
+  /** How long an action run's folder (`_actions/runs/...`) is kept unless its output was saved. */
+  readonly actionRunRetentionMs: number;
 }
 
 export interface PlanePorts {
@@ -142,6 +146,18 @@ export const settings = {
     env: "PLATFORM_THREAD_LEASE_MS",
     fallback: "30000",
     help: "claim on a running thread; a dead process's threads resume this long after it died",
+  },
+  actionsDir: {
+    flag: "actions-dir",
+    env: "PLATFORM_ACTIONS_DIR",
+    fallback: "",
+    help: "folder of the catalog's action definitions (<action_id>.json, each naming a template); empty uses the shipped server/actions",
+  },
+  actionRunRetentionMs: {
+    flag: "action-run-retention-ms",
+    env: "PLATFORM_ACTION_RUN_RETENTION_MS",
+    fallback: "604800000",
+    help: "how long an action run's manifest and output stay in its bucket unless the output was saved (7 days)",
   },
   threadConcurrency: {
     flag: "thread-concurrency",
@@ -318,6 +334,8 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     shutdownGraceMs: integer(settings.shutdownGraceMs, 600_000),
     threadLeaseMs: Math.max(1_000, integer(settings.threadLeaseMs, 3_600_000)),
     threadConcurrency: positive(settings.threadConcurrency, 1_024),
+    actionsDir: read(settings.actionsDir) ? resolve(read(settings.actionsDir)) : undefined,
+    actionRunRetentionMs: positive(settings.actionRunRetentionMs, Number.MAX_SAFE_INTEGER),
     threadLimits: {
       memoryBytes: positive(settings.threadMemoryBytes, Number.MAX_SAFE_INTEGER),
       concurrentIterations: positive(settings.threadConcurrentIterations, 10_000),

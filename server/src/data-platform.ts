@@ -1,4 +1,19 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextValues, createHandlerContext } from "@connectrpc/connect";
+import { SearchRequestSchema, VectorService } from "../../gen/platform/data/vector/v1/vector_service_pb.js";
+import type { VectorServiceImplementation } from "../../gen/platform/data/vector/v1/vector_service_server.js";
+import { principalKey } from "./auth/principal.js";
+import type { ActionDefinition } from "./services/actions/action-definition.js";
+import { createActionRunHandlers } from "./services/actions/action-run-handlers.js";
+import { createActionScripts } from "./services/actions/action-scripts.js";
+import type { ActionObjects, ActionsPorts, ActionTables, ActionVectors } from "./services/actions/actions-ports.js";
+import { parseCsv, parseJsonLines } from "./services/tables/table-parsers.js";
+import { createActionRunner } from "./services/actions/create-action-runner.js";
+import { startRunRetention } from "./services/actions/run-retention.js";
+import { extractText, mediaTypeOf } from "./services/ingest/text-extraction.js";
+import type { PollLoop } from "./background/poll-loop.js";
+import type { VectorCollectionDirectory } from "./services/vector/collection-directory.js";
+import { storageBuckets } from "./services/storage/storage-schema.js";
 import { PipelineFacet } from "../../gen/platform/data/pipeline/v1/pipeline_pb.js";
 import type { Pipeline, VectorConfig } from "../../gen/platform/data/pipeline/v1/pipeline_pb.js";
 import type { SecretBox } from "./crypto/secret-box.js";
@@ -42,6 +57,12 @@ export interface DataPlatformOptions {
   /** How long a process holds an ingest job or sync run without renewing it. */
   readonly leaseMs: number;
   readonly maxObjectBytes: number;
+  /** The catalog of actions the actions service offers. */
+  readonly actions: readonly ActionDefinition[];
+  /** Whether an LLM endpoint is configured (actions that require "llm" need it). */
+  readonly llmConfigured: boolean;
+  /** How long an action run's folder is kept unless its output was saved. */
+  readonly actionRunRetentionMs: number;
   readonly log: (level: "warn" | "error", message: string, fields: Record<string, unknown>) => void;
 }
 
@@ -141,6 +162,18 @@ export function createDataPlatform(options: DataPlatformOptions) {
   };
 
   const organizationNames = new Map<string, string>();
+  const organizationName = async (orgId: string) => {
+    let name = organizationNames.get(orgId);
+    if (name === undefined) {
+      const [row] = await db
+        .select({ name: organizations.name })
+        .from(organizations)
+        .where(eq(organizations.id, orgId));
+      name = row?.name ?? "";
+      organizationNames.set(orgId, name);
+    }
+    return name;
+  };
   const worker: IngestWorker = createIngestWorker({
     db,
     pipelines: pipelineTargets,
@@ -165,18 +198,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
     },
     runner: createScriptTemplateRunner({
       scripts: options.scripts,
-      organizationName: async (orgId) => {
-        let name = organizationNames.get(orgId);
-        if (name === undefined) {
-          const [row] = await db
-            .select({ name: organizations.name })
-            .from(organizations)
-            .where(eq(organizations.id, orgId));
-          name = row?.name ?? "";
-          organizationNames.set(orgId, name);
-        }
-        return name;
-      },
+      organizationName,
     }),
     leaseMs: options.leaseMs,
     maxObjectBytes: options.maxObjectBytes,
@@ -190,6 +212,24 @@ export function createDataPlatform(options: DataPlatformOptions) {
   );
   storage.onObjectChanged((change) => ingest.onObjectChanged(change));
 
+  const actionScripts = createActionScripts({ scripts: options.scripts, organizationName });
+  const actionPorts: ActionsPorts = {
+    objects: actionObjects(storage),
+    text: { mediaTypeOf, extract: extractText },
+    vectors: actionVectors(vector, catalogCollectionDirectory(pipelines.catalog), organizationName),
+    tables: actionTables(tables),
+    templates: actionScripts,
+    scripts: actionScripts,
+    capabilities: { llm: options.llmConfigured },
+  };
+  const actionRuns = createActionRunner({
+    ports: actionPorts,
+    actions: options.actions,
+    onError: (error, fields) => options.log("error", "action run failed", { ...fields, error }),
+  });
+  let retention: PollLoop | undefined;
+  const stopping = new AbortController();
+
   return {
     pipelines: pipelines.service,
     sources: sourceService,
@@ -199,13 +239,28 @@ export function createDataPlatform(options: DataPlatformOptions) {
       buckets: { exists: bucketExists },
       engineDatabase: (orgId, bucket) => vector.engineDatabase(orgId, bucket),
     }),
-    /** The buckets' warehouse tables, for the actions service (no RPC of its own). */
+    /** The actions service's run half (the queue's methods are composed next to it in server.ts). */
+    actionRuns: createActionRunHandlers({ ports: actionPorts, ...actionRuns, stopping: stopping.signal }),
+    /** The runner the actions queue executes dispatches with. */
+    actionRunner: actionRuns.runner,
+    /** Run manifests by bucket and run id (a watch of an ended run is rebuilt from its manifest). */
+    actionRunManifests: actionRuns.manifests,
+    /** The buckets' warehouse tables (no RPC of their own; the actions service reads and writes them). */
     tables,
     start() {
       worker.start();
       vector.start();
+      retention ??= startRunRetention({
+        objects: actionPorts.objects,
+        manifests: actionRuns.manifests,
+        retentionMs: options.actionRunRetentionMs,
+        buckets: () => db.select({ orgId: storageBuckets.orgId, bucket: storageBuckets.name }).from(storageBuckets),
+        onError: (error) => options.log("warn", "action run retention sweep failed", { error }),
+      });
     },
     async stop() {
+      stopping.abort();
+      await retention?.stop();
       await worker.stop();
       await vector.close();
     },
@@ -230,6 +285,154 @@ function internalObjects(storage: BucketDirectory): InternalObjects {
       const object = await storage.readObject(orgId, bucket, key);
       if (!object) throw new Error(`${key} does not exist in bucket ${bucket}`);
       return { body: object.blob.read(), size: object.size, contentType: object.contentType, etag: object.etag };
+    },
+  };
+}
+
+/** The storage service's objects as the actions service uses them; a key the storage refuses is the caller's input. */
+function actionObjects(storage: BucketDirectory): ActionObjects {
+  const refused = (error: unknown): never => {
+    if (error instanceof S3Error) throw new ConnectError(`key: ${error.message}`, Code.InvalidArgument);
+    throw error;
+  };
+  return {
+    bucketExists: async (orgId, bucket) => (await storage.getBucket(orgId, bucket)) !== undefined,
+    async head(orgId, bucket, key) {
+      const info = await storage.headObject(orgId, bucket, key).catch(refused);
+      return info && { key, size: info.size, contentType: info.contentType };
+    },
+    async read(orgId, bucket, key, maxBytes) {
+      const object = await storage.readObject(orgId, bucket, key).catch(refused);
+      return object && { bytes: await collect(object.blob.read(), maxBytes, key), contentType: object.contentType };
+    },
+    async readStart(orgId, bucket, key, bytes) {
+      const object = await storage.readObject(orgId, bucket, key).catch(refused);
+      if (!object) return undefined;
+      if (object.size === 0) {
+        await object.blob.close();
+        return new Uint8Array();
+      }
+      const end = Math.min(bytes, object.size) - 1;
+      return collect(object.blob.read({ start: 0, end }), bytes, key);
+    },
+    async put(orgId, bucket, key, bytes, contentType) {
+      const info = await storage
+        .putObject(
+          orgId,
+          bucket,
+          key,
+          (async function* () {
+            yield bytes;
+          })(),
+          { contentType, metadata: {} },
+        )
+        .catch(refused);
+      return { key, size: info.size, contentType: info.contentType };
+    },
+    async copy(orgId, from, to) {
+      const info = await storage
+        .copyObject(orgId, from, to, (source) => ({ contentType: source.contentType, metadata: source.metadata }))
+        .catch(refused);
+      return { key: to.key, size: info.size, contentType: info.contentType };
+    },
+    async list(orgId, bucket, options) {
+      const page = await storage.listObjects(orgId, bucket, options);
+      return {
+        keys: page.objects.map((object) => object.key),
+        prefixes: page.commonPrefixes,
+        next: page.isTruncated ? page.next : "",
+      };
+    },
+    async delete(orgId, bucket, key) {
+      await storage.deleteObject(orgId, bucket, key);
+    },
+  };
+}
+
+/** The warehouse tables and their parsers as the actions service uses them. */
+function actionTables(tables: TableStore): ActionTables {
+  return {
+    getTable: (orgId, bucket, name) => tables.findTable(orgId, bucket, name),
+    async readRows(orgId, bucket, name, page) {
+      return (await tables.readRows(orgId, bucket, name, page)).rows;
+    },
+    async load(orgId, bucket, name, rows, options) {
+      return (await tables.loadTable(orgId, bucket, name, rows, options)).written;
+    },
+    parseCsv: (text) => parseCsv(text).rows,
+    parseJsonLines: (text) => parseJsonLines(text).rows,
+  };
+}
+
+/** The bucket's vector collections by name (the pipeline catalog), their chunks (the vector engine) and search. */
+function actionVectors(
+  vector: VectorServiceHandle,
+  collections: VectorCollectionDirectory,
+  organizationName: (orgId: string) => Promise<string>,
+): ActionVectors {
+  const collectionOf = async (orgId: string, bucket: string, name: string) =>
+    (await collections.list(orgId, bucket)).find((collection) => collection.name === name);
+  const search: VectorServiceImplementation["search"] = vector.implementation.search;
+  return {
+    collectionExists: async (orgId, bucket, name) => (await collectionOf(orgId, bucket, name)) !== undefined,
+    async readChunks(orgId, bucket, name, ids) {
+      const info = await collectionOf(orgId, bucket, name);
+      if (!info) return [];
+      const collection = await vector.existingCollection(orgId, bucket, info.physicalName, info.dimensions);
+      if (!collection || !(await collection.exists())) return [];
+      const rows = await collection.executor.query<{ id: string; content: string; metadata: unknown }>(
+        `SELECT id, content, metadata FROM ${collection.tables.chunks} WHERE id = ANY($1::text[])`,
+        [[...ids]],
+      );
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return ids.flatMap((id) => {
+        const row = byId.get(id);
+        if (!row) return [];
+        const metadata =
+          typeof row.metadata === "string" ? (JSON.parse(row.metadata) as JsonObject) : (row.metadata as JsonObject);
+        return [{ id, content: row.content, metadata }];
+      });
+    },
+    async replaceObject(orgId, bucket, name, sourceKey, chunks) {
+      const info = await collectionOf(orgId, bucket, name);
+      if (!info) throw new ConnectError(`collection ${name} not found in bucket ${bucket}`, Code.NotFound);
+      const collection = await vector.collection(orgId, bucket, info.physicalName, info.dimensions);
+      const rows = chunks.map((chunk, index) => ({
+        chunkIndex: typeof chunk.metadata["chunk_index"] === "number" ? chunk.metadata["chunk_index"] : index,
+        content: chunk.content,
+        metadata: chunk.metadata,
+        embedding: chunk.values,
+      }));
+      await collection.upsertObject(sourceKey, rows);
+      return rows.map((row) => `${sourceKey}#${row.chunkIndex}`);
+    },
+    async search(orgId, bucket, name, text, topK) {
+      const context = createHandlerContext({
+        service: VectorService,
+        method: VectorService.method.search,
+        protocolName: "in-process",
+        requestMethod: "POST",
+        url: "in-process://actions",
+        contextValues: createContextValues().set(principalKey, {
+          orgId,
+          orgName: await organizationName(orgId),
+          keyId: "service:actions",
+          roles: new Set(["data.viewer"]),
+        }),
+      });
+      const request = create(SearchRequestSchema, {
+        bucket,
+        collectionName: name,
+        query: { case: "text", value: text },
+        topK,
+        includeContent: true,
+      });
+      const answer = await search(request, context);
+      return (answer.results ?? []).map((result) => ({
+        key: result.object?.key ?? "",
+        score: result.score ?? 0,
+        content: result.content ?? "",
+      }));
     },
   };
 }

@@ -70,6 +70,7 @@ import { createObjectStorage } from "./services/storage/object-storage.js";
 import { createS3Credentials, type S3Credential } from "./services/storage/s3/s3-credentials.js";
 import { createS3Handler } from "./services/storage/s3/s3-handler.js";
 import type { Logger } from "./log/logger.js";
+import { loadActionDefinitions, SHIPPED_ACTIONS_DIR } from "./services/actions/action-catalog-loader.js";
 
 /** A started server: where each plane listens, and how to stop it. */
 export interface RunningServer {
@@ -173,7 +174,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
         embedders,
       }),
     ]);
-    const templates = createTemplateMethods(await loadTemplateCatalog());
+    const templateCatalog = await loadTemplateCatalog();
+    const templates = createTemplateMethods(templateCatalog);
     signals = await createThreadSignals(database);
     const threadStore = createThreadStore(db);
     worker = createThreadWorker({
@@ -238,6 +240,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       scripts: scriptService,
       leaseMs: config.threadLeaseMs,
       maxObjectBytes: MAX_INGESTED_OBJECT_BYTES,
+      actions: await loadActionDefinitions(config.actionsDir ?? SHIPPED_ACTIONS_DIR, templateCatalog),
+      llmConfigured: config.llm !== undefined,
+      actionRunRetentionMs: config.actionRunRetentionMs,
       log: (level, message, fields) => logger[level](message, fields),
     });
     registerPipelineService(data, dataPlatform.pipelines);
@@ -245,8 +250,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     registerIngestService(data, dataPlatform.ingest);
     registerVectorService(data, dataPlatform.vector);
     registerVectorDataService(data, dataPlatform.vectorData);
-    // Not built yet: every method answers UNIMPLEMENTED (HTTP 501) until its service is registered.
-    registerActionsService(data, {});
+    // The run half; the queue's methods (enqueue, watch, active runs) answer UNIMPLEMENTED until
+    // they are composed in here beside it.
+    registerActionsService(data, { ...dataPlatform.actionRuns });
     registerGrpcProtocolServices(data, health);
 
     // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.

@@ -53,7 +53,8 @@ export interface ActionRunner {
    * `completed` or `failed`, and the terminal manifest. A run failure never throws: it becomes
    * the `failed` event and a FAILED manifest. `threadId` resumes a run whose thread already exists
    * (a worker taking over after a crash); `onThread` is awaited once the thread exists, before
-   * `started` is yielded.
+   * `started` is yielded. What the caller itself ends is thrown, not recorded: an abort of
+   * `signal`, or an error `onThread` throws (the run is then left to whoever resumes it).
    */
   execute(
     prepared: PreparedAction,

@@ -15,6 +15,9 @@ import { contentTypeProblem, matchesFilter } from "./rule-filter.js";
 import { createRuleStore, type RuleChange, type RuleRow } from "./rule-store.js";
 import { createSyncStore } from "./sync-store.js";
 
+/** Keys under this prefix belong to the actions service (run manifests and outputs): never ingested on change. */
+export const SERVICE_OWNED_PREFIX = "_actions/";
+
 export interface IngestServiceOptions {
   readonly db: Database;
   readonly pipelines: PipelineDirectory;
@@ -339,6 +342,8 @@ export function createIngestService(options: IngestServiceOptions): IngestServic
    * matching rule gets the change added to its queued job, or a new job when none is waiting.
    */
   async function onObjectChanged(change: ObjectChange): Promise<void> {
+    // The actions service's run manifests and outputs are its own records, not data to ingest.
+    if (change.key.startsWith(SERVICE_OWNED_PREFIX)) return;
     const sourceId = await sources.internalSourceId(change.orgId, change.bucket);
     const matching = (await rules.active(change.orgId, change.bucket, sourceId, ["on_change"])).filter(
       (rule) =>

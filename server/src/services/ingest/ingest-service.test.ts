@@ -402,6 +402,21 @@ describe("ingest jobs", () => {
     expect(stored.has(`${t.orgId}/out/skip.txt`)).toBe(false);
   });
 
+  it("leave the actions service's run records out of on-change ingestion", async () => {
+    const t = await tenant();
+    await t.call(ingest.createRule, CreateRuleRequestSchema, IngestRuleSchema, {
+      bucket: "docs",
+      pipelineId: t.pipelineId,
+    });
+    const manifest = "_actions/runs/8235000000000_0190f0a0-0000-7000-8000-000000000000/manifest.json";
+    t.bucket.put(manifest, "{}");
+    t.bucket.put("after.txt", "after");
+    for (const key of [manifest, "after.txt"])
+      await ingest.onObjectChanged({ orgId: t.orgId, bucket: "docs", key, kind: "put", contentType: "text/plain" });
+    while (!stored.has(`${t.orgId}/after.txt`)) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(stored.has(`${t.orgId}/${manifest}`)).toBe(false);
+  });
+
   it("are taken over from a process that died, without running a finished object again", async () => {
     const t = await tenant();
     const rule = await t.call(ingest.createRule, CreateRuleRequestSchema, IngestRuleSchema, {

@@ -59,7 +59,7 @@ export function createScriptTemplateRunner(options: ScriptTemplateRunnerOptions)
       protocolName: "in-process",
       requestMethod: "POST",
       url: "in-process://ingest",
-      ...(signal ? { signal } : {}),
+      ...(signal ? { requestSignal: signal } : {}),
       contextValues: createContextValues().set(principalKey, principal),
     });
   }
