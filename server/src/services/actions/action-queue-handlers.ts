@@ -1,7 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
-import { ActiveRunPhase, ActiveRunSchema } from "../../../../gen/platform/data/actions/v1/action_run_pb.js";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import type { ActionEvent } from "../../../../gen/platform/data/actions/v1/action_pb.js";
+import {
+  ActiveRunPhase,
+  ActiveRunSchema,
+  type ActiveRun,
+} from "../../../../gen/platform/data/actions/v1/action_run_pb.js";
+import type {
+  EnqueueActionRequest,
+  EnqueueBulkActionsRequest,
+  ListActiveRunsRequest,
+  WatchActionRunRequest,
+} from "../../../../gen/platform/data/actions/v1/actions_service_pb.js";
 import type { Selection } from "../../../../gen/platform/data/actions/v1/selection_pb.js";
 import type { ActionsServiceImplementation } from "../../../../gen/platform/data/actions/v1/actions_service_server.js";
 import { principalOf } from "../../auth/principal.js";
@@ -33,10 +44,27 @@ export interface QueueHandlerOptions {
   readonly log?: (message: string, fields: Record<string, unknown>) => void;
 }
 
-export type QueueHandlers = Pick<
-  ActionsServiceImplementation,
-  "enqueueAction" | "enqueueBulkActions" | "watchActionRun" | "listActiveRuns"
->;
+/** The queue's methods, typed as they answer (they fill ActionsServiceImplementation: checked below). */
+export interface QueueHandlers {
+  enqueueAction(request: EnqueueActionRequest, context: HandlerContext): Promise<EnqueueActionAnswer>;
+  enqueueBulkActions(request: EnqueueBulkActionsRequest, context: HandlerContext): Promise<EnqueueBulkActionsAnswer>;
+  watchActionRun(request: WatchActionRunRequest, context: HandlerContext): AsyncGenerator<ActionEvent>;
+  listActiveRuns(request: ListActiveRunsRequest, context: HandlerContext): Promise<{ runs: ActiveRun[] }>;
+}
+
+export interface EnqueueActionAnswer {
+  readonly runId: string;
+  readonly reverseTs: string;
+  readonly batchId: string;
+}
+
+export interface EnqueueBulkActionsAnswer {
+  readonly batchId: string;
+  /** Aligned with the request's selections: "" where the slot failed. */
+  readonly runIds: string[];
+  /** Aligned with the request's selections: "" where the slot was enqueued. */
+  readonly errors: string[];
+}
 
 const invalid = (message: string) => new ConnectError(message, Code.InvalidArgument);
 
@@ -45,6 +73,11 @@ const invalid = (message: string) => new ConnectError(message, Code.InvalidArgum
  * prepare: its errors are the caller's) and then only records it; a worker of any process runs it.
  */
 export function createQueueHandlers(options: QueueHandlerOptions): QueueHandlers {
+  // The service's generated interface takes them as they are.
+  return queueHandlers(options) satisfies Pick<ActionsServiceImplementation, keyof QueueHandlers>;
+}
+
+function queueHandlers(options: QueueHandlerOptions): QueueHandlers {
   const { store, runner, catalog, buckets, watch } = options;
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});

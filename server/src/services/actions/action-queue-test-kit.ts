@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   Code,
@@ -126,6 +125,14 @@ export class MemoryThreads implements QueueThreads {
   }
 }
 
+/** Run ids in creation order, as the runner's UUIDv7 ids are. */
+let runCount = 0;
+const sortableRunId = () =>
+  `${Date.now()
+    .toString(16)
+    .padStart(12, "0")
+    .replace(/^(.{8})(.{4})$/, "$1-$2")}-7000-8000-${String(++runCount).padStart(12, "0")}`;
+
 const event = (init: MessageInitShape<typeof ActionEventSchema>["event"]) => create(ActionEventSchema, { event: init });
 
 /** A latch a test opens to let a run go on. */
@@ -163,13 +170,13 @@ export class RunnerDouble implements ActionRunner {
 
   constructor(
     readonly manifests: MemoryManifests,
-    readonly autoRelease = false,
+    /** Where the double's threads yield, as the script service's threads would. */
+    readonly threads?: MemoryThreads,
   ) {}
 
   gate(runId: string): Gate {
     let gate = this.gates.get(runId);
     if (!gate) this.gates.set(runId, (gate = new Gate()));
-    if (this.autoRelease) gate.release();
     return gate;
   }
 
@@ -186,7 +193,7 @@ export class RunnerDouble implements ActionRunner {
     return {
       action,
       dispatch: {
-        runId: randomUUID(),
+        runId: sortableRunId(),
         reverseTs: String(9_999_999_999_999 - enqueuedAtMs).padStart(13, "0"),
         orgId,
         bucket: shape.value.bucket,
@@ -217,12 +224,14 @@ export class RunnerDouble implements ActionRunner {
         case: "started",
         value: { actionId: dispatch.actionId, threadId, runId: dispatch.runId, startedAtMs: BigInt(startedAtMs) },
       });
+      this.threads?.yieldValue(threadId, { step: 1 });
       yield event({ case: "progress", value: { stepPath: "0", stepName: "tick", value: { step: 1 } } });
       await this.gate(dispatch.runId).wait(options.signal);
       if (options.signal?.aborted) {
         this.aborted.push(dispatch.runId);
         return;
       }
+      this.threads?.end(threadId);
       this.manifests.write(dispatch, {
         status: ActionRunStatus.COMPLETED,
         threadId,

@@ -1,5 +1,9 @@
 import type { ActionEvent } from "../../../../gen/platform/data/actions/v1/action_pb.js";
 
+/** How long a run that ended here stays followable, and how many such runs are kept at most. */
+const KEEP_ENDED_MS = 60_000;
+const MAX_ENDED_KEPT = 1000;
+
 /** Events of one run kept for watchers that arrive late: `started` and the end always, progress up to this many. */
 const MAX_KEPT_PROGRESS = 1000;
 
@@ -18,6 +22,8 @@ interface LiveRun {
  */
 export function createRunEventHub() {
   const live = new Map<string, LiveRun>();
+  /** Runs that ended here with their terminal event, for a watcher that arrives just after: oldest first. */
+  const ended = new Map<string, LiveRun>();
   const beginListeners = new Set<(runId: string) => void>();
 
   function wake(run: LiveRun): void {
@@ -28,6 +34,7 @@ export function createRunEventHub() {
   return {
     /** A worker of this process starts executing the run. */
     begin(runId: string): void {
+      ended.delete(runId);
       live.set(runId, { events: [], progress: 0, ended: false, waiters: new Set() });
       for (const listener of beginListeners) listener(runId);
     },
@@ -47,6 +54,11 @@ export function createRunEventHub() {
       live.delete(runId);
       run.ended = true;
       wake(run);
+      const last = run.events.at(-1)?.event.case;
+      if (last !== "completed" && last !== "failed") return;
+      ended.set(runId, run);
+      if (ended.size > MAX_ENDED_KEPT) ended.delete(ended.keys().next().value!);
+      setTimeout(() => ended.get(runId) === run && ended.delete(runId), KEEP_ENDED_MS).unref();
     },
 
     /** Calls `listener` each time a run begins here; returns the unsubscribe function. */
@@ -57,10 +69,10 @@ export function createRunEventHub() {
 
     /**
      * The run's events so far and as they come, until it ends here; undefined when no worker of this
-     * process executes it.
+     * process executes it (nor ended it within the last minute).
      */
     follow(runId: string, signal: AbortSignal): AsyncIterable<ActionEvent> | undefined {
-      const run = live.get(runId);
+      const run = live.get(runId) ?? ended.get(runId);
       if (!run) return undefined;
       return (async function* () {
         let next = 0;

@@ -12,7 +12,7 @@ import {
   startedEvent,
   terminalEvent,
 } from "./queue-manifest-events.js";
-import type { QueueCatalog, QueueManifests, QueueThreads } from "./queue-ports.js";
+import type { QueueCatalog, QueueManifests, QueueThreads, ThreadYield } from "./queue-ports.js";
 
 export interface RunWatchOptions {
   readonly store: ActionQueueStore;
@@ -23,6 +23,9 @@ export interface RunWatchOptions {
   /** How often a watch looks at the queue row (or manifest) of a run executing in another process. */
   readonly pollMs?: number;
 }
+
+/** How long a replay waits for the next value of an ended run's thread before it gives up on the rest. */
+const ENDED_THREAD_IDLE_MS = 2_000;
 
 /** What a watch has sent so far: the database path skips what the in-process path already sent. */
 interface Sent {
@@ -36,7 +39,8 @@ interface Sent {
  * - a run queued, or executing in another process: `started` once its row records the thread, the
  *   thread's yields as `progress` (async actions) through the script service's watch, then the
  *   terminal event from the manifest once the row is done;
- * - a run that ended: replayed from its manifest, `started` then `completed` or `failed`.
+ * - a run that ended: replayed from its manifest, `started`, the thread's yields as `progress`
+ *   (async actions, while the script service keeps the thread), then `completed` or `failed`.
  * A run the queue never held (RunAction) is found by its manifest. Closing the stream leaves the run alone.
  */
 export function createRunWatch(options: RunWatchOptions) {
@@ -60,13 +64,44 @@ export function createRunWatch(options: RunWatchOptions) {
 
   const sendsProgress = (actionId: string) => catalog.get(actionId)?.invoke === "async";
 
-  /** The thread's yields as progress events, after the `sent.progress` already sent. */
-  async function* progressOf(orgId: string, threadId: string, sent: Sent, signal: AbortSignal) {
+  /**
+   * The thread's yields as progress events, after the `sent.progress` already sent. `idleMs` bounds
+   * the wait for the next one, for a run whose manifest says it ended: its thread has ended too
+   * and its watch replays and ends at once, unless something went wrong, which must not hold the
+   * stream open.
+   */
+  async function* progressOf(orgId: string, threadId: string, sent: Sent, signal: AbortSignal, idleMs?: number) {
     let position = 0;
-    for await (const value of threads.yields(orgId, threadId, signal)) {
-      if (position++ < sent.progress) continue;
-      sent.progress++;
-      yield create(ActionEventSchema, { event: { case: "progress", value } });
+    const follow = new AbortController();
+    const stop = () => follow.abort();
+    signal.addEventListener("abort", stop);
+    const values = threads.yields(orgId, threadId, follow.signal)[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        let next: IteratorResult<ThreadYield> | "idle";
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          next = await Promise.race([
+            values.next(),
+            ...(idleMs === undefined
+              ? []
+              : [new Promise<"idle">((resolve) => (timer = setTimeout(() => resolve("idle"), idleMs)))]),
+          ]);
+        } catch {
+          // The thread is gone (deleted with its organization's threads), and the run's progress with it.
+          return;
+        } finally {
+          clearTimeout(timer);
+        }
+        if (next === "idle" || next.done) return;
+        if (position++ < sent.progress) continue;
+        sent.progress++;
+        yield create(ActionEventSchema, { event: { case: "progress", value: next.value } });
+      }
+    } finally {
+      signal.removeEventListener("abort", stop);
+      follow.abort();
+      void values.return?.()?.catch(() => {});
     }
   }
 
@@ -92,8 +127,9 @@ export function createRunWatch(options: RunWatchOptions) {
       sent.started = true;
       yield startedEvent(manifest.actionId, manifest.threadId, manifest.runId, Number(manifest.startedAtMs));
     }
-    if (!hasEnded(manifest) && manifest.threadId !== "" && sendsProgress(manifest.actionId))
-      yield* progressOf(orgId, manifest.threadId, sent, signal);
+    // An ended run's progress is in its thread, not its manifest: replayed from there while the thread is kept.
+    if (manifest.threadId !== "" && sendsProgress(manifest.actionId))
+      yield* progressOf(orgId, manifest.threadId, sent, signal, hasEnded(manifest) ? ENDED_THREAD_IDLE_MS : undefined);
     while (!hasEnded(manifest)) {
       await pause(manifest.runId, signal, pollMs * 4);
       if (signal.aborted) return;
