@@ -56,7 +56,7 @@ async function post<T>(who: Tenant, path: string, body: unknown): Promise<T> {
   return json;
 }
 
-const selection = { objectSingle: { bucket: BUCKET, key: KEY } };
+const selection = { pillar: "objects", objectSingle: { bucket: BUCKET, key: KEY } };
 
 /** Enqueues one run and times its `started` line; reads the stream to its end so runs do not overlap. */
 async function startLatency(who: Tenant): Promise<number> {

@@ -45,7 +45,8 @@ it("ends a queued run once after the server is killed in the middle of it", asyn
   dataDir = await mkdtemp(join(tmpdir(), "platform-actions-crash-"));
   database = await freshDatabase();
   // The queue's lease is the thread lease: a dead process's runs are taken over 2 s after it died.
-  const lease = ["--thread-lease-ms", "2000"];
+  // The template's per-batch expressions scan every chunk: room for them on a busy test machine.
+  const lease = ["--thread-lease-ms", "2000", "--expression-time-limit-ms", "1000"];
   server = await startPlatformServer(lease, { dataDir, database });
   const org = await runAdmin(dataDir, ["create-org", "actionco"]);
   const { apiKey, organization } = org.json as { apiKey: string; organization: { id: string } };
@@ -77,7 +78,7 @@ it("ends a queued run once after the server is killed in the middle of it", asyn
   await data("/ledger/pipelines/vector", { name: "ledger", templateId: "text_embedding_index" });
 
   const { runId } = await data<{ runId: string }>("/actions/enqueue", {
-    selection: { objectSingle: { bucket: "ledger", key: "big.txt" } },
+    selection: { pillar: "objects", objectSingle: { bucket: "ledger", key: "big.txt" } },
     actionId: "embed_into_collection",
     params: { collection: "ledger" },
   });
@@ -106,7 +107,7 @@ it("ends a queued run once after the server is killed in the middle of it", asyn
   const { runs } = await data<{ runs: Manifest[] }>("/actions/runs/list", { bucket: "ledger", limit: 100 });
   const manifests = runs.filter((run) => run.runId === runId);
   expect(manifests).toHaveLength(1);
-  expect(manifests[0]).toMatchObject({ status: "ACTION_RUN_STATUS_COMPLETED", threadId: before.threadId });
+  expect(manifests[0]).toMatchObject({ status: "ACTION_RUN_STATUS_COMPLETED", error: "", threadId: before.threadId });
 
   // The watch replays it: started, then one completed, nothing failed.
   const watched = await fetch(`${server.urls.data}/actions/runs/watch`, {
