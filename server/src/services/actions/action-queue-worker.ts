@@ -109,7 +109,11 @@ export function createActionQueueWorker(options: ActionQueueWorkerOptions): Acti
           signal: abort.signal,
           ...(row.threadId ? { threadId: row.threadId } : {}),
           onThread: async (threadId) => {
-            if (!(await store.setThread(runId, owner, threadId))) throw new LetGo("lease lost");
+            if (await store.setThread(runId, owner, threadId)) return;
+            // Another worker holds the run now: the runner stops on the signal, writing nothing more.
+            const lost = new LetGo("lease lost");
+            abort.abort(lost);
+            throw lost;
           },
         },
       );
