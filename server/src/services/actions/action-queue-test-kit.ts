@@ -166,6 +166,7 @@ export class RunnerDouble implements ActionRunner {
   readonly throwing = new Set<string>();
   executing = 0;
   maxExecuting = 0;
+  throwOnAbort = false;
   private threadCount = 0;
 
   constructor(
@@ -229,6 +230,8 @@ export class RunnerDouble implements ActionRunner {
       await this.gate(dispatch.runId).wait(options.signal);
       if (options.signal?.aborted) {
         this.aborted.push(dispatch.runId);
+        // As the real runner does: an aborted run ends with the abort as its error.
+        if (this.throwOnAbort) throw options.signal.reason;
         return;
       }
       this.threads?.end(threadId);

@@ -115,6 +115,17 @@ it("lets go of a run another worker took over, and a stopping worker gives its r
   ]);
 });
 
+it("stops a runner that ends with the abort as its error, and gives the run back", async () => {
+  runner.throwOnAbort = true;
+  const runId = await enqueue(orgA);
+  const worker = startWorker();
+  await eventually(async () => (await store.get(orgA, runId))?.threadId === "thread-1");
+  await worker.stop();
+  expect(runner.aborted).toEqual([runId]);
+  expect(runner.failed).toEqual([]);
+  expect(await store.get(orgA, runId)).toMatchObject({ status: "running", leaseOwner: "" });
+});
+
 it("stops executing when its lease is lost", async () => {
   const runId = await enqueue(orgA);
   startWorker({ leaseMs: 300 });

@@ -188,7 +188,10 @@ async function* until(events: AsyncIterable<ActionEvent>, signal: AbortSignal): 
   });
   try {
     for (;;) {
-      const next = await Promise.race([iterator.next(), aborted]);
+      const pending = iterator.next();
+      // Left pending when the signal wins: the runner then ends with the abort as its error, which nobody awaits.
+      pending.catch(() => {});
+      const next = await Promise.race([pending, aborted]);
       if (next === "aborted" || next.done) return;
       yield next.value;
     }
