@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -131,6 +132,86 @@ it.each([
     expect(lines.filter((line) => "completed" in line)).toHaveLength(1);
     expect(lines.filter((line) => "failed" in line)).toHaveLength(0);
     expect(Object.keys(lines.at(-1)!)).toEqual(["completed"]);
+  },
+  240_000,
+);
+
+// Two server processes on one PostgreSQL database: whichever executes a queued run, a watch on
+// either process follows it to its end, the other one through the database.
+it.runIf(process.env.TEST_DATABASE_URL)(
+  "follows a queued run from both processes of a two-process deployment",
+  async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "platform-actions-replicas-"));
+    database = await freshDatabase();
+    // Same database, secret key and object store, each its own data directory: how replicas run.
+    const shared = [
+      "--secret-key",
+      randomBytes(32).toString("base64"),
+      "--blob-dir",
+      join(dataDir, "blobs"),
+      "--expression-time-limit-ms",
+      "1000",
+    ];
+    const keep = { url: database!.url, drop: async () => {} };
+    server = await startPlatformServer(shared, { dataDir: join(dataDir, "a"), database: keep });
+    const other = await startPlatformServer(shared, { dataDir: join(dataDir, "b"), database: keep });
+    try {
+      const org = await runAdmin(join(dataDir, "a"), ["create-org", "replicaco"]);
+      const { apiKey, organization } = org.json as { apiKey: string; organization: { id: string } };
+      const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
+      const post = (base: string, path: string, body: unknown) =>
+        fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+      const client = createPlatformClient({ apiUrl: server.urls.api!, token: apiKey, organization: "replicaco" });
+      const issued = await client.iam.createApiKey({ orgId: organization.id, name: "uploads", roles: ["data.editor"] });
+      const s3 = new S3Client({
+        endpoint: server.urls.s3!,
+        region: "us-east-1",
+        forcePathStyle: true,
+        credentials: await s3Credentials(issued.apiKey!.keyId, issued.secret),
+        maxAttempts: 1,
+      });
+      await s3.send(new CreateBucketCommand({ Bucket: "ledger" }));
+      await s3.send(
+        new PutObjectCommand({ Bucket: "ledger", Key: "big.txt", Body: bigText, ContentType: "text/plain" }),
+      );
+      s3.destroy();
+      expect(
+        (
+          await post(server.urls.data!, "/ledger/pipelines/vector", {
+            name: "ledger",
+            templateId: "text_embedding_index",
+          })
+        ).status,
+      ).toBe(200);
+
+      const enqueued = await post(server.urls.data!, "/actions/enqueue", {
+        selection: { pillar: "objects", objectSingle: { bucket: "ledger", key: "big.txt" } },
+        actionId: "embed_into_collection",
+        params: { collection: "ledger" },
+      });
+      const { runId } = (await enqueued.json()) as { runId: string };
+      const watch = async (base: string) => {
+        const answer = await post(base, "/actions/runs/watch", { runId, bucket: "ledger" });
+        expect(answer.status).toBe(200);
+        return (await answer.text())
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as Record<string, { threadId?: string }>);
+      };
+      const [onA, onB] = await Promise.all([watch(server.urls.data!), watch(other.urls.data!)]);
+      for (const lines of [onA, onB]) {
+        expect(Object.keys(lines[0]!)).toEqual(["started"]);
+        expect(Object.keys(lines.at(-1)!)).toEqual(["completed"]);
+        expect(lines.filter((line) => "completed" in line || "failed" in line)).toHaveLength(1);
+      }
+      expect(onB[0]!.started!.threadId).toBe(onA[0]!.started!.threadId);
+      // The same progress, whether from the executing worker or from the thread through the database.
+      const progress = (lines: Record<string, unknown>[]) => lines.filter((line) => "progress" in line);
+      expect(progress(onA).length).toBeGreaterThan(0);
+      expect(progress(onB)).toEqual(progress(onA));
+    } finally {
+      await other.stop();
+    }
   },
   240_000,
 );
