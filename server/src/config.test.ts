@@ -35,6 +35,17 @@ describe("serve configuration", () => {
     );
   });
 
+  it("executes 8 queued action runs per process and 4 per organization by default, at least 1 each", () => {
+    expect(parseServeConfig([], {})).toMatchObject({ actionConcurrency: 8, actionOrgConcurrency: 4 });
+    expect(parseServeConfig(["--action-concurrency", "2"], { PLATFORM_ACTION_ORG_CONCURRENCY: "16" })).toMatchObject({
+      actionConcurrency: 2,
+      actionOrgConcurrency: 16,
+    });
+    expect(() => parseServeConfig(["--action-org-concurrency", "0"], {})).toThrow(
+      '--action-org-concurrency (PLATFORM_ACTION_ORG_CONCURRENCY) must be at least 1, got "0"',
+    );
+  });
+
   it("bounds every thread by default, and takes other limits from flags or the environment", () => {
     expect(parseServeConfig([], {}).threadLimits).toEqual({
       memoryBytes: 128 * 1024 * 1024,

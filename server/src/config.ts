@@ -11,6 +11,7 @@ import {
   DEFAULT_THREAD_MEMORY_BYTES,
   type ThreadLimits,
 } from "./services/script/engine/thread-budget.js";
+import { DEFAULT_ACTION_CONCURRENCY, DEFAULT_ACTION_ORG_CONCURRENCY } from "./services/actions/action-queue-worker.js";
 import { LLM_ENV, readLlmConfig, type LlmConfig } from "./services/script/tools/llm-config.js";
 import { parseOAuthProviders, type OAuthProviders } from "./services/source/oauth/oauth-provider-config.js";
 import { EMBEDDINGS_ENV, readEmbeddingsConfig, type EmbeddingsConfig } from "./embeddings/embeddings-config.js";
@@ -40,6 +41,10 @@ export interface ServerConfig {
   readonly threadConcurrency: number;
   /** What one thread may hold and spend: memory, concurrent iterations, expression cost and time. */
   readonly threadLimits: ThreadLimits;
+  /** Queued action runs this process executes at once. */
+  readonly actionConcurrency: number;
+  /** Queued action runs of one organization executing at once across every process on the database. */
+  readonly actionOrgConcurrency: number;
   /** Lets callback URLs and the http.request tool reach loopback, private and link-local hosts. */
   readonly allowPrivateNetwork: boolean;
   /** Reverse proxies whose X-Forwarded-For names the client (the address rate limits count); absent trusts none. */
@@ -188,6 +193,18 @@ export const settings = {
     env: "PLATFORM_EXPRESSION_TIME_LIMIT_MS",
     fallback: String(DEFAULT_EXPRESSION_TIME_LIMIT_MS),
     help: "wall-clock ceiling of one evaluation of a script's expressions",
+  },
+  actionConcurrency: {
+    flag: "action-concurrency",
+    env: "PLATFORM_ACTION_CONCURRENCY",
+    fallback: String(DEFAULT_ACTION_CONCURRENCY),
+    help: "queued action runs one process executes at once (from 1)",
+  },
+  actionOrgConcurrency: {
+    flag: "action-org-concurrency",
+    env: "PLATFORM_ACTION_ORG_CONCURRENCY",
+    fallback: String(DEFAULT_ACTION_ORG_CONCURRENCY),
+    help: "queued action runs of one organization executing at once across every process (from 1)",
   },
   allowPrivateNetwork: {
     flag: "allow-private-network",
@@ -344,6 +361,8 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
         timeMs: positive(settings.expressionTimeLimitMs, 3_600_000),
       },
     },
+    actionConcurrency: positive(settings.actionConcurrency, 1_024),
+    actionOrgConcurrency: positive(settings.actionOrgConcurrency, 1_024),
     allowPrivateNetwork: flag(settings.allowPrivateNetwork),
     trustedProxies: trustedProxies(settings.trustedProxies, read(settings.trustedProxies)),
     blobDir: resolve(read(settings.blobDir) || resolve(dataDir, "blobs")),
