@@ -9,6 +9,9 @@ import { createActionScripts } from "./services/actions/action-scripts.js";
 import type { ActionObjects, ActionsPorts, ActionTables, ActionVectors } from "./services/actions/actions-ports.js";
 import { parseCsv, parseJsonLines } from "./services/tables/table-parsers.js";
 import { createActionRunner } from "./services/actions/create-action-runner.js";
+import { createActionQueue } from "./services/actions/action-queue.js";
+import { bucketManifests } from "./services/actions/queue-bucket-manifests.js";
+import { scriptThreadFollower } from "./services/actions/queue-thread-follower.js";
 import { startRunRetention } from "./services/actions/run-retention.js";
 import { extractText, mediaTypeOf } from "./services/ingest/text-extraction.js";
 import type { PollLoop } from "./background/poll-loop.js";
@@ -63,6 +66,10 @@ export interface DataPlatformOptions {
   readonly llmConfigured: boolean;
   /** How long an action run's folder is kept unless its output was saved. */
   readonly actionRunRetentionMs: number;
+  /** Queued action runs one process executes at once (--action-concurrency). */
+  readonly actionConcurrency: number;
+  /** Queued action runs of one organization executing at once, over every process (--action-org-concurrency). */
+  readonly actionOrgConcurrency: number;
   readonly log: (level: "warn" | "error", message: string, fields: Record<string, unknown>) => void;
 }
 
@@ -227,6 +234,18 @@ export function createDataPlatform(options: DataPlatformOptions) {
     actions: options.actions,
     onError: (error, fields) => options.log("error", "action run failed", { ...fields, error }),
   });
+  const actionQueue = createActionQueue({
+    db,
+    runner: actionRuns.runner,
+    catalog: { get: (actionId) => actionRuns.catalog.action(actionId) },
+    buckets: { exists: bucketExists },
+    manifests: bucketManifests(storage),
+    threads: scriptThreadFollower({ scripts: options.scripts, organizationName }),
+    leaseMs: options.leaseMs,
+    concurrency: options.actionConcurrency,
+    perOrganization: options.actionOrgConcurrency,
+    log: (message, fields) => options.log("warn", message, fields),
+  });
   let retention: PollLoop | undefined;
   const stopping = new AbortController();
 
@@ -243,6 +262,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
     actionRuns: createActionRunHandlers({ ports: actionPorts, ...actionRuns, stopping: stopping.signal }),
     /** The runner the actions queue executes dispatches with. */
     actionRunner: actionRuns.runner,
+    actionQueue: actionQueue.handlers,
     /** Run manifests by bucket and run id (a watch of an ended run is rebuilt from its manifest). */
     actionRunManifests: actionRuns.manifests,
     /** The buckets' warehouse tables (no RPC of their own; the actions service reads and writes them). */
@@ -250,6 +270,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
     start() {
       worker.start();
       vector.start();
+      actionQueue.start();
       retention ??= startRunRetention({
         objects: actionPorts.objects,
         manifests: actionRuns.manifests,
@@ -260,6 +281,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
     },
     async stop() {
       stopping.abort();
+      await actionQueue.stop();
       await retention?.stop();
       await worker.stop();
       await vector.close();

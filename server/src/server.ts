@@ -243,6 +243,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       actions: await loadActionDefinitions(config.actionsDir ?? SHIPPED_ACTIONS_DIR, templateCatalog),
       llmConfigured: config.llm !== undefined,
       actionRunRetentionMs: config.actionRunRetentionMs,
+      actionConcurrency: config.actionConcurrency,
+      actionOrgConcurrency: config.actionOrgConcurrency,
       log: (level, message, fields) => logger[level](message, fields),
     });
     registerPipelineService(data, dataPlatform.pipelines);
@@ -250,9 +252,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     registerIngestService(data, dataPlatform.ingest);
     registerVectorService(data, dataPlatform.vector);
     registerVectorDataService(data, dataPlatform.vectorData);
-    // The run half; the queue's methods (enqueue, watch, active runs) answer UNIMPLEMENTED until
-    // they are composed in here beside it.
-    registerActionsService(data, { ...dataPlatform.actionRuns });
+    registerActionsService(data, { ...dataPlatform.actionRuns, ...dataPlatform.actionQueue });
     registerGrpcProtocolServices(data, health);
 
     // The plane aborts the router's shutdown signal when it closes, so streams end cleanly.
