@@ -16,7 +16,10 @@ import { escapePointer } from "./templates.js";
  * - No remote `$ref`: only references inside the schema resolve.
  *
  * A fresh ajv instance per schema: instances cache every schema they compiled, so a shared one
- * would grow with each published script version.
+ * would grow with each published script version. The schema is checked against its meta-schema
+ * by one shared instance per dialect (an instance compiles its meta-schema on first use, which
+ * costs far more than most contracts), and the last compilations are kept by content: a thread
+ * compiles its script's contract at creation, and a busy script's contract is the same each time.
  */
 
 const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
@@ -56,17 +59,41 @@ export function compileSchema(schema: JsonObject, options: { useDefaults?: boole
       ],
     };
   }
-  const settings = { ...OPTIONS, useDefaults: options.useDefaults === true };
-  const ajv = typeof dialect === "string" && DRAFT_07.test(dialect) ? new Ajv(settings) : new Ajv2020(settings);
-  if (!ajv.validateSchema(schema)) {
+  const useDefaults = options.useDefaults === true;
+  const key = `${useDefaults ? "d" : "-"}${JSON.stringify(schema)}`;
+  const cached = compilations.get(key);
+  if (cached !== undefined) {
+    // Most recently used last, so the oldest entry is the first to go.
+    compilations.delete(key);
+    compilations.set(key, cached);
+    return cached;
+  }
+  const compiled = compileFresh(schema, typeof dialect === "string" && DRAFT_07.test(dialect), useDefaults);
+  compilations.set(key, compiled);
+  if (compilations.size > MAX_CACHED_COMPILATIONS) compilations.delete(compilations.keys().next().value!);
+  return compiled;
+}
+
+const MAX_CACHED_COMPILATIONS = 256;
+const compilations = new Map<string, SchemaCompilation>();
+
+/** One instance per dialect that only checks schemas against the meta-schema; it compiles none. */
+const metaCheckers = { draft07: new Ajv(OPTIONS), draft2020: new Ajv2020(OPTIONS) };
+
+function compileFresh(schema: JsonObject, draft07: boolean, useDefaults: boolean): SchemaCompilation {
+  const checker = draft07 ? metaCheckers.draft07 : metaCheckers.draft2020;
+  if (!checker.validateSchema(schema)) {
     return {
-      problems: firstPerPath(ajv.errors ?? []).map((error) => ({
+      problems: firstPerPath(checker.errors ?? []).map((error) => ({
         pointer: error.instancePath,
         message: metaSchemaMessage(error),
         at: "value" as const,
       })),
     };
   }
+  // The meta-schema check is done above; this instance never compiles its own.
+  const settings = { ...OPTIONS, useDefaults, validateSchema: false };
+  const ajv = draft07 ? new Ajv(settings) : new Ajv2020(settings);
   try {
     return { validate: ajv.compile(schema), problems: [] };
   } catch (error) {
