@@ -1,6 +1,7 @@
 import { Ajv } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { ErrorObject, Options, ValidateFunction } from "ajv";
+import { RecentMap } from "../../../cache/recent-map.js";
 import { isJsonObject } from "./cel-json.js";
 import type { JsonObject, JsonValue } from "./cel-json.js";
 import { escapePointer } from "./templates.js";
@@ -60,22 +61,13 @@ export function compileSchema(schema: JsonObject, options: { useDefaults?: boole
     };
   }
   const useDefaults = options.useDefaults === true;
-  const key = `${useDefaults ? "d" : "-"}${JSON.stringify(schema)}`;
-  const cached = compilations.get(key);
-  if (cached !== undefined) {
-    // Most recently used last, so the oldest entry is the first to go.
-    compilations.delete(key);
-    compilations.set(key, cached);
-    return cached;
-  }
-  const compiled = compileFresh(schema, typeof dialect === "string" && DRAFT_07.test(dialect), useDefaults);
-  compilations.set(key, compiled);
-  if (compilations.size > MAX_CACHED_COMPILATIONS) compilations.delete(compilations.keys().next().value!);
-  return compiled;
+  const draft07 = typeof dialect === "string" && DRAFT_07.test(dialect);
+  return compilations.getOrBuild(`${useDefaults ? "d" : "-"}${JSON.stringify(schema)}`, () =>
+    compileFresh(schema, draft07, useDefaults),
+  );
 }
 
-const MAX_CACHED_COMPILATIONS = 256;
-const compilations = new Map<string, SchemaCompilation>();
+const compilations = new RecentMap<string, SchemaCompilation>(256);
 
 /** One instance per dialect that only checks schemas against the meta-schema; it compiles none. */
 const metaCheckers = { draft07: new Ajv(OPTIONS), draft2020: new Ajv2020(OPTIONS) };

@@ -1,3 +1,4 @@
+import { RecentMap } from "../../../cache/recent-map.js";
 import type { JsonObject, JsonValue } from "./cel-json.js";
 import { DocumentReader } from "./document-reader.js";
 import { compileSchema } from "./json-schema.js";
@@ -27,6 +28,17 @@ const TOP_KEYS = ["dsl", "name", "description", "inputs", "outputs", "defaults",
 
 /** The script name rule of CreateScript (script.proto): letters, digits, `-`, `_`, `.`, 1 to 128. */
 const SCRIPT_NAME = /^[A-Za-z0-9._-]{1,128}$/;
+
+const publishedDocuments = new RecentMap<string, ScriptDocument>(256);
+
+/**
+ * parseScript for a published version's source, which every thread of the version parses again:
+ * the documents of the last sources seen are kept (a document is never changed once built). A
+ * source that no longer validates throws each time, as parseScript does.
+ */
+export function parsePublishedScript(source: string): ScriptDocument {
+  return publishedDocuments.getOrBuild(source, parseScript);
+}
 
 export function parseScript(source: string): ScriptDocument {
   const bytes = Buffer.byteLength(source, "utf8");

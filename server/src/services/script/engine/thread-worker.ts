@@ -1,6 +1,7 @@
+import { RecentMap } from "../../../cache/recent-map.js";
 import { randomUUID } from "node:crypto";
 import { startPollLoop, type PollLoop } from "../../../background/poll-loop.js";
-import { parseScript } from "../dsl/parse-script.js";
+import { parsePublishedScript } from "../dsl/parse-script.js";
 import type { JsonValue, ScriptDocument } from "../dsl/script-document.js";
 import { openThreadEnv } from "../env-sealing.js";
 import type { ScriptStore } from "../script-store.js";
@@ -64,7 +65,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
   const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   /** Wake-ups of this process's claim loop at the times threads it released become runnable. */
   const wakeTimers = new Set<NodeJS.Timeout>();
-  const documents = new Map<string, ScriptDocument>();
+  const documents = new RecentMap<string, ScriptDocument>(256);
   let stopped = true;
   let loop: PollLoop | undefined;
   let unsubscribe: (() => void) | undefined;
@@ -75,7 +76,7 @@ export function createThreadWorker(options: ThreadWorkerOptions): ThreadWorker {
     if (!document) {
       const version = await scripts.getVersion(thread.orgId, thread.scriptName, thread.scriptVersion);
       if (!version) throw new Error(`script ${thread.scriptName} version ${thread.scriptVersion} is gone`);
-      document = parseScript(version.source);
+      document = parsePublishedScript(version.source);
       documents.set(key, document);
     }
     return document;

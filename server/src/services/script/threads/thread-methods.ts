@@ -6,7 +6,7 @@ import { principalOf } from "../../../auth/principal.js";
 import { pageSizeOf } from "../../../pagination/page-token.js";
 import { isJsonObject } from "../dsl/cel-json.js";
 import { compileContract, parseInputJson } from "../dsl/contract.js";
-import { parseScript } from "../dsl/parse-script.js";
+import { parsePublishedScript } from "../dsl/parse-script.js";
 import { ScriptValidationError } from "../dsl/script-validation-error.js";
 import { topLevelCount } from "../dsl/step-paths.js";
 import { mergeEnvironment } from "../env-merge.js";
@@ -85,7 +85,7 @@ export function createThreadMethods(deps: ThreadMethodsDeps): ThreadMethods {
       }
       let document;
       try {
-        document = parseScript(version.source);
+        document = parsePublishedScript(version.source);
       } catch (error) {
         // Published sources were valid when published; a rule added since can refuse an old one.
         if (error instanceof ScriptValidationError) {
