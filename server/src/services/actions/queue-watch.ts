@@ -47,19 +47,25 @@ export function createRunWatch(options: RunWatchOptions) {
   const { store, hub, manifests, threads, catalog } = options;
   const pollMs = options.pollMs ?? 250;
 
-  /** Waits `ms`, or less when the run begins executing in this process or the watch is closed. */
-  function pause(runId: string, signal: AbortSignal, ms = pollMs): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
+  /**
+   * A wait of `ms` that ends early when the run begins executing in this process or the watch is
+   * closed. It listens from the moment it is made, so a run that begins while the caller is still
+   * looking at the queue row ends the wait at once instead of being missed.
+   */
+  function pause(runId: string, signal: AbortSignal, ms = pollMs): { ended: Promise<void>; cancel(): void } {
+    let done = () => {};
+    const ended = new Promise<void>((resolve) => {
+      done = () => {
         clearTimeout(timer);
         unsubscribe();
         signal.removeEventListener("abort", done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
-      const unsubscribe = hub.onBegin((id) => id === runId && done());
-      signal.addEventListener("abort", done);
     });
+    const timer = setTimeout(done, ms);
+    const unsubscribe = hub.onBegin((id) => id === runId && done());
+    signal.addEventListener("abort", done);
+    return { ended, cancel: done };
   }
 
   const sendsProgress = (actionId: string) => catalog.get(actionId)?.invoke === "async";
@@ -131,7 +137,7 @@ export function createRunWatch(options: RunWatchOptions) {
     if (manifest.threadId !== "" && sendsProgress(manifest.actionId))
       yield* progressOf(orgId, manifest.threadId, sent, signal, hasEnded(manifest) ? ENDED_THREAD_IDLE_MS : undefined);
     while (!hasEnded(manifest)) {
-      await pause(manifest.runId, signal, pollMs * 4);
+      await pause(manifest.runId, signal, pollMs * 4).ended;
       if (signal.aborted) return;
       manifest = (await manifests.read(orgId, bucket, key)) ?? manifest;
     }
@@ -142,42 +148,47 @@ export function createRunWatch(options: RunWatchOptions) {
     const { orgId, bucket, runId } = row;
     let followed = "";
     while (!signal.aborted) {
-      const live = hub.follow(runId, signal);
-      if (live) {
-        let position = 0;
-        for await (const event of live) {
-          if (event.event.case === "started") {
-            if (sent.started) continue;
-            sent.started = true;
-          } else if (event.event.case === "progress") {
-            if (position++ < sent.progress) continue;
-            sent.progress++;
+      const wait = pause(runId, signal);
+      try {
+        const live = hub.follow(runId, signal);
+        if (live) {
+          let position = 0;
+          for await (const event of live) {
+            if (event.event.case === "started") {
+              if (sent.started) continue;
+              sent.started = true;
+            } else if (event.event.case === "progress") {
+              if (position++ < sent.progress) continue;
+              sent.progress++;
+            }
+            yield event;
+            if (isTerminal(event)) return;
           }
-          yield event;
-          if (isTerminal(event)) return;
+          continue;
         }
-        continue;
-      }
-      const current = await store.get(orgId, runId);
-      if (!current || current.status === "done") {
-        const key = manifestKey(row.reverseTs, runId);
-        const manifest = await manifests.read(orgId, bucket, key);
-        if (manifest) return yield* fromManifest(orgId, bucket, key, manifest, sent, signal);
-        yield create(ActionEventSchema, {
-          event: { case: "failed", value: { error: "the run ended without a record of how" } },
-        });
-        return;
-      }
-      if (current.status === "running" && current.threadId !== "" && current.threadId !== followed) {
-        followed = current.threadId;
-        if (!sent.started) {
-          sent.started = true;
-          yield startedEvent(current.actionId, current.threadId, runId, current.startedAt);
+        const current = await store.get(orgId, runId);
+        if (!current || current.status === "done") {
+          const key = manifestKey(row.reverseTs, runId);
+          const manifest = await manifests.read(orgId, bucket, key);
+          if (manifest) return yield* fromManifest(orgId, bucket, key, manifest, sent, signal);
+          yield create(ActionEventSchema, {
+            event: { case: "failed", value: { error: "the run ended without a record of how" } },
+          });
+          return;
         }
-        if (sendsProgress(current.actionId)) yield* progressOf(orgId, current.threadId, sent, signal);
-        continue;
+        if (current.status === "running" && current.threadId !== "" && current.threadId !== followed) {
+          followed = current.threadId;
+          if (!sent.started) {
+            sent.started = true;
+            yield startedEvent(current.actionId, current.threadId, runId, current.startedAt);
+          }
+          if (sendsProgress(current.actionId)) yield* progressOf(orgId, current.threadId, sent, signal);
+          continue;
+        }
+        await wait.ended;
+      } finally {
+        wait.cancel();
       }
-      await pause(runId, signal);
     }
   }
 
