@@ -27,7 +27,8 @@ import { createIngestService } from "./services/ingest/ingest-handlers.js";
 import type { PipelineTarget, SourceDirectory } from "./services/ingest/ingest-ports.js";
 import { createIngestWorker, type IngestWorker } from "./services/ingest/ingest-worker.js";
 import { createRuleStore } from "./services/ingest/rule-store.js";
-import { createScriptTemplateRunner, type ScriptService } from "./services/ingest/script-template-runner.js";
+import { createScriptTemplateRunner } from "./services/ingest/script-template-runner.js";
+import { inProcessScripts, type InProcessScriptMethods } from "./services/script/in-process-scripts.js";
 import type { TemplateSource } from "./services/pipeline/template-facts.js";
 import { createPipelineService, type PipelineServiceParts } from "./services/pipeline/pipeline-service.js";
 import { createSourceReaders } from "./services/source/readers/create-source-readers.js";
@@ -56,7 +57,7 @@ export interface DataPlatformOptions {
   readonly embedders: EmbedderRegistry;
   readonly storage: BucketDirectory;
   /** The script service, called in process through its generated interface. */
-  readonly scripts: ScriptService & TemplateSource;
+  readonly scripts: Partial<InProcessScriptMethods> & TemplateSource;
   /** How long a process holds an ingest job or sync run without renewing it. */
   readonly leaseMs: number;
   readonly maxObjectBytes: number;
@@ -204,8 +205,12 @@ export function createDataPlatform(options: DataPlatformOptions) {
       },
     },
     runner: createScriptTemplateRunner({
-      scripts: options.scripts,
-      organizationName,
+      scripts: inProcessScripts({
+        scripts: options.scripts,
+        organizationName,
+        keyId: "service:ingest",
+        role: "script.admin",
+      }),
     }),
     leaseMs: options.leaseMs,
     maxObjectBytes: options.maxObjectBytes,
@@ -219,7 +224,13 @@ export function createDataPlatform(options: DataPlatformOptions) {
   );
   storage.onObjectChanged((change) => ingest.onObjectChanged(change));
 
-  const actionScripts = createActionScripts({ scripts: options.scripts, organizationName });
+  const scriptsForActions = inProcessScripts({
+    scripts: options.scripts,
+    organizationName,
+    keyId: "service:actions",
+    role: "script.editor",
+  });
+  const actionScripts = createActionScripts({ scripts: scriptsForActions });
   const actionPorts: ActionsPorts = {
     objects: actionObjects(storage),
     text: { mediaTypeOf, extract: extractText },
@@ -240,7 +251,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
     catalog: { get: (actionId) => actionRuns.catalog.action(actionId) },
     buckets: { exists: bucketExists },
     manifests: bucketManifests(storage),
-    threads: scriptThreadFollower({ scripts: options.scripts, organizationName }),
+    threads: scriptThreadFollower(scriptsForActions),
     leaseMs: options.leaseMs,
     concurrency: options.actionConcurrency,
     perOrganization: options.actionOrgConcurrency,
