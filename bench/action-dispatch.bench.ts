@@ -8,10 +8,10 @@
 // Run: [TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test] npx tsx bench/action-dispatch.bench.ts [runs=100] [bulk=400] [organizations=4]
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { CreateBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { CreateBucketCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { Agent, request } from "undici";
-import { createPlatformClient, s3Credentials } from "../sdk/src/index.js";
-import { runAdmin, startPlatformServer } from "../test/e2e/platform-server.js";
+import { createPlatformClient } from "../sdk/src/index.js";
+import { runAdmin, s3ClientFor, startPlatformServer } from "../test/e2e/platform-server.js";
 
 const [runs = 100, bulk = 400, organizations = 4] = process.argv.slice(2).map(Number);
 const BUCKET = "bench";
@@ -30,14 +30,7 @@ async function tenant(name: string): Promise<Tenant> {
   const created = await runAdmin(server.dataDir, ["create-org", name]);
   const { apiKey, organization } = created.json as { apiKey: string; organization: { id: string } };
   const client = createPlatformClient({ apiUrl: server.urls.api!, token: apiKey, organization: name });
-  const issued = await client.iam.createApiKey({ orgId: organization.id, name: "bench", roles: ["data.editor"] });
-  const s3 = new S3Client({
-    endpoint: server.urls.s3!,
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: await s3Credentials(issued.apiKey!.keyId, issued.secret),
-    maxAttempts: 1,
-  });
+  const s3 = await s3ClientFor(server.urls.s3!, client, organization.id);
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
   await s3.send(
     new PutObjectCommand({ Bucket: BUCKET, Key: KEY, Body: "A short note to extract.", ContentType: "text/plain" }),

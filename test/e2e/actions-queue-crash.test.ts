@@ -2,12 +2,13 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CreateBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { CreateBucketCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterEach, expect, it } from "vitest";
-import { createPlatformClient, s3Credentials } from "../../sdk/src/index.js";
+import { createPlatformClient } from "../../sdk/src/index.js";
 import {
   freshDatabase,
   runAdmin,
+  s3ClientFor,
   startPlatformServer,
   type StartedServer,
   type TestPostgresDatabase,
@@ -69,14 +70,7 @@ it.each([
     };
 
     const client = createPlatformClient({ apiUrl: server.urls.api!, token: apiKey, organization: "actionco" });
-    const issued = await client.iam.createApiKey({ orgId: organization.id, name: "uploads", roles: ["data.editor"] });
-    const s3 = new S3Client({
-      endpoint: server.urls.s3!,
-      region: "us-east-1",
-      forcePathStyle: true,
-      credentials: await s3Credentials(issued.apiKey!.keyId, issued.secret),
-      maxAttempts: 1,
-    });
+    const s3 = await s3ClientFor(server.urls.s3!, client, organization.id);
     await s3.send(new CreateBucketCommand({ Bucket: "ledger" }));
     await s3.send(new PutObjectCommand({ Bucket: "ledger", Key: "big.txt", Body: bigText, ContentType: "text/plain" }));
     s3.destroy();
@@ -162,14 +156,7 @@ it.runIf(process.env.TEST_DATABASE_URL)(
       const post = (base: string, path: string, body: unknown) =>
         fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
       const client = createPlatformClient({ apiUrl: server.urls.api!, token: apiKey, organization: "replicaco" });
-      const issued = await client.iam.createApiKey({ orgId: organization.id, name: "uploads", roles: ["data.editor"] });
-      const s3 = new S3Client({
-        endpoint: server.urls.s3!,
-        region: "us-east-1",
-        forcePathStyle: true,
-        credentials: await s3Credentials(issued.apiKey!.keyId, issued.secret),
-        maxAttempts: 1,
-      });
+      const s3 = await s3ClientFor(server.urls.s3!, client, organization.id);
       await s3.send(new CreateBucketCommand({ Bucket: "ledger" }));
       await s3.send(
         new PutObjectCommand({ Bucket: "ledger", Key: "big.txt", Body: bigText, ContentType: "text/plain" }),

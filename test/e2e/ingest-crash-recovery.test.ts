@@ -1,12 +1,13 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CreateBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { CreateBucketCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, expect, it } from "vitest";
-import { createPlatformClient, s3Credentials } from "../../sdk/src/index.js";
+import { createPlatformClient } from "../../sdk/src/index.js";
 import {
   freshDatabase,
   runAdmin,
+  s3ClientFor,
   startPlatformServer,
   type StartedServer,
   type TestPostgresDatabase,
@@ -57,14 +58,7 @@ it("finishes an ingest job after the server is killed, without doubling any chun
   };
 
   const client = createPlatformClient({ apiUrl: server.urls.api!, token: apiKey, organization: "ingestco" });
-  const issued = await client.iam.createApiKey({ orgId: organization.id, name: "uploads", roles: ["data.editor"] });
-  const s3 = new S3Client({
-    endpoint: server.urls.s3!,
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: await s3Credentials(issued.apiKey!.keyId, issued.secret),
-    maxAttempts: 1,
-  });
+  const s3 = await s3ClientFor(server.urls.s3!, client, organization.id);
   await s3.send(new CreateBucketCommand({ Bucket: "ledger" }));
   for (let i = 0; i < OBJECTS; i++) {
     await s3.send(

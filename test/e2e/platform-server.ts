@@ -5,7 +5,9 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { S3Client } from "@aws-sdk/client-s3";
 import postgres from "postgres";
+import { s3Credentials, type PlatformClient } from "../../sdk/src/index.js";
 
 /** The repository root and the binary, exactly as a user runs it. */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -149,4 +151,19 @@ export async function runAdmin(
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
   return { code, json: stdout.trim() === "" ? undefined : JSON.parse(stdout), stderr };
+}
+
+/**
+ * An S3 client of a server's S3 listener, as a new `data.editor` key of the organization: the S3
+ * signature needs a key's secret, which only issuing a key gives.
+ */
+export async function s3ClientFor(s3Url: string, client: PlatformClient, orgId: string): Promise<S3Client> {
+  const issued = await client.iam.createApiKey({ orgId, name: "s3", roles: ["data.editor"] });
+  return new S3Client({
+    endpoint: s3Url,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: await s3Credentials(issued.apiKey!.keyId, issued.secret),
+    maxAttempts: 1,
+  });
 }

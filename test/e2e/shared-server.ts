@@ -2,9 +2,9 @@ import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
-import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
-import { createPlatformClient, s3Credentials, type PlatformClient } from "../../sdk/src/index.js";
-import { runAdmin } from "./platform-server.js";
+import { CreateBucketCommand, type S3Client } from "@aws-sdk/client-s3";
+import { createPlatformClient, type PlatformClient } from "../../sdk/src/index.js";
+import { runAdmin, s3ClientFor } from "./platform-server.js";
 
 /** The server every end-to-end file shares (started once by global-setup.ts). */
 export const apiUrl = (): string => inject("platformUrls").api!;
@@ -99,15 +99,8 @@ export function rpcTransports(org: () => TestOrganization): [string, () => Trans
 }
 
 /** An S3 client of the shared server, as a new `data.editor` key of the organization. */
-export async function s3ClientOf(org: TestOrganization): Promise<S3Client> {
-  const issued = await org.client.iam.createApiKey({ orgId: org.id, name: "s3", roles: ["data.editor"] });
-  return new S3Client({
-    endpoint: s3Url(),
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: await s3Credentials(issued.apiKey!.keyId, issued.secret),
-    maxAttempts: 1,
-  });
+export function s3ClientOf(org: TestOrganization): Promise<S3Client> {
+  return s3ClientFor(s3Url(), org.client, org.id);
 }
 
 /** Creates the organization's buckets the way its users do: with the AWS SDK on the S3 listener. */
