@@ -9,6 +9,7 @@ import { createActionScripts } from "./services/actions/action-scripts.js";
 import type { ActionObjects, ActionsPorts, ActionTables, ActionVectors } from "./services/actions/actions-ports.js";
 import { parseCsv, parseJsonLines } from "./services/tables/table-parsers.js";
 import { createActionRunner } from "./services/actions/create-action-runner.js";
+import { createRunSaveLock } from "./services/actions/run-save-lock.js";
 import { createActionQueue } from "./services/actions/action-queue.js";
 import { bucketManifests } from "./services/actions/queue-bucket-manifests.js";
 import { scriptThreadFollower } from "./services/actions/queue-thread-follower.js";
@@ -270,7 +271,12 @@ export function createDataPlatform(options: DataPlatformOptions) {
       engineDatabase: (orgId, bucket) => vector.engineDatabase(orgId, bucket),
     }),
     /** The actions service's run half (the queue's methods are composed next to it in server.ts). */
-    actionRuns: createActionRunHandlers({ ports: actionPorts, ...actionRuns, stopping: stopping.signal }),
+    actionRuns: createActionRunHandlers({
+      ports: actionPorts,
+      ...actionRuns,
+      saveLock: createRunSaveLock({ db }),
+      stopping: stopping.signal,
+    }),
     /** The runner the actions queue executes dispatches with. */
     actionRunner: actionRuns.runner,
     actionQueue: actionQueue.handlers,

@@ -24,6 +24,9 @@ import { createActionRunner } from "./create-action-runner.js";
 import { RUNS_PREFIX } from "./run-keys.js";
 import { sweepExpiredRuns } from "./run-retention.js";
 
+/** Saves of one run take turns through the database in the server (run-save-lock.test.ts); these run one at a time. */
+const unlocked = <T>(_orgId: string, _runId: string, save: () => Promise<T>) => save();
+
 const ORG = "org-a";
 const OTHER = "org-b";
 const BUCKET = "docs";
@@ -111,7 +114,7 @@ describe("the actions service's run handlers", () => {
       reports: [{ kind: "failed", error: "step exploded", failedStepPath: "1", failedStepName: "boom" }],
     }));
     parts = createActionRunner({ ports: fakes.ports, actions: ACTIONS, now: () => clock });
-    handlers = createActionRunHandlers({ ports: fakes.ports, ...parts, now: () => clock });
+    handlers = createActionRunHandlers({ ports: fakes.ports, ...parts, saveLock: unlocked, now: () => clock });
   });
 
   const getRun = async (fields: { bucket: string; runId: string; inlineSibling?: boolean }) =>
@@ -290,7 +293,12 @@ describe("the actions service's run handlers", () => {
 
   it("end a run the stopping service cuts short with failed, and a FAILED manifest", async () => {
     const stopping = new AbortController();
-    const stoppable = createActionRunHandlers({ ports: fakes.ports, ...parts, stopping: stopping.signal });
+    const stoppable = createActionRunHandlers({
+      ports: fakes.ports,
+      ...parts,
+      saveLock: unlocked,
+      stopping: stopping.signal,
+    });
     fakes.scripts.behaviours.set("action_extract", () => ({ endless: true }));
     const events = [];
     const request = create(RunActionRequestSchema, { actionId: "extract", selection: objectSelection("notes.txt") });

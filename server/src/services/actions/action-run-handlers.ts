@@ -10,6 +10,7 @@ import { detached } from "./detached-stream.js";
 import { saveToObject, saveToTable } from "./output-saving.js";
 import { recentRuns, requireRun, siblingOutput } from "./run-history.js";
 import type { RunManifests } from "./run-manifests.js";
+import type { RunSaveLock } from "./run-save-lock.js";
 import { invalid, notFound, resolveSelection } from "./selection-adaptation.js";
 
 export type ActionRunHandlers = Pick<
@@ -22,6 +23,8 @@ export interface ActionRunHandlerOptions {
   readonly runner: ActionRunner;
   readonly catalog: ActionCatalog;
   readonly manifests: RunManifests;
+  /** Saves of one run take turns (run-save-lock.ts). */
+  readonly saveLock: RunSaveLock;
   readonly now?: () => number;
   /** Aborted when the service stops: a run in progress then ends with a FAILED manifest. */
   readonly stopping?: AbortSignal;
@@ -102,11 +105,17 @@ export function createActionRunHandlers(options: ActionRunHandlerOptions): Actio
     async saveActionOutput(request, context) {
       const { orgId } = principalOf(context);
       const bucket = await requireBucket(orgId, request.bucket);
-      const manifest = await requireRun(manifests, orgId, bucket, request.runId);
       const target = request.target;
-      if (target.case === "s3") return saveToObject(ports, manifests, orgId, manifest, target.value, now());
-      if (target.case === "warehouseTable") return saveToTable(ports, manifests, orgId, manifest, target.value, now());
-      throw invalid("a target is required: s3 or warehouse_table");
+      if (target.case !== "s3" && target.case !== "warehouseTable")
+        throw invalid("a target is required: s3 or warehouse_table");
+      const run = await requireRun(manifests, orgId, bucket, request.runId);
+      // The manifest is read again once the run is this save's: the save ahead may have stamped it.
+      return options.saveLock(orgId, run.runId, async () => {
+        const manifest = await requireRun(manifests, orgId, bucket, request.runId);
+        return target.case === "s3"
+          ? saveToObject(ports, manifests, orgId, manifest, target.value, now())
+          : saveToTable(ports, manifests, orgId, manifest, target.value, now());
+      });
     },
   };
 }
