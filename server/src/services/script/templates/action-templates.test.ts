@@ -243,6 +243,26 @@ describe("action_embed_into_collection", () => {
     expect(yielded).toHaveLength(Math.ceil(vectors.length / 2));
     expect(yielded).toContainEqual({ embedded: vectors.length, total: vectors.length });
   });
+
+  it("batches thousands of chunks within the default expression limits", async () => {
+    // About 570 KB in chunks of 200 characters: some 3,000 chunks, whose batching must stay
+    // linear to fit an expression's 30 ms and 100,000 cost units.
+    const text = Array.from({ length: 15_000 }, (_, i) => `Line ${i} of the manual: keep it dry.`).join("\n");
+    const { output, yielded } = await run("action_embed_into_collection", {
+      text,
+      source_key: "docs/manual.txt",
+      collection: "manuals",
+      chunk_size: 200,
+      chunk_overlap: 0,
+    });
+    const vectors = output.vectors as { id: string; values: number[]; metadata: JsonObject }[];
+    expect(vectors.length).toBeGreaterThan(2_900);
+    expect(output.chunk_total).toBe(vectors.length);
+    expect(vectors.map((vector) => vector.metadata.chunk_index)).toEqual(vectors.map((_, i) => i));
+    expect(vectors.every((vector) => vector.values.length === 768)).toBe(true);
+    expect(yielded).toHaveLength(Math.ceil(vectors.length / 32));
+    expect(yielded).toContainEqual({ embedded: vectors.length, total: vectors.length });
+  }, 120_000);
 });
 
 describe("action_import_table", () => {
