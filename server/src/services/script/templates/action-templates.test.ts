@@ -208,6 +208,10 @@ describe("action_summarize", () => {
   });
 });
 
+// About 570 KB, in chunks of 200 characters some 3,000 chunks: batching them must stay linear to
+// fit an expression's 30 ms and 100,000 cost units.
+const LONG_TEXT = Array.from({ length: 15_000 }, (_, i) => `Line ${i} of the manual: keep it dry.`).join("\n");
+
 describe("action_embed_into_collection", () => {
   it("gives 768-dimension chunks of a text collection, with a progress value per batch", async () => {
     const text = Array.from({ length: 30 }, (_, i) => `Paragraph ${i}: orders ship within ${i} days.`).join("\n\n");
@@ -243,6 +247,47 @@ describe("action_embed_into_collection", () => {
     expect(yielded).toHaveLength(Math.ceil(vectors.length / 2));
     expect(yielded).toContainEqual({ embedded: vectors.length, total: vectors.length });
   });
+
+  // The index templates batch their chunks the same way.
+  it.each([
+    ["action_embed_into_collection", { collection: "manuals" }],
+    ["text_embedding_index", {}],
+    ["code_embedding_index", {}],
+  ])(
+    "%s batches thousands of chunks within the default expression limits",
+    async (id, extra) => {
+      const { output, yielded } = await run(id, {
+        text: LONG_TEXT,
+        source_key: "docs/manual.txt",
+        chunk_size: 200,
+        chunk_overlap: 0,
+        ...extra,
+      });
+      const vectors = output.vectors as { id: string; values: number[]; metadata: JsonObject }[];
+      expect(vectors.length).toBeGreaterThan(2_900);
+      expect(output.chunk_total).toBe(vectors.length);
+      expect(vectors.map((vector) => vector.metadata.chunk_index)).toEqual(vectors.map((_, i) => i));
+      expect(vectors.every((vector) => vector.values.length === output.dimensions)).toBe(true);
+      expect(yielded).toHaveLength(Math.ceil(vectors.length / 32));
+      expect(yielded).toContainEqual({ embedded: vectors.length, total: vectors.length });
+    },
+    120_000,
+  );
+
+  it("document_chunking streams thousands of chunks in batches within the default expression limits", async () => {
+    const { output, yielded } = await run("document_chunking", { text: LONG_TEXT, chunk_size: 200, chunk_overlap: 0 });
+    const chunks = output.chunks as JsonObject[];
+    expect(chunks.length).toBeGreaterThan(2_900);
+    const batches = yielded as { chunks: JsonObject[]; done: number; total: number; percent: number }[];
+    expect(batches).toHaveLength(Math.ceil(chunks.length / 25));
+    expect(batches.flatMap((batch) => batch.chunks)).toEqual(chunks);
+    expect(batches[0]).toMatchObject({
+      done: 25,
+      total: chunks.length,
+      percent: Math.floor((25 * 100) / chunks.length),
+    });
+    expect(batches.at(-1)).toMatchObject({ done: chunks.length, percent: 100 });
+  }, 120_000);
 });
 
 describe("action_import_table", () => {

@@ -28,7 +28,28 @@ describe("text.split", () => {
     });
   });
 
+  it("gives the chunks in batches too, with batchSize", async () => {
+    const { chunks, batches } = (await split({
+      text: "a|b|c|d|e",
+      chunkSize: 2,
+      chunkOverlap: 0,
+      separators: ["|"],
+      batchSize: 2,
+    })) as {
+      chunks: JsonObject[];
+      batches: { first: number; chunks: JsonObject[] }[];
+    };
+    expect(chunks).toHaveLength(5);
+    expect(batches).toEqual([
+      { first: 0, chunks: chunks.slice(0, 2) },
+      { first: 2, chunks: chunks.slice(2, 4) },
+      { first: 4, chunks: chunks.slice(4) },
+    ]);
+    expect(await split({ text: "a", batchSize: 0 })).not.toHaveProperty("batches");
+  });
+
   it.each([
+    [{ text: "x", batchSize: -1 }, "batchSize must be 0 or more, got -1"],
     [{ text: "x", chunkSize: 0 }, "chunkSize must be at least 1, got 0"],
     [{ text: "x", chunkSize: 10, chunkOverlap: 10 }, "chunkOverlap must be from 0 to chunkSize - 1 (9), got 10"],
     [{ text: "x", chunkSize: 50 }, "chunkOverlap must be from 0 to chunkSize - 1 (49), got 100 (its default is 100)"],

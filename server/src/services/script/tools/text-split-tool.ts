@@ -1,7 +1,7 @@
 import { NATIVE_TOOL_VERSION, NATIVE_TOOLS_CREATED_AT_MS, nativeRuntime } from "./native-runtime.js";
 import { invalidInput } from "./tool-error.js";
 import { describe } from "./tool-input.js";
-import type { JsonValue, Tool } from "./tool.js";
+import type { JsonObject, JsonValue, Tool } from "./tool.js";
 import { DEFAULT_SEPARATORS, splitText } from "./text-splitter.js";
 
 const DEFAULT_OVERLAP = 100;
@@ -38,6 +38,13 @@ export function createTextSplitTool(): Tool {
         defaultValue: [...DEFAULT_SEPARATORS],
         description: 'strings to cut at, tried in order ("" cuts anywhere and is implied at the end)',
       },
+      {
+        name: "batchSize",
+        type: "integer",
+        required: false,
+        defaultValue: 0,
+        description: "chunks per batch in `batches` (0 for no batches)",
+      },
     ],
     outputs: [
       {
@@ -46,10 +53,17 @@ export function createTextSplitTool(): Tool {
         required: true,
         description: "objects {index, text, start, end}, in text order",
       },
+      {
+        name: "batches",
+        type: "array",
+        required: false,
+        description:
+          "with batchSize: objects {first, chunks}, the chunks in runs of batchSize, first the index of the first",
+      },
     ],
     runtime: nativeRuntime("textSplit", 60_000),
     createdAtMs: NATIVE_TOOLS_CREATED_AT_MS,
-    async invoke(input) {
+    async invoke(input): Promise<JsonObject> {
       const chunkSize = input.chunkSize as number;
       const chunkOverlap = input.chunkOverlap as number;
       if (chunkSize < 1) throw invalidInput(`text.split: chunkSize must be at least 1, got ${chunkSize}`);
@@ -60,9 +74,19 @@ export function createTextSplitTool(): Tool {
           `text.split: chunkOverlap must be from 0 to chunkSize - 1 (${chunkSize - 1}), got ${chunkOverlap} (its default is ${DEFAULT_OVERLAP})`,
         );
       }
+      const batchSize = input.batchSize as number;
+      if (batchSize < 0) throw invalidInput(`text.split: batchSize must be 0 or more, got ${batchSize}`);
       const separators = stringList(input.separators as JsonValue[]);
-      const chunks = splitText(String(input.text), { chunkSize, chunkOverlap, separators });
-      return { chunks: chunks.map((chunk) => ({ ...chunk })) };
+      const chunks = splitText(String(input.text), { chunkSize, chunkOverlap, separators }).map((chunk) => ({
+        ...chunk,
+      }));
+      if (batchSize === 0) return { chunks };
+      // Slicing here keeps a script's batching linear: a CEL expression can only filter the whole
+      // list once per batch.
+      const batches = [];
+      for (let first = 0; first < chunks.length; first += batchSize)
+        batches.push({ first, chunks: chunks.slice(first, first + batchSize) });
+      return { chunks, batches };
     },
   };
 }
