@@ -11,7 +11,6 @@ import { parseCsv, parseJsonLines } from "./services/tables/table-parsers.js";
 import { createActionRunner } from "./services/actions/create-action-runner.js";
 import { createRunSaveLock } from "./services/actions/run-save-lock.js";
 import { createActionQueue } from "./services/actions/action-queue.js";
-import { bucketManifests } from "./services/actions/queue-bucket-manifests.js";
 import { scriptThreadFollower } from "./services/actions/queue-thread-follower.js";
 import { startRunRetention } from "./services/actions/run-retention.js";
 import { extractText, mediaTypeOf } from "./services/ingest/text-extraction.js";
@@ -251,7 +250,7 @@ export function createDataPlatform(options: DataPlatformOptions) {
     runner: actionRuns.runner,
     catalog: { get: (actionId) => actionRuns.catalog.action(actionId) },
     buckets: { exists: bucketExists },
-    manifests: bucketManifests(storage),
+    manifests: actionRuns.manifests,
     threads: scriptThreadFollower(scriptsForActions),
     leaseMs: options.leaseMs,
     concurrency: options.actionConcurrency,

@@ -22,7 +22,7 @@ import {
   RunnerDouble,
   slowAction,
 } from "./action-queue-test-kit.js";
-import { manifestKey } from "./queue-manifest-events.js";
+import { manifestKey } from "./run-keys.js";
 import { actionQueue } from "./queue-schema.js";
 
 let database: TestDatabase;

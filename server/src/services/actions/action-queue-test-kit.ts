@@ -16,7 +16,7 @@ import { ActionsService } from "../../../../gen/platform/data/actions/v1/actions
 import { principalKey } from "../../auth/principal.js";
 import type { ActionDefinition } from "./action-definition.js";
 import type { ActionDispatch, ActionRequest, ActionRunner, PreparedAction } from "./action-runner.js";
-import { manifestKey } from "./queue-manifest-events.js";
+import { manifestKey } from "./run-keys.js";
 import type { QueueCatalog, QueueManifests, QueueThreads, ThreadYield } from "./queue-ports.js";
 
 /**
@@ -78,14 +78,15 @@ export class MemoryManifests implements QueueManifests {
     );
   }
 
-  async read(orgId: string, bucket: string, key: string) {
-    return this.objects.get(this.path(orgId, bucket, key));
+  async read(orgId: string, bucket: string, reverseTs: string, runId: string) {
+    return this.objects.get(this.path(orgId, bucket, manifestKey(reverseTs, runId)));
   }
 
-  async *list(orgId: string, bucket: string, prefix: string) {
-    const start = this.path(orgId, bucket, prefix);
-    for (const path of [...this.objects.keys()].sort())
-      if (path.startsWith(start)) yield path.slice(`${orgId}/${bucket}/`.length);
+  async find(orgId: string, bucket: string, runId: string) {
+    const start = this.path(orgId, bucket, "");
+    for (const [path, manifest] of this.objects)
+      if (path.startsWith(start) && path.endsWith(`_${runId}/manifest.json`)) return manifest;
+    return undefined;
   }
 }
 

@@ -11,10 +11,6 @@ import {
 } from "../../../../gen/platform/data/actions/v1/action_run_pb.js";
 import type { JsonObject } from "../script/dsl/cel-json.js";
 
-/** Where a run's files live in its bucket. */
-export const RUNS_PREFIX = "_actions/runs/";
-export const manifestKey = (reverseTs: string, runId: string) => `${RUNS_PREFIX}${reverseTs}_${runId}/manifest.json`;
-
 export function startedEvent(actionId: string, threadId: string, runId: string, startedAtMs: number): ActionEvent {
   return create(ActionEventSchema, {
     event: { case: "started", value: { actionId, threadId, runId, startedAtMs: BigInt(startedAtMs) } },

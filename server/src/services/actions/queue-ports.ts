@@ -1,4 +1,4 @@
-import type { ActionRunManifest } from "../../../../gen/platform/data/actions/v1/action_run_pb.js";
+import type { RunManifests } from "./run-manifests.js";
 import type { JsonObject } from "../script/dsl/cel-json.js";
 import type { ActionDefinition } from "./action-definition.js";
 
@@ -17,13 +17,8 @@ export interface QueueCatalog {
   get(actionId: string): ActionDefinition | undefined;
 }
 
-/** Run manifests as stored in the run's bucket (`_actions/runs/{reverse_ts}_{run_id}/manifest.json`). */
-export interface QueueManifests {
-  /** The manifest at `key`, or undefined when there is none (yet). */
-  read(orgId: string, bucket: string, key: string): Promise<ActionRunManifest | undefined>;
-  /** Keys under `prefix`, in key order: how a run the queue never held (RunAction) is found. */
-  list(orgId: string, bucket: string, prefix: string): AsyncIterable<string>;
-}
+/** Run manifests as the runner writes them (run-manifests.ts). */
+export type QueueManifests = Pick<RunManifests, "read" | "find">;
 
 /** One value a thread yielded: a run's `progress`. */
 export interface ThreadYield {

@@ -27,7 +27,7 @@ describe("a watch of a queued run", () => {
     const watch = createRunWatch({
       store,
       hub,
-      manifests: { read: unused, list: unused },
+      manifests: { read: unused, find: unused },
       threads: { yields: unused },
       catalog: { get: () => undefined },
       // A missed start would wait a minute, far past the test's timeout.

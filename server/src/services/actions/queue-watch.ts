@@ -4,14 +4,7 @@ import { ActionEventSchema, type ActionEvent } from "../../../../gen/platform/da
 import type { ActionRunManifest } from "../../../../gen/platform/data/actions/v1/action_run_pb.js";
 import type { ActionQueueStore, QueueRow } from "./action-queue-store.js";
 import type { RunEventHub } from "./queue-event-hub.js";
-import {
-  hasEnded,
-  isTerminal,
-  manifestKey,
-  RUNS_PREFIX,
-  startedEvent,
-  terminalEvent,
-} from "./queue-manifest-events.js";
+import { hasEnded, isTerminal, startedEvent, terminalEvent } from "./queue-manifest-events.js";
 import type { QueueCatalog, QueueManifests, QueueThreads, ThreadYield } from "./queue-ports.js";
 
 export interface RunWatchOptions {
@@ -111,19 +104,10 @@ export function createRunWatch(options: RunWatchOptions) {
     }
   }
 
-  async function findManifest(orgId: string, bucket: string, runId: string) {
-    const suffix = `_${runId}/manifest.json`;
-    for await (const key of manifests.list(orgId, bucket, RUNS_PREFIX)) {
-      if (key.endsWith(suffix)) return { key, manifest: await manifests.read(orgId, bucket, key) };
-    }
-    return undefined;
-  }
-
   /** The rest of a run from its manifest, following the manifest while it still says RUNNING. */
   async function* fromManifest(
     orgId: string,
     bucket: string,
-    key: string,
     first: ActionRunManifest,
     sent: Sent,
     signal: AbortSignal,
@@ -139,7 +123,7 @@ export function createRunWatch(options: RunWatchOptions) {
     while (!hasEnded(manifest)) {
       await pause(manifest.runId, signal, pollMs * 4).ended;
       if (signal.aborted) return;
-      manifest = (await manifests.read(orgId, bucket, key)) ?? manifest;
+      manifest = (await manifests.read(orgId, bucket, manifest.reverseTs, manifest.runId)) ?? manifest;
     }
     yield terminalEvent(manifest);
   }
@@ -168,9 +152,8 @@ export function createRunWatch(options: RunWatchOptions) {
         }
         const current = await store.get(orgId, runId);
         if (!current || current.status === "done") {
-          const key = manifestKey(row.reverseTs, runId);
-          const manifest = await manifests.read(orgId, bucket, key);
-          if (manifest) return yield* fromManifest(orgId, bucket, key, manifest, sent, signal);
+          const manifest = await manifests.read(orgId, bucket, row.reverseTs, runId);
+          if (manifest) return yield* fromManifest(orgId, bucket, manifest, sent, signal);
           yield create(ActionEventSchema, {
             event: { case: "failed", value: { error: "the run ended without a record of how" } },
           });
@@ -201,9 +184,9 @@ export function createRunWatch(options: RunWatchOptions) {
     const sent: Sent = { started: false, progress: 0 };
     const row = await store.get(orgId, runId);
     if (row && row.bucket === bucket) return yield* fromQueue(row, sent, signal);
-    const found = await findManifest(orgId, bucket, runId);
-    if (!found?.manifest) throw new ConnectError(`run ${runId} not found in bucket ${bucket}`, Code.NotFound);
-    yield* fromManifest(orgId, bucket, found.key, found.manifest, sent, signal);
+    const manifest = await manifests.find(orgId, bucket, runId);
+    if (!manifest) throw new ConnectError(`run ${runId} not found in bucket ${bucket}`, Code.NotFound);
+    yield* fromManifest(orgId, bucket, manifest, sent, signal);
   };
 }
 
