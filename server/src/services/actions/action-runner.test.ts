@@ -428,6 +428,8 @@ describe("the action runner", () => {
       fakes.scripts.behaviours.set("action_echo_text", () => ({ output: { text: "once" } }));
       const first = await parts.runner.prepare(ORG, { actionId: "echo_text", selection: objectSelection("notes.txt") });
       await collect(parts.runner.execute(first));
+      const firstStart = (await parts.manifests.find(ORG, BUCKET, first.dispatch.runId))!.startedAtMs;
+      clock += 60_000;
       const again = parts.runner.execute(first, {
         threadId: "thread-1",
         onThread: async (threadId) => void seen.push(threadId),
@@ -435,7 +437,8 @@ describe("the action runner", () => {
       const events = await collect(again);
       expect(seen).toEqual(["thread-1"]);
       expect(fakes.scripts.started).toHaveLength(1);
-      expect(events[0]!.event.value).toMatchObject({ threadId: "thread-1" });
+      expect(events[0]!.event.value).toMatchObject({ threadId: "thread-1", startedAtMs: firstStart });
+      expect((await parts.manifests.find(ORG, BUCKET, first.dispatch.runId))!.startedAtMs).toBe(firstStart);
     });
 
     it("a queued dispatch: params checked when enqueued, the data read only when it executes", async () => {

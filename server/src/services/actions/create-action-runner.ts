@@ -164,7 +164,11 @@ export function createActionRunner(options: ActionRunnerOptions): ActionRunnerPa
     } = {},
   ): AsyncGenerator<ActionEvent> {
     const { action, dispatch } = prepared;
-    const startedAtMs = now();
+    // A run resumed on its thread (after a crash) started when its first execution did.
+    const resumed = execution.threadId
+      ? await manifests.read(dispatch.orgId, dispatch.bucket, dispatch.reverseTs, dispatch.runId).catch(() => undefined)
+      : undefined;
+    const startedAtMs = resumed && resumed.startedAtMs > 0n ? Number(resumed.startedAtMs) : now();
     const manifest = manifestOf(dispatch, action, startedAtMs);
     const fail = async (error: string, stepPath = "", stepName = "", status = ActionRunStatus.FAILED) => {
       finish(manifest, status, startedAtMs);
