@@ -65,7 +65,7 @@ describe("the shipped actions (server/actions)", () => {
   });
 
   // The form of each action: the template's inputs that no binding fills (paramsForm).
-  it("leave the form fields the design gives each action", () => {
+  it("leave each action the form fields its README lists", () => {
     const forms = Object.fromEntries(
       shipped.map((action) => [
         action.id,
@@ -86,7 +86,7 @@ describe("the shipped actions (server/actions)", () => {
     });
   });
 
-  it("route what the design says", () => {
+  it("route each action's output as its README says", () => {
     expect(
       Object.fromEntries(
         shipped.map((action) => [action.id, [action.invoke, action.output.kind, action.output.route]]),

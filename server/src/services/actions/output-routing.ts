@@ -15,7 +15,7 @@ import type { ActionsPorts, ChunkVector, TableColumn } from "./actions-ports.js"
 import { siblingKey } from "./run-keys.js";
 
 /**
- * Where a completed run's output goes, by the action's route (actions-design: inline, file,
+ * Where a completed run's output goes, by the action's route (inline, file,
  * table, chunks), and what the `completed` event carries: the template's whole output, except that
  * the table route's `rows` and the chunks route's `vectors` are replaced by `row_count` and
  * `chunk_count` (the data is in the table or collection; the stream need not carry it twice).
