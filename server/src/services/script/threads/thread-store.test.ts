@@ -146,21 +146,3 @@ it("stores values holding NUL, and strings of digits, and reads them back as the
     error: "bad \u0000 byte",
   });
 });
-
-it("lets organizations take turns at claims, so one tenant's backlog does not hold another's thread", async () => {
-  const own = await openThreadTestKit();
-  try {
-    const busy = await own.database.createOrganization();
-    const quiet = await own.database.createOrganization();
-    const backlog = [];
-    for (let i = 0; i < 5; i++) backlog.push(await insertThread(own, busy, { createdAt: own.clock.ms + i }));
-    const single = await insertThread(own, quiet, { createdAt: own.clock.ms + 10 });
-    const claimed = await own.store.claim("worker", 60_000, 2, own.clock.ms + 100);
-    expect(claimed.map((thread) => thread.id).sort()).toEqual([backlog[0]!.id, single.id].sort());
-    // Then the backlog, oldest first.
-    const next = await own.store.claim("worker", 60_000, 2, own.clock.ms + 100);
-    expect(next.map((thread) => thread.id).sort()).toEqual([backlog[1]!.id, backlog[2]!.id].sort());
-  } finally {
-    await own.close();
-  }
-});

@@ -97,38 +97,22 @@ export function createThreadStore(db: Database) {
     /**
      * Claims up to `limit` runnable threads for `owner` with a lease: `FOR UPDATE SKIP LOCKED`,
      * so several workers (and several processes on one PostgreSQL) never take the same thread.
-     * Organizations take turns: each one's oldest runnable thread comes first, then each one's
-     * second, and so on, so a thousand threads of one tenant do not make another's single thread
-     * wait behind them.
      */
     async claim(owner: string, leaseMs: number, limit: number, now: number): Promise<ThreadRow[]> {
-      const claimable = and(
-        // A paused thread is claimable only when its approval has a timeout that has passed.
-        or(inArray(threads.status, RUNNABLE), and(eq(threads.status, "paused"), gt(threads.runAfter, 0))),
-        lt(threads.leaseExpiresAt, now),
-        lte(threads.runAfter, now),
-      );
-      const turns = db
-        .select({
-          id: threads.id,
-          createdAt: threads.createdAt,
-          turn: sql<number>`row_number() over (partition by ${threads.orgId} order by ${threads.createdAt}, ${threads.id})`.as(
-            "turn",
-          ),
-        })
-        .from(threads)
-        .where(claimable)
-        .as("turns");
-      // The condition is checked again on the locked row itself: PostgreSQL re-reads a row another
-      // claim changed meanwhile, and must find it no longer claimable.
       const candidates = db
         .select({ id: threads.id })
         .from(threads)
-        .innerJoin(turns, eq(turns.id, threads.id))
-        .where(claimable)
-        .orderBy(asc(turns.turn), asc(turns.createdAt))
+        .where(
+          and(
+            // A paused thread is claimable only when its approval has a timeout that has passed.
+            or(inArray(threads.status, RUNNABLE), and(eq(threads.status, "paused"), gt(threads.runAfter, 0))),
+            lt(threads.leaseExpiresAt, now),
+            lte(threads.runAfter, now),
+          ),
+        )
+        .orderBy(asc(threads.createdAt))
         .limit(limit)
-        .for("update", { skipLocked: true, of: threads });
+        .for("update", { skipLocked: true });
       return db
         .update(threads)
         .set({
