@@ -26,3 +26,19 @@ describe("layer streams", () => {
     await expect(collect(broken)).rejects.toMatchObject({ code: expect.stringMatching(/^Z_/) });
   });
 });
+
+describe("layer streams read partly", () => {
+  it("releases a gzip layer whose tar ends long before its data does", async () => {
+    const { buildTar } = await import("./build-tar.js");
+    const { readTarEntries } = await import("./tar-entries.js");
+    const { randomBytes } = await import("node:crypto");
+    const layer = gzipSync(Buffer.concat([buildTar([{ path: "a", content: "1" }]), randomBytes(4 * 1024 * 1024)]));
+    async function* source() {
+      for (let i = 0; i < layer.length; i += 65536) yield layer.subarray(i, i + 65536);
+    }
+    const paths: string[] = [];
+    for await (const entry of readTarEntries(layerTarStream(source()), { want: () => false, maxEntryBytes: 1 }))
+      paths.push(entry.path);
+    expect(paths).toEqual(["a"]);
+  });
+});

@@ -1,3 +1,4 @@
+import { pipeline, Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { ByteReader } from "./byte-reader.js";
 
@@ -27,23 +28,14 @@ export async function* layerTarStream(blob: AsyncIterable<Uint8Array>): AsyncGen
     throw new UnsupportedLayerError("zstd-compressed layers are not supported by the scanner");
   }
   if (startsWith(head, GZIP_MAGIC)) {
-    const gunzip = createGunzip();
-    const feed = (async () => {
-      try {
-        for await (const chunk of rest()) {
-          if (!gunzip.write(chunk)) await new Promise((resolve) => gunzip.once("drain", resolve));
-        }
-        gunzip.end();
-      } catch (error) {
-        gunzip.destroy(error as Error);
-      }
-    })();
+    // pipeline ties the two ends together: a source error fails the reads, and a reader that stops
+    // early (the tar's end-of-archive blocks come before the gzip data ends) destroys both.
+    const gunzip = pipeline(Readable.from(rest()), createGunzip(), () => {});
     try {
       for await (const chunk of gunzip) yield chunk as Buffer;
     } finally {
       gunzip.destroy();
       await reader.close();
-      await feed;
     }
     return;
   }
