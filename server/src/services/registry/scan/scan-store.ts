@@ -41,8 +41,9 @@ export function createScanStore(db: Database) {
      * with a Running scan not touched since `staleBefore` (its process died).
      */
     async candidates(feedVersion: string | null, staleBefore: number, limit: number): Promise<ScanCandidate[]> {
+      // Oldest push first, so that one organization's burst of pushes waits behind earlier images.
       return db
-        .selectDistinctOn([registryRepositories.orgId, registryManifests.digest], {
+        .select({
           orgId: registryRepositories.orgId,
           digest: registryManifests.digest,
           status: registryScans.status,
@@ -70,7 +71,8 @@ export function createScanStore(db: Database) {
             ),
           ),
         )
-        .orderBy(registryRepositories.orgId, registryManifests.digest)
+        .groupBy(registryRepositories.orgId, registryManifests.digest, registryScans.status, registryScans.updatedAt)
+        .orderBy(sql`min(${registryManifests.pushedAt})`, registryRepositories.orgId, registryManifests.digest)
         .limit(limit);
     },
 
@@ -142,6 +144,23 @@ export function createScanStore(db: Database) {
             eq(registryScans.updatedAt, claimedAt),
           ),
         );
+    },
+
+    /** Moves a claim made (or last renewed) at `claimedAt` to `now`; answers whether it is still this process's. */
+    async renew(orgId: string, digest: string, claimedAt: number, now: number): Promise<boolean> {
+      const renewed = await db
+        .update(registryScans)
+        .set({ updatedAt: now })
+        .where(
+          and(
+            eq(registryScans.orgId, orgId),
+            eq(registryScans.manifestDigest, digest),
+            eq(registryScans.status, "Running"),
+            eq(registryScans.updatedAt, claimedAt),
+          ),
+        )
+        .returning({ orgId: registryScans.orgId });
+      return renewed.length === 1;
     },
 
     /** Drops a claim whose manifest was deleted meanwhile. */

@@ -148,4 +148,40 @@ describe(`scan worker (${engine})`, () => {
       errorMessage: `the layer ${image.layerDigests[0]} is not stored`,
     });
   });
+
+  it("takes over a Running scan left by a dead process, never a live one", async () => {
+    const orgId = await database.createOrganization();
+    const [dead, live] = await Promise.all([push(orgId, alpineImage()), push(orgId, debianImage())]);
+    const now = Date.now();
+    await database.db.insert(registryScans).values([
+      { orgId, manifestDigest: dead, status: "Running", updatedAt: now - 20 * 60_000 },
+      { orgId, manifestDigest: live, status: "Running", updatedAt: now - 1_000 },
+    ]);
+    while ((await worker({ concurrency: 8 }).runOnce()) > 0);
+    expect(await scanRow(orgId, dead)).toMatchObject({ status: "Success" });
+    expect(await scanRow(orgId, live)).toMatchObject({ status: "Running", updatedAt: now - 1_000 });
+    // Settle the live claim, or the next test's short staleness would see it as abandoned.
+    await database.db
+      .update(registryScans)
+      .set({ status: "Unsupported" })
+      .where(and(eq(registryScans.orgId, orgId), eq(registryScans.manifestDigest, live)));
+  });
+
+  it("renews the claim of a long scan so no other process takes it over, and records its result", async () => {
+    const orgId = await database.createOrganization();
+    const digest = await push(orgId, debianImage());
+    // Storage slow enough (three blobs, 1.5 s each) that a 3-second claim would go stale mid-scan.
+    const slow: BlobStore = {
+      ...blobs,
+      open: async (key) => {
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        return blobs.open(key);
+      },
+    };
+    const first = worker({ blobs: slow, staleMs: 3_000, concurrency: 8 }).runOnce();
+    await new Promise((resolve) => setTimeout(resolve, 3_600));
+    expect(await worker({ staleMs: 3_000, concurrency: 8 }).runOnce()).toBe(0);
+    expect(await first).toBe(1);
+    expect(await scanRow(orgId, digest)).toMatchObject({ status: "Success", total: 5 });
+  });
 });

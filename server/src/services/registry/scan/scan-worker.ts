@@ -56,7 +56,9 @@ export function createScanWorker(options: ScanWorkerOptions): ScanWorker {
 
   async function refreshFeed(): Promise<void> {
     if (!options.advisoryDir) return;
-    if (feedLoadedAt !== undefined && now() - feedLoadedAt < refreshMs) return;
+    // Until a first load succeeds (the folder may be mounted after start), try again every minute.
+    const due = feed ? refreshMs : Math.min(refreshMs, 60_000);
+    if (feedLoadedAt !== undefined && now() - feedLoadedAt < due) return;
     feedLoadedAt = now();
     try {
       const loaded = await loadAdvisoryFeed(options.advisoryDir);
@@ -72,25 +74,52 @@ export function createScanWorker(options: ScanWorkerOptions): ScanWorker {
 
   async function scanOne(candidate: ScanCandidate, claimedAt: number, current: AdvisoryFeed | undefined) {
     const { orgId, digest } = candidate;
+    // A long scan (large layers, slow storage) renews its claim so no other process takes it over;
+    // the result is written after the last renewal settles, against the time it left on the row.
+    let heldAt = claimedAt;
+    let renewal = Promise.resolve();
+    const renewer = setInterval(
+      () => {
+        renewal = renewal.then(async () => {
+          const at = now();
+          if (await store.renew(orgId, digest, heldAt, at).catch(() => false)) heldAt = at;
+        });
+      },
+      Math.max(1_000, Math.floor(staleMs / 3)),
+    );
+    let result: ScanResult | undefined;
+    try {
+      result = await scanClaimed(candidate, current);
+    } finally {
+      clearInterval(renewer);
+      await renewal;
+    }
+    if (result) await store.finish(orgId, digest, heldAt, result, now());
+    else await store.release(orgId, digest, heldAt);
+  }
+
+  /** The scan's result, or undefined when the manifest was deleted since it was found. */
+  async function scanClaimed(
+    candidate: ScanCandidate,
+    current: AdvisoryFeed | undefined,
+  ): Promise<ScanResult | undefined> {
+    const { orgId, digest } = candidate;
     const manifest = await store.manifestContent(orgId, digest);
-    if (!manifest) return store.release(orgId, digest, claimedAt);
+    if (!manifest) return undefined;
     const openBlob: OpenBlobBytes = async (blobDigest) => {
       const key = await store.blobStorageKey(orgId, blobDigest);
       const blob = key === undefined ? undefined : await blobs.open(key);
       return blob?.read();
     };
-    let result: ScanResult;
     try {
       const outcome = await scanImage(manifest, openBlob, current, { maxDatabaseBytes });
-      result =
-        outcome.status === "Success"
-          ? { status: "Success", report: outcome.report, feedVersion: current!.version }
-          : { status: outcome.status, message: outcome.message, feedVersion: current?.version ?? null };
+      return outcome.status === "Success"
+        ? { status: "Success", report: outcome.report, feedVersion: current!.version }
+        : { status: outcome.status, message: outcome.message, feedVersion: current?.version ?? null };
     } catch (error) {
-      result = { status: "Error", message: publicMessage(error), feedVersion: current?.version ?? null };
       if (!isLayerFormatError(error)) logger.error("image scan failed", { orgId, digest, error });
+      return { status: "Error", message: publicMessage(error), feedVersion: current?.version ?? null };
     }
-    await store.finish(orgId, digest, claimedAt, result, now());
   }
 
   async function runOnce(): Promise<number> {
