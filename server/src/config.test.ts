@@ -69,4 +69,20 @@ describe("serve configuration", () => {
     );
     expect(() => parseServeConfig([], { PLATFORM_THREAD_MEMORY_BYTES: "lots" })).toThrow(ConfigError);
   });
+
+  it("scans registry images one at a time with no feed by default; the feed folder and refresh from flags or the environment", () => {
+    expect(parseServeConfig([], {}).registryScan).toEqual({
+      advisoryDir: undefined,
+      advisoryRefreshMs: 3_600_000,
+      concurrency: 1,
+    });
+    expect(
+      parseServeConfig(["--registry-advisory-dir", "/srv/osv", "--registry-scan-concurrency", "2"], {
+        PLATFORM_REGISTRY_ADVISORY_REFRESH_MS: "60000",
+      }).registryScan,
+    ).toEqual({ advisoryDir: "/srv/osv", advisoryRefreshMs: 60_000, concurrency: 2 });
+    expect(() => parseServeConfig(["--registry-scan-concurrency", "0"], {})).toThrow(
+      '--registry-scan-concurrency (PLATFORM_REGISTRY_SCAN_CONCURRENCY) must be at least 1, got "0"',
+    );
+  });
 });

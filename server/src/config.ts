@@ -15,6 +15,7 @@ import { DEFAULT_ACTION_CONCURRENCY, DEFAULT_ACTION_ORG_CONCURRENCY } from "./se
 import { LLM_ENV, readLlmConfig, type LlmConfig } from "./services/script/tools/llm-config.js";
 import { parseOAuthProviders, type OAuthProviders } from "./services/source/oauth/oauth-provider-config.js";
 import { EMBEDDINGS_ENV, readEmbeddingsConfig, type EmbeddingsConfig } from "./embeddings/embeddings-config.js";
+import { DEFAULT_ADVISORY_REFRESH_MS, DEFAULT_SCAN_CONCURRENCY } from "./services/registry/scan/scan-worker.js";
 
 /** Everything `platform-server serve` can be told, from flags or their environment variables. */
 export interface ServerConfig {
@@ -63,6 +64,12 @@ export interface ServerConfig {
   readonly actionsDir: string | undefined;
   /** How long an action run's folder (`_actions/runs/...`) is kept unless its output was saved. */
   readonly actionRunRetentionMs: number;
+  /** The registry scanner's OSV advisory folder, how often it is re-read, and images scanned at once; no folder means NoFeed. */
+  readonly registryScan: {
+    readonly advisoryDir: string | undefined;
+    readonly advisoryRefreshMs: number;
+    readonly concurrency: number;
+  };
 }
 
 export interface PlanePorts {
@@ -224,6 +231,24 @@ export const settings = {
     fallback: "",
     help: "filesystem object store for artifacts; empty uses <data-dir>/blobs",
   },
+  registryAdvisoryDir: {
+    flag: "registry-advisory-dir",
+    env: "PLATFORM_REGISTRY_ADVISORY_DIR",
+    fallback: "",
+    help: "folder of OSV advisory JSON records (any depth) the registry scans images against; empty records every scan as NoFeed",
+  },
+  registryAdvisoryRefreshMs: {
+    flag: "registry-advisory-refresh-ms",
+    env: "PLATFORM_REGISTRY_ADVISORY_REFRESH_MS",
+    fallback: String(DEFAULT_ADVISORY_REFRESH_MS),
+    help: "how often the advisory folder is read again; results from an older feed are then scanned again (1 hour)",
+  },
+  registryScanConcurrency: {
+    flag: "registry-scan-concurrency",
+    env: "PLATFORM_REGISTRY_SCAN_CONCURRENCY",
+    fallback: String(DEFAULT_SCAN_CONCURRENCY),
+    help: "images one process scans for vulnerabilities at once (from 1)",
+  },
   publicApiUrl: {
     flag: "public-api-url",
     env: "PLATFORM_PUBLIC_API_URL",
@@ -366,6 +391,11 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     allowPrivateNetwork: flag(settings.allowPrivateNetwork),
     trustedProxies: trustedProxies(settings.trustedProxies, read(settings.trustedProxies)),
     blobDir: resolve(read(settings.blobDir) || resolve(dataDir, "blobs")),
+    registryScan: {
+      advisoryDir: read(settings.registryAdvisoryDir) ? resolve(read(settings.registryAdvisoryDir)) : undefined,
+      advisoryRefreshMs: positive(settings.registryAdvisoryRefreshMs, Number.MAX_SAFE_INTEGER),
+      concurrency: positive(settings.registryScanConcurrency, 64),
+    },
     publicApiUrl: read(settings.publicApiUrl) || undefined,
     publicIdentityUrl: publicUrl(settings.publicIdentityUrl, read(settings.publicIdentityUrl)),
     mail: readMailConfig({ [MAIL_ENV.smtpUrl]: read(settings.smtpUrl), [MAIL_ENV.from]: read(settings.mailFrom) }),

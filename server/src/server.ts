@@ -48,6 +48,7 @@ import { createCallbackDeliverer, type CallbackDeliverer } from "./services/scri
 import { createCallbackPoster } from "./services/script/callbacks/callback-poster.js";
 import { createCallbackSigningKeys } from "./services/script/callbacks/callback-signing-keys.js";
 import { createThreadWorker, type ThreadWorker } from "./services/script/engine/thread-worker.js";
+import { createScanWorker, type ScanWorker } from "./services/registry/scan/scan-worker.js";
 import { sealPlaintextEnvValues } from "./services/script/env-sealing.js";
 import { createScriptService } from "./services/script/script-handlers.js";
 import { createScriptStore } from "./services/script/script-store.js";
@@ -110,6 +111,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   // json.transform's worker threads: one pool per server, started on demand, ended at close.
   const celWorkers = createCelWorkerPool();
   let worker: ThreadWorker | undefined;
+  let registryScans: ScanWorker | undefined;
   let deliverer: CallbackDeliverer | undefined;
   let issuer: IssuerPlane | undefined;
   let signals: ThreadSignals | undefined;
@@ -146,6 +148,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       baseUrl: () => config.publicApiUrl ?? apiUrl,
     });
     const artifacts = createArtifactStore(db, blobs);
+    registryScans = createScanWorker({ db, blobs, logger, ...config.registryScan });
     const pageTokens = createPageTokenSigner(box.deriveKey(PAGE_TOKEN_KEY_PURPOSE));
 
     // Verified API keys, dropped on every process when one is revoked, rotated or its grants change.
@@ -379,6 +382,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     throw error;
   }
   worker?.start();
+  registryScans?.start();
   deliverer?.start();
   dataPlatform?.start();
   const mailDelivery = issuer?.startMailDelivery();
@@ -400,6 +404,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await Promise.all(listeners.map((l) => l.close(config.shutdownGraceMs)));
       // Running threads give their leases back, so the next start (or another server) resumes them at once.
       await worker?.stop();
+      await registryScans?.stop();
       await dataPlatform?.stop();
       await userStoreMigrations?.stop();
       await userStores?.close();
