@@ -39,8 +39,9 @@ export async function readTree(gitDir: string, options: { ref: string; path?: st
   const args = ["ls-tree", "-l", "-z", "--end-of-options", resolved.sha];
   if (path !== "") args.push(`${path}/`);
   const lines = parseTreeEntryLines(await runGitOk(gitDir, args));
-  // Only the root of an empty repository's tree is empty; any other empty listing means "no such directory".
-  if (lines.length === 0 && path !== "") {
+  // Only the root of an empty repository's tree is empty; any other empty listing means "no such
+  // directory". A submodule cannot be entered, so ls-tree lists the entry itself instead.
+  if (path !== "" && (lines.length === 0 || lines.some((line) => line.path === path))) {
     throw new GitRepositoryError("not_found", `path ${JSON.stringify(path)} is not a directory at this ref`, "path");
   }
   const entries = lines.map((line): TreeEntry => {

@@ -2,7 +2,7 @@ import { runGit, runGitOk } from "./git-command.js";
 import { GitRepositoryError } from "./git-repository-error.js";
 import { isObjectId, validateRefName } from "./validate-ref-name.js";
 
-/** The ref record: `ref` is fully qualified when the input named a ref, the commit id otherwise. */
+/** The ref record: `ref` is fully qualified when the input named a ref, the full commit id otherwise. */
 export interface ResolvedRef {
   ref: string;
   sha: string;
