@@ -30,11 +30,15 @@ function gitDate(time: Date | undefined): string {
 }
 
 /** Environment giving commit-tree its author and committer, the only way it takes them. */
-export function identityEnvironment(author: CommitIdentity, committer: CommitIdentity): Record<string, string> {
+export function identityEnvironment(
+  author: CommitIdentity & { rawDate?: string },
+  committer: CommitIdentity,
+): Record<string, string> {
   return {
     GIT_AUTHOR_NAME: author.name,
     GIT_AUTHOR_EMAIL: author.email,
-    GIT_AUTHOR_DATE: gitDate(author.time),
+    // A replayed commit keeps its author date exactly, time zone included.
+    GIT_AUTHOR_DATE: author.rawDate ?? gitDate(author.time),
     GIT_COMMITTER_NAME: committer.name,
     GIT_COMMITTER_EMAIL: committer.email,
     GIT_COMMITTER_DATE: gitDate(committer.time),

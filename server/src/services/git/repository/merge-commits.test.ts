@@ -66,6 +66,19 @@ describe("mergeCommits", () => {
     expect(repo.git("diff", "--stat", `${outcome.sha}~2`, outcome.sha)).toContain("2 files changed");
   });
 
+  test("rebase drops a change base already has and keeps author dates with their zone", async () => {
+    repo.checkout("again", c2).write({ "README.md": "hello from main\nworld\nagain\n" });
+    repo.commit("Same greeting as main");
+    repo.write({ "notes.txt": "notes\n" });
+    repo.git("add", "--all");
+    repo.git("commit", "--author=Zoned <z@example.com>", "--quiet", "--date=1700000000 +0200", "-m", "Add notes");
+    repo.checkout("main");
+    const outcome = await mergeCommits(gitDir, { base: "main", head: "again", method: "rebase", author, message: "" });
+    if (!("sha" in outcome)) throw new Error("expected a rebase");
+    expect(repo.git("log", "--format=%s", `${c3}..${outcome.sha}`)).toBe("Add notes");
+    expect(repo.git("log", "-1", "--date=raw", "--format=%ad|%an", outcome.sha)).toBe("1700000000 +0200|Zoned");
+  });
+
   test("rebase of a branch already contained in base answers base", async () => {
     expect(await mergeCommits(gitDir, { base: "main", head: c2, method: "rebase", author, message: "" })).toEqual({
       sha: c3,
