@@ -136,6 +136,7 @@ describe("mergeCommits", () => {
       field: "author",
     });
     await expect(mergeCommits(gitDir, { ...base, message: " " })).rejects.toMatchObject({ field: "message" });
+    await expect(mergeCommits(gitDir, { ...base, message: "a\u0000b" })).rejects.toMatchObject({ field: "message" });
     await expect(mergeCommits(gitDir, { ...base, head: "-p" })).rejects.toMatchObject({
       kind: "invalid_argument",
       field: "head",

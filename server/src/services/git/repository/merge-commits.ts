@@ -37,6 +37,10 @@ export async function mergeCommits(gitDir: string, options: MergeOptions): Promi
   if (options.method !== "rebase" && (typeof options.message !== "string" || options.message.trim() === "")) {
     throw new GitRepositoryError("invalid_argument", "message must not be empty", "message");
   }
+  // Git would keep only the part before a NUL, silently.
+  if (typeof options.message === "string" && options.message.includes("\0")) {
+    throw new GitRepositoryError("invalid_argument", "message must not contain NUL", "message");
+  }
   const [base, head] = await Promise.all([
     requireRef(gitDir, options.base, "base"),
     requireRef(gitDir, options.head, "head"),

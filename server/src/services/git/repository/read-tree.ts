@@ -35,7 +35,8 @@ export function entryKind(mode: string): TreeEntryKind {
 export async function readTree(gitDir: string, options: { ref: string; path?: string }): Promise<TreeListing> {
   const path = validateRepoPath(options.path);
   const resolved = await requireRef(gitDir, options.ref);
-  // Paths after the tree-ish are never options (and ls-tree takes no `--`). A trailing slash lists the directory's contents rather than the directory's own entry.
+  // Paths after the tree-ish are never read as options (ls-tree takes no `--`). A trailing slash
+  // lists the directory's contents rather than the directory's own entry.
   const args = ["ls-tree", "-l", "-z", "--end-of-options", resolved.sha];
   if (path !== "") args.push(`${path}/`);
   const lines = parseTreeEntryLines(await runGitOk(gitDir, args));
