@@ -1,0 +1,175 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { GitRepositoryError } from "./git-repository-error.js";
+
+/** Wall-clock budget of one git process unless the caller gives another. */
+export const DEFAULT_GIT_TIMEOUT_MS = 10_000;
+/** Stdout kept from one git process unless the caller gives another cap. */
+export const DEFAULT_GIT_OUTPUT_BYTES = 32 * 1024 * 1024;
+
+export interface GitCommandOptions {
+  timeoutMs?: number;
+  /** Stdout past this many bytes is dropped and the process killed; the result says `truncated`. */
+  maxOutputBytes?: number;
+  /** Written to stdin, which is then closed (stdin is always closed, so git never waits on it). */
+  input?: string | Buffer;
+  /** Extra variables (author identity for commit-tree); they cannot re-enable user configuration. */
+  env?: Record<string, string>;
+}
+
+export interface GitCommandResult {
+  stdout: Buffer;
+  stderr: string;
+  /** Null when the process was killed after the output cap. */
+  exitCode: number | null;
+  truncated: boolean;
+}
+
+const STDERR_KEEP_BYTES = 16 * 1024;
+
+let emptyHome: string | undefined;
+
+/**
+ * An empty HOME made once per process: git reads `~/.gitconfig` and XDG config from there, and an
+ * operator's own configuration (aliases, hooks, credential helpers) must never shape what the server does.
+ */
+function emptyHomeDir(): string {
+  emptyHome ??= mkdtempSync(join(tmpdir(), "git-home-"));
+  return emptyHome;
+}
+
+/**
+ * The whole environment of a git process, built from nothing rather than filtered from ours, so that
+ * no `GIT_*` variable of the server's own environment (GIT_DIR, GIT_CONFIG_PARAMETERS, GIT_EXEC_PATH...)
+ * leaks in.
+ */
+function gitEnvironment(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
+  const home = emptyHomeDir();
+  return {
+    ...extra,
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    XDG_CONFIG_HOME: home,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_ASKPASS: "/bin/false",
+    // Paths given after `--` are literal names, never `:(glob)` or other pathspec magic.
+    GIT_LITERAL_PATHSPECS: "1",
+    GIT_NO_REPLACE_OBJECTS: "1",
+    // Reads never take the index or refresh locks that would race a concurrent push.
+    GIT_OPTIONAL_LOCKS: "0",
+    GIT_ATTR_NOSYSTEM: "1",
+    // Messages parsed below are English whatever the host's locale.
+    LC_ALL: "C",
+    LANG: "C",
+  };
+}
+
+/**
+ * Options placed before every sub-command: no hooks (the repository's own `hooks/` included), no
+ * fetching of anything (a submodule or promisor remote could otherwise reach the network), no pager.
+ */
+const SAFE_CONFIG = ["-c", "core.hooksPath=/dev/null", "-c", "protocol.allow=never", "-c", "core.fsmonitor=false"];
+
+/**
+ * Runs `git --git-dir=<gitDir> <args>` on a bare repository with a bounded time and output. Arguments
+ * are passed as an argv array (no shell); callers put user-supplied values only after validation and
+ * after `--end-of-options` or `--`. A non-zero exit is returned, not thrown: what it means depends on
+ * the sub-command. Timeouts and spawn failures throw {@link GitRepositoryError}.
+ */
+export function runGit(
+  gitDir: string,
+  args: readonly string[],
+  options: GitCommandOptions = {},
+): Promise<GitCommandResult> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_GIT_OUTPUT_BYTES;
+  return new Promise((resolve, reject) => {
+    // A process group of its own, so that killing it also ends whatever git started.
+    const child = spawn("git", [`--git-dir=${gitDir}`, ...SAFE_CONFIG, ...args], {
+      env: gitEnvironment(options.env),
+      cwd: emptyHomeDir(),
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let truncated = false;
+    let timedOut = false;
+    let stderr = "";
+    let settled = false;
+
+    const killGroup = (): void => {
+      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, timeoutMs);
+
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (truncated) return;
+      const room = maxOutputBytes - kept;
+      if (chunk.length > room) {
+        chunks.push(chunk.subarray(0, room));
+        kept += room;
+        truncated = true;
+        killGroup();
+        return;
+      }
+      chunks.push(chunk);
+      kept += chunk.length;
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      if (stderr.length < STDERR_KEEP_BYTES)
+        stderr += chunk.toString("utf8").slice(0, STDERR_KEEP_BYTES - stderr.length);
+    });
+    // git may exit before reading all its input (or be killed); that is not an error of ours.
+    child.stdin.on("error", () => {});
+    child.stdin.end(options.input ?? "");
+
+    child.on("error", (error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(new GitRepositoryError("failed", "git could not be started", undefined, error.message));
+    });
+    child.on("close", (code) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (timedOut && !truncated) {
+        reject(
+          new GitRepositoryError("timeout", `git ${args[0] ?? ""} took longer than ${timeoutMs} ms`, undefined, stderr),
+        );
+        return;
+      }
+      resolve({ stdout: Buffer.concat(chunks, kept), stderr, exitCode: truncated ? null : code, truncated });
+    });
+  });
+}
+
+/**
+ * Runs git and requires success: a non-zero exit becomes `failed` (git's stderr kept as detail only),
+ * and output past the cap too, since the callers of this parse the whole output.
+ */
+export async function runGitOk(
+  gitDir: string,
+  args: readonly string[],
+  options: GitCommandOptions = {},
+): Promise<string> {
+  const result = await runGit(gitDir, args, options);
+  if (result.truncated) throw new GitRepositoryError("failed", `git ${args[0] ?? ""} produced too much output`);
+  if (result.exitCode !== 0) {
+    throw new GitRepositoryError("failed", `git ${args[0] ?? ""} failed`, undefined, result.stderr.trim());
+  }
+  return result.stdout.toString("utf8");
+}
