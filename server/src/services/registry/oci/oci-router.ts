@@ -107,10 +107,7 @@ export function createOciRouter(options: OciRouterOptions): (req: NodeRequest, r
           },
         );
       }
-      const headers: Record<string, string> = {
-        "content-type": "application/json",
-        "docker-distribution-api-version": "registry/2.0",
-      };
+      const headers: Record<string, string> = { "content-type": "application/json" };
       if (error.code === "UNAUTHORIZED") headers["www-authenticate"] = challenge(req, scope);
       if (error.code === "UNSUPPORTED" && error.status === 405)
         headers.allow = String((error.detail as { allow?: string })?.allow ?? "");
