@@ -384,6 +384,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
           box,
           tokens: createRegistryTokens(box.deriveKey(REGISTRY_TOKEN_KEY_PURPOSE)),
           logger,
+          readMaxBytes: config.maxBodyBytes,
         }),
         corsOrigins: config.corsOrigins,
         // Layers are far larger than RPC bodies, and stream to object storage as they arrive.
