@@ -53,7 +53,7 @@ export interface RegistryClient {
   /**
    * The organization's storage quota and use
    *
-   * Our addition to the control plane. `used_bytes` counts each distinct blob the organization
+   * `used_bytes` counts each distinct blob the organization
    * stores once, however many repositories use it. `limit_bytes` is null when no quota applies.
    *
    * `GET /{org}/quota`
@@ -62,7 +62,7 @@ export interface RegistryClient {
   /**
    * Set or remove the organization's storage quota
    *
-   * Our addition to the control plane (`registry.admin`). A push that would take `used_bytes`
+   * Needs `registry.admin`. A push that would take `used_bytes`
    * past `limit_bytes` is refused with the OCI error `DENIED` and keeps nothing. A limit below
    * today's use is accepted and refuses every further blob. Null removes the quota.
    *
@@ -120,7 +120,7 @@ export interface RegistryClient {
   /**
    * The repository's tag immutability rules
    *
-   * Our addition to the control plane.
+   * The glob patterns that protect tags from being moved or deleted.
    *
    * `GET /{org}/{repo}/immutability`
    */
@@ -128,7 +128,7 @@ export interface RegistryClient {
   /**
    * Replace the repository's tag immutability rules
    *
-   * Our addition to the control plane (`registry.admin`). Each pattern is a glob over the whole
+   * Needs `registry.admin`. Each pattern is a glob over the whole
    * tag: `*` any run of characters, `?` one character (`v*`, `release-?`). A tag a pattern
    * matches, once pushed, cannot be moved to another manifest or deleted (the OCI plane answers
    * `DENIED`); pushing the same manifest again is allowed. An empty list removes every rule.
