@@ -162,11 +162,12 @@ function digestMismatch(digest: Digest, actual: string): OciError {
   });
 }
 
-export async function blobRow(db: Pick<Database, "select">, orgId: string, digest: string) {
-  const [row] = await db
+export async function blobRow(db: Pick<Database, "select">, orgId: string, digest: string, lock?: "share") {
+  const query = db
     .select()
     .from(registryBlobs)
     .where(and(eq(registryBlobs.orgId, orgId), eq(registryBlobs.digest, digest)));
+  const [row] = lock ? await query.for(lock) : await query;
   return row;
 }
 

@@ -183,7 +183,8 @@ type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
  */
 async function checkReferences(tx: Tx, orgId: string, repositoryId: string, manifest: ParsedManifest): Promise<void> {
   for (const blob of manifest.blobs) {
-    if (!(await blobRow(tx, orgId, blob.digest))) {
+    // Shared-locked until the push commits: garbage collection cannot remove it meanwhile.
+    if (!(await blobRow(tx, orgId, blob.digest, "share"))) {
       throw new OciError(
         "MANIFEST_BLOB_UNKNOWN",
         `blob ${blob.digest} is not in the registry: push it before the manifest`,
