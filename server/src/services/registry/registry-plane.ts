@@ -20,8 +20,9 @@ export function createRegistryPlane(options: RegistryPlaneOptions): NodeRequestH
   const { logger } = options;
   const serve = async (req: NodeRequest, res: NodeResponse): Promise<void> => {
     const path = (req.url ?? "/").split("?")[0]!;
-    if (path === "/v2" || path.startsWith("/v2/")) return oci(req, res);
+    // Clients probe this header on every answer, success or error, to recognise a registry.
     res.setHeader("docker-distribution-api-version", "registry/2.0");
+    if (path === "/v2" || path.startsWith("/v2/")) return oci(req, res);
     if (path === "/token") return token(req, res);
     if (path === "/health")
       return answer(res, 200, { "content-type": "application/json" }, { status: "ok", service: "registry" });
