@@ -117,7 +117,9 @@ export function createScanWorker(options: ScanWorkerOptions): ScanWorker {
         ? { status: "Success", report: outcome.report, feedVersion: current!.version }
         : { status: outcome.status, message: outcome.message, feedVersion: current?.version ?? null };
     } catch (error) {
-      if (!isLayerFormatError(error)) logger.error("image scan failed", { orgId, digest, error });
+      if (isLayerFormatError(error))
+        logger.warn("image scan found an unreadable layer", { orgId, digest, message: publicMessage(error) });
+      else logger.error("image scan failed", { orgId, digest, error });
       return { status: "Error", message: publicMessage(error), feedVersion: current?.version ?? null };
     }
   }

@@ -70,4 +70,16 @@ describe("tar entries", () => {
     await expect(read()).rejects.toThrow("larger than 5 bytes");
     await expect(entries(archive.subarray(0, 515), () => true)).rejects.toThrow("ends inside an entry");
   });
+
+  it("accepts an archive that ends in its last entry's padding, without the end blocks", async () => {
+    const archive = buildTar([
+      { path: "etc/os-release", content: "ID=debian\n" },
+      { path: "app/server.js", content: "x" },
+    ]);
+    // Header, content and padding of the first entry, the second's header and its one byte of content.
+    const cut = archive.subarray(0, 512 + 512 + 512 + 1);
+    const found = await entries(cut, (path) => path === "etc/os-release");
+    expect(found.map((e) => e.path)).toEqual(["etc/os-release", "app/server.js"]);
+    await expect(entries(archive.subarray(0, 512 + 512 + 512), () => false)).rejects.toThrow("ends inside an entry");
+  });
 });

@@ -78,7 +78,8 @@ export async function* readTarEntries(
           throw new TarFormatError(`${path} is larger than ${options.maxEntryBytes} bytes`);
         content = await readExactly(reader, size);
         await reader.skip(padded - size);
-      } else if ((await reader.skip(padded)) < padded) {
+      } else if ((await reader.skip(padded)) < size) {
+        // Short only in the last entry's padding is tolerated: some image builders end layers there.
         throw new TarFormatError("the archive ends inside an entry");
       }
       yield { path, type, linkName, size, ...(content ? { content } : {}) };
