@@ -50,6 +50,8 @@ import { createCallbackSigningKeys } from "./services/script/callbacks/callback-
 import { createThreadWorker, type ThreadWorker } from "./services/script/engine/thread-worker.js";
 import { createRegistryPlane } from "./services/registry/registry-plane.js";
 import { createRegistryTokens, REGISTRY_TOKEN_KEY_PURPOSE } from "./services/registry/access/registry-token.js";
+import type { PollLoop } from "./background/poll-loop.js";
+import { startGarbageCollector } from "./services/registry/content/garbage-collector.js";
 import { createScanWorker, type ScanWorker } from "./services/registry/scan/scan-worker.js";
 import { sealPlaintextEnvValues } from "./services/script/env-sealing.js";
 import { createScriptService } from "./services/script/script-handlers.js";
@@ -114,6 +116,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   const celWorkers = createCelWorkerPool();
   let worker: ThreadWorker | undefined;
   let registryScans: ScanWorker | undefined;
+  let startRegistryGc: (() => PollLoop) | undefined;
   let deliverer: CallbackDeliverer | undefined;
   let issuer: IssuerPlane | undefined;
   let signals: ThreadSignals | undefined;
@@ -151,6 +154,13 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     });
     const artifacts = createArtifactStore(db, blobs);
     registryScans = createScanWorker({ db, blobs, logger, ...config.registryScan });
+    startRegistryGc = () =>
+      startGarbageCollector({
+        db,
+        blobs,
+        ...config.registryGc,
+        onError: (error) => logger.error("registry garbage collection failed", { error }),
+      });
     const pageTokens = createPageTokenSigner(box.deriveKey(PAGE_TOKEN_KEY_PURPOSE));
 
     // Verified API keys, dropped on every process when one is revoked, rotated or its grants change.
@@ -410,6 +420,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   }
   worker?.start();
   registryScans?.start();
+  const registryGc = startRegistryGc?.();
   deliverer?.start();
   dataPlatform?.start();
   const mailDelivery = issuer?.startMailDelivery();
@@ -432,6 +443,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       // Running threads give their leases back, so the next start (or another server) resumes them at once.
       await worker?.stop();
       await registryScans?.stop();
+      await registryGc?.stop();
       await dataPlatform?.stop();
       await userStoreMigrations?.stop();
       await userStores?.close();

@@ -1,11 +1,11 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Database } from "../../../db/database.js";
-import { blobRow } from "../content/blob-content.js";
 import { digestOfBytes, looksLikeDigest, parseDigest } from "../content/digest.js";
 import { MAX_MANIFEST_BYTES, parseManifest, type ParsedManifest } from "../content/manifest-parser.js";
 import { ensureRepository, existingRepository } from "../content/repositories.js";
 import { immutableTagPattern } from "../content/tag-immutability.js";
 import {
+  registryBlobs,
   registryManifestReferences,
   registryManifests,
   registryRepositories,
@@ -183,7 +183,14 @@ type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
  */
 async function checkReferences(tx: Tx, orgId: string, repositoryId: string, manifest: ParsedManifest): Promise<void> {
   for (const blob of manifest.blobs) {
-    if (!(await blobRow(tx, orgId, blob.digest))) {
+    // Shared row lock: the garbage collector locks the row to delete it, so the blob cannot go
+    // between this check and the link committed with the manifest.
+    const [row] = await tx
+      .select({ digest: registryBlobs.digest })
+      .from(registryBlobs)
+      .where(and(eq(registryBlobs.orgId, orgId), eq(registryBlobs.digest, blob.digest)))
+      .for("share");
+    if (!row) {
       throw new OciError(
         "MANIFEST_BLOB_UNKNOWN",
         `blob ${blob.digest} is not in the registry: push it before the manifest`,
