@@ -85,4 +85,18 @@ describe("serve configuration", () => {
       '--registry-scan-concurrency (PLATFORM_REGISTRY_SCAN_CONCURRENCY) must be at least 1, got "0"',
     );
   });
+
+  it("collects registry garbage hourly after a day's grace and expires uploads after a week, unless told otherwise", () => {
+    expect(parseServeConfig([], {}).registryGc).toEqual({
+      graceMs: 86_400_000,
+      uploadExpiryMs: 604_800_000,
+      intervalMs: 3_600_000,
+    });
+    expect(
+      parseServeConfig(["--registry-gc-grace-ms", "1000", "--registry-gc-interval-ms", "500"], {
+        PLATFORM_REGISTRY_UPLOAD_EXPIRY_MS: "2000",
+      }).registryGc,
+    ).toEqual({ graceMs: 1000, uploadExpiryMs: 2000, intervalMs: 500 });
+    expect(() => parseServeConfig(["--registry-gc-grace-ms", "0"], {})).toThrow(ConfigError);
+  });
 });

@@ -15,6 +15,11 @@ import { DEFAULT_ACTION_CONCURRENCY, DEFAULT_ACTION_ORG_CONCURRENCY } from "./se
 import { LLM_ENV, readLlmConfig, type LlmConfig } from "./services/script/tools/llm-config.js";
 import { parseOAuthProviders, type OAuthProviders } from "./services/source/oauth/oauth-provider-config.js";
 import { EMBEDDINGS_ENV, readEmbeddingsConfig, type EmbeddingsConfig } from "./embeddings/embeddings-config.js";
+import {
+  DEFAULT_GC_GRACE_MS,
+  DEFAULT_UPLOAD_EXPIRY_MS,
+  GC_INTERVAL_MS,
+} from "./services/registry/content/garbage-collector.js";
 import { DEFAULT_ADVISORY_REFRESH_MS, DEFAULT_SCAN_CONCURRENCY } from "./services/registry/scan/scan-worker.js";
 
 /** Everything `platform-server serve` can be told, from flags or their environment variables. */
@@ -69,6 +74,12 @@ export interface ServerConfig {
     readonly advisoryDir: string | undefined;
     readonly advisoryRefreshMs: number;
     readonly concurrency: number;
+  };
+  /** The registry's garbage collection: grace before unused blobs go, upload expiry, sweep interval. */
+  readonly registryGc: {
+    readonly graceMs: number;
+    readonly uploadExpiryMs: number;
+    readonly intervalMs: number;
   };
 }
 
@@ -249,6 +260,24 @@ export const settings = {
     fallback: String(DEFAULT_SCAN_CONCURRENCY),
     help: "images one process scans for vulnerabilities at once (from 1)",
   },
+  registryGcGraceMs: {
+    flag: "registry-gc-grace-ms",
+    env: "PLATFORM_REGISTRY_GC_GRACE_MS",
+    fallback: String(DEFAULT_GC_GRACE_MS),
+    help: "age before a blob no manifest references is deleted, so a push in progress keeps its layers (1 day)",
+  },
+  registryUploadExpiryMs: {
+    flag: "registry-upload-expiry-ms",
+    env: "PLATFORM_REGISTRY_UPLOAD_EXPIRY_MS",
+    fallback: String(DEFAULT_UPLOAD_EXPIRY_MS),
+    help: "how long an untouched blob upload is kept before it is deleted with its parts (7 days)",
+  },
+  registryGcIntervalMs: {
+    flag: "registry-gc-interval-ms",
+    env: "PLATFORM_REGISTRY_GC_INTERVAL_MS",
+    fallback: String(GC_INTERVAL_MS),
+    help: "how often the registry's garbage collection runs (1 hour)",
+  },
   publicApiUrl: {
     flag: "public-api-url",
     env: "PLATFORM_PUBLIC_API_URL",
@@ -395,6 +424,11 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
       advisoryDir: read(settings.registryAdvisoryDir) ? resolve(read(settings.registryAdvisoryDir)) : undefined,
       advisoryRefreshMs: positive(settings.registryAdvisoryRefreshMs, Number.MAX_SAFE_INTEGER),
       concurrency: positive(settings.registryScanConcurrency, 64),
+    },
+    registryGc: {
+      graceMs: positive(settings.registryGcGraceMs, Number.MAX_SAFE_INTEGER),
+      uploadExpiryMs: positive(settings.registryUploadExpiryMs, Number.MAX_SAFE_INTEGER),
+      intervalMs: positive(settings.registryGcIntervalMs, Number.MAX_SAFE_INTEGER),
     },
     publicApiUrl: read(settings.publicApiUrl) || undefined,
     publicIdentityUrl: publicUrl(settings.publicIdentityUrl, read(settings.publicIdentityUrl)),

@@ -48,15 +48,10 @@ import { createCallbackDeliverer, type CallbackDeliverer } from "./services/scri
 import { createCallbackPoster } from "./services/script/callbacks/callback-poster.js";
 import { createCallbackSigningKeys } from "./services/script/callbacks/callback-signing-keys.js";
 import { createThreadWorker, type ThreadWorker } from "./services/script/engine/thread-worker.js";
-import {
-  DEFAULT_GC_GRACE_MS,
-  DEFAULT_GC_INTERVAL_MS,
-  DEFAULT_UPLOAD_EXPIRY_MS,
-  startGarbageCollector,
-} from "./services/registry/content/garbage-collector.js";
 import { createRegistryPlane } from "./services/registry/registry-plane.js";
 import { createRegistryTokens, REGISTRY_TOKEN_KEY_PURPOSE } from "./services/registry/access/registry-token.js";
 import type { PollLoop } from "./background/poll-loop.js";
+import { startGarbageCollector } from "./services/registry/content/garbage-collector.js";
 import { createScanWorker, type ScanWorker } from "./services/registry/scan/scan-worker.js";
 import { sealPlaintextEnvValues } from "./services/script/env-sealing.js";
 import { createScriptService } from "./services/script/script-handlers.js";
@@ -121,7 +116,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   const celWorkers = createCelWorkerPool();
   let worker: ThreadWorker | undefined;
   let registryScans: ScanWorker | undefined;
-  let registryGarbage: PollLoop | undefined;
+  let startRegistryGc: (() => PollLoop) | undefined;
   let deliverer: CallbackDeliverer | undefined;
   let issuer: IssuerPlane | undefined;
   let signals: ThreadSignals | undefined;
@@ -159,6 +154,13 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     });
     const artifacts = createArtifactStore(db, blobs);
     registryScans = createScanWorker({ db, blobs, logger, ...config.registryScan });
+    startRegistryGc = () =>
+      startGarbageCollector({
+        db,
+        blobs,
+        ...config.registryGc,
+        onError: (error) => logger.error("registry garbage collection failed", { error }),
+      });
     const pageTokens = createPageTokenSigner(box.deriveKey(PAGE_TOKEN_KEY_PURPOSE));
 
     // Verified API keys, dropped on every process when one is revoked, rotated or its grants change.
@@ -403,12 +405,6 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       }),
     );
     listenerNames.push("registry");
-    // Every process collects: each blob's removal is its own transaction, so passes never collide.
-    registryGarbage = startGarbageCollector(db, blobs, logger, {
-      graceMs: DEFAULT_GC_GRACE_MS,
-      uploadExpiryMs: DEFAULT_UPLOAD_EXPIRY_MS,
-      intervalMs: DEFAULT_GC_INTERVAL_MS,
-    });
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
     await dataPlatform?.stop();
@@ -424,6 +420,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   }
   worker?.start();
   registryScans?.start();
+  const registryGc = startRegistryGc?.();
   deliverer?.start();
   dataPlatform?.start();
   const mailDelivery = issuer?.startMailDelivery();
@@ -446,7 +443,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       // Running threads give their leases back, so the next start (or another server) resumes them at once.
       await worker?.stop();
       await registryScans?.stop();
-      await registryGarbage?.stop();
+      await registryGc?.stop();
       await dataPlatform?.stop();
       await userStoreMigrations?.stop();
       await userStores?.close();

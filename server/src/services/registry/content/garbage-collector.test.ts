@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
 import type { BlobStore } from "../../../blob/blob-store.js";
@@ -14,11 +14,14 @@ import {
   registryRepositoryBlobs,
   registryUploads,
 } from "../registry-schema.js";
+import { uploadPartKey } from "./blob-content.js";
 import { collectGarbage } from "./garbage-collector.js";
 
 let database: TestDatabase;
 let blobs: BlobStore;
 let blobDir: string;
+const HOUR = 60 * 60 * 1000;
+const OCTETS = { contentType: "application/octet-stream" };
 
 beforeAll(async () => {
   database = await openTestDatabase();
@@ -30,93 +33,114 @@ afterAll(async () => {
   await rm(blobDir, { recursive: true, force: true });
 });
 
-const HOUR = 3_600_000;
-const options = (now: number) => ({ graceMs: HOUR, uploadExpiryMs: 24 * HOUR, now: () => now });
+const digest = (n: string) => `sha256:${n.repeat(64)}`;
 
-async function repository(orgId: string, name: string): Promise<string> {
-  const [row] = await database.db.insert(registryRepositories).values({ orgId, name }).returning();
-  return row!.id;
+async function repository(orgId: string) {
+  const [repo] = await database.db
+    .insert(registryRepositories)
+    .values({ orgId, name: `app-${Math.random().toString(36).slice(2)}` })
+    .returning();
+  return repo!.id;
 }
 
-/** A blob as a finished upload leaves it: bytes, row and the repository's link. */
-async function blob(orgId: string, repositoryId: string, digest: string): Promise<string> {
-  const key = `registry/blobs/${orgId}/sha256/${digest.slice(7)}`;
-  await blobs.put(key, new TextEncoder().encode(digest), { contentType: "application/octet-stream" });
-  await database.db.insert(registryBlobs).values({ orgId, digest, size: digest.length, storageKey: key });
-  await database.db.insert(registryRepositoryBlobs).values({ repositoryId, digest });
+/** A blob of the organization, `ageMs` old, linked to `repositoryId` when given. */
+async function blob(orgId: string, name: string, ageMs: number, repositoryId?: string) {
+  const key = `registry/blobs/${orgId}/sha256/${name.repeat(64)}`;
+  await blobs.put(key, new TextEncoder().encode(name), OCTETS);
+  const createdAt = Date.now() - ageMs;
+  await database.db.insert(registryBlobs).values({ orgId, digest: digest(name), size: 1, storageKey: key, createdAt });
+  if (repositoryId) {
+    await database.db.insert(registryRepositoryBlobs).values({ repositoryId, digest: digest(name), createdAt });
+  }
   return key;
 }
 
-async function reference(repositoryId: string, manifestDigest: string, childDigest: string): Promise<void> {
+async function manifestReferencing(repositoryId: string, child: string) {
+  const manifest = digest("e");
   await database.db.insert(registryManifests).values({
     repositoryId,
-    digest: manifestDigest,
+    digest: manifest,
     mediaType: "application/vnd.oci.image.manifest.v1+json",
-    content: new Uint8Array([123, 125]),
+    content: new TextEncoder().encode("{}"),
     totalSize: 2,
   });
   await database.db
     .insert(registryManifestReferences)
-    .values({ repositoryId, manifestDigest, childDigest, kind: "blob" });
+    .values({ repositoryId, manifestDigest: manifest, childDigest: child, kind: "blob" });
 }
 
-const digest = (c: string) => `sha256:${c.repeat(64)}`;
+async function blobExists(orgId: string, name: string) {
+  const rows = await database.db
+    .select()
+    .from(registryBlobs)
+    .where(and(eq(registryBlobs.orgId, orgId), eq(registryBlobs.digest, digest(name))));
+  return rows.length > 0;
+}
 
-describe("registry garbage collection", () => {
-  it("removes blobs no manifest references once their grace period is over, and keeps the rest", async () => {
+describe("collectGarbage", () => {
+  it("deletes unreferenced blobs past the grace, keeps referenced and young ones", async () => {
     const orgId = await database.createOrganization();
-    const repo = await repository(orgId, "app");
-    const usedKey = await blob(orgId, repo, digest("a"));
-    const orphanKey = await blob(orgId, repo, digest("b"));
-    await reference(repo, digest("f"), digest("a"));
+    const repo = await repository(orgId);
+    const referenced = await blob(orgId, "a", 48 * HOUR, repo);
+    await manifestReferencing(repo, digest("a"));
+    const unused = await blob(orgId, "b", 48 * HOUR, repo);
+    const orphan = await blob(orgId, "c", 48 * HOUR);
+    const young = await blob(orgId, "d", HOUR, repo);
 
-    // Within the grace period nothing goes: a push uploads its layers before its manifest.
-    expect(await collectGarbage(database.db, blobs, options(Date.now()))).toEqual({ uploads: 0, blobs: 0 });
-    const later = Date.now() + 2 * HOUR;
-    expect((await collectGarbage(database.db, blobs, options(later))).blobs).toBe(1);
-    expect(await blobs.stat(orphanKey)).toBeUndefined();
-    expect(await blobs.stat(usedKey)).toBeDefined();
-    const rows = await database.db
-      .select({ digest: registryBlobs.digest })
-      .from(registryBlobs)
-      .where(eq(registryBlobs.orgId, orgId));
-    expect(rows.map((r) => r.digest)).toEqual([digest("a")]);
+    const collected = await collectGarbage({ db: database.db, blobs, graceMs: 24 * HOUR });
+
+    expect(collected.blobs).toBeGreaterThanOrEqual(2);
+    expect(await blobExists(orgId, "a")).toBe(true);
+    expect(await blobs.stat(referenced)).toBeDefined();
+    expect(await blobExists(orgId, "b")).toBe(false);
+    expect(await blobs.stat(unused)).toBeUndefined();
+    expect(await blobExists(orgId, "c")).toBe(false);
+    expect(await blobs.stat(orphan)).toBeUndefined();
+    expect(await blobExists(orgId, "d")).toBe(true);
+    expect(await blobs.stat(young)).toBeDefined();
   });
 
-  it("frees a manifest's blobs after the manifest is deleted", async () => {
+  it("keeps a blob another repository of the organization still links", async () => {
     const orgId = await database.createOrganization();
-    const repo = await repository(orgId, "app");
-    const key = await blob(orgId, repo, digest("c"));
-    await reference(repo, digest("e"), digest("c"));
-    const later = Date.now() + 2 * HOUR;
-    expect((await collectGarbage(database.db, blobs, options(later))).blobs).toBe(0);
-    await database.db.delete(registryManifestReferences).where(eq(registryManifestReferences.repositoryId, repo));
-    await database.db.delete(registryManifests).where(eq(registryManifests.repositoryId, repo));
-    expect((await collectGarbage(database.db, blobs, options(later))).blobs).toBe(1);
-    expect(await blobs.stat(key)).toBeUndefined();
-  });
-
-  it("keeps a blob another repository of the organization references", async () => {
-    const orgId = await database.createOrganization();
-    const first = await repository(orgId, "first");
-    const second = await repository(orgId, "second");
-    const key = await blob(orgId, first, digest("d"));
-    await reference(second, digest("9"), digest("d"));
-    expect((await collectGarbage(database.db, blobs, options(Date.now() + 2 * HOUR))).blobs).toBe(0);
-    expect(await blobs.stat(key)).toBeDefined();
-  });
-
-  it("removes uploads left idle past their expiry, with their parts", async () => {
-    const orgId = await database.createOrganization();
-    const repo = await repository(orgId, "app");
-    const id = crypto.randomUUID();
-    const partKey = `registry/uploads/${id}/0`;
-    await blobs.put(partKey, new Uint8Array([1, 2, 3]), { contentType: "application/octet-stream" });
+    const first = await repository(orgId);
+    const second = await repository(orgId);
+    await blob(orgId, "a", 48 * HOUR, first);
+    await manifestReferencing(second, digest("a"));
+    await database.db.insert(registryRepositoryBlobs).values({ repositoryId: second, digest: digest("a") });
+    // Referenced by a manifest without a link: the re-check under the row lock keeps it.
+    await blob(orgId, "b", 48 * HOUR);
     await database.db
-      .insert(registryUploads)
-      .values({ id, repositoryId: repo, size: 3, parts: [{ key: partKey, size: 3, sha256: "x" }] });
-    expect((await collectGarbage(database.db, blobs, options(Date.now() + HOUR))).uploads).toBe(0);
-    expect((await collectGarbage(database.db, blobs, options(Date.now() + 25 * HOUR))).uploads).toBe(1);
-    expect(await blobs.stat(partKey)).toBeUndefined();
+      .insert(registryManifestReferences)
+      .values({ repositoryId: second, manifestDigest: digest("e"), childDigest: digest("b"), kind: "blob" });
+    await collectGarbage({ db: database.db, blobs, graceMs: 24 * HOUR });
+    expect(await blobExists(orgId, "a")).toBe(true);
+    expect(await blobExists(orgId, "b")).toBe(true);
+  });
+
+  it("deletes uploads idle past their expiry with their parts, keeping a part that became a blob", async () => {
+    const orgId = await database.createOrganization();
+    const repositoryId = await repository(orgId);
+    const stale = "00000000-0000-4000-8000-000000000001";
+    const live = "00000000-0000-4000-8000-000000000002";
+    const parts = [];
+    for (const id of [stale, live]) {
+      const key = uploadPartKey(id, 0);
+      const info = await blobs.put(key, new Uint8Array([1, 2, 3]), OCTETS);
+      parts.push({ key, size: info.size, sha256: info.sha256 });
+    }
+    const old = Date.now() - 10 * 24 * HOUR;
+    await database.db.insert(registryUploads).values([
+      { id: stale, repositoryId, size: 3, parts: [parts[0]!], createdAt: old, updatedAt: old },
+      { id: live, repositoryId, size: 3, parts: [parts[1]!] },
+    ]);
+
+    const collected = await collectGarbage({ db: database.db, blobs, uploadExpiryMs: 7 * 24 * HOUR });
+
+    expect(collected.uploads).toBe(1);
+    expect(await blobs.stat(parts[0]!.key)).toBeUndefined();
+    expect(await blobs.stat(parts[1]!.key)).toBeDefined();
+    const left = await database.db.select({ id: registryUploads.id }).from(registryUploads);
+    expect(left.map((u) => u.id)).toContain(live);
+    expect(left.map((u) => u.id)).not.toContain(stale);
   });
 });

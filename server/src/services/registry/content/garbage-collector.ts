@@ -1,8 +1,7 @@
-import { and, eq, exists, inArray, lt, notExists, sql } from "drizzle-orm";
+import { and, eq, lt, sql } from "drizzle-orm";
 import { startPollLoop, type PollLoop } from "../../../background/poll-loop.js";
 import type { BlobStore } from "../../../blob/blob-store.js";
-import type { Database } from "../../../db/database.js";
-import type { Logger } from "../../../log/logger.js";
+import { resultRows, type Database } from "../../../db/database.js";
 import {
   registryBlobs,
   registryManifestReferences,
@@ -12,133 +11,146 @@ import {
 } from "../registry-schema.js";
 import { uploadPrefix } from "./blob-content.js";
 
-export interface GarbageCollectionOptions {
-  /** A blob no manifest references is kept this long after it was pushed or last linked: a push in flight uploads its layers before its manifest. */
-  readonly graceMs: number;
-  /** An upload with no chunk for this long is abandoned. */
-  readonly uploadExpiryMs: number;
+/** A blob or link younger than this is kept: its manifest may still be on its way. */
+export const DEFAULT_GC_GRACE_MS = 24 * 60 * 60 * 1000;
+/** An upload untouched for this long is abandoned. */
+export const DEFAULT_UPLOAD_EXPIRY_MS = 7 * 24 * 60 * 60 * 1000;
+/** How often the sweep runs. */
+export const GC_INTERVAL_MS = 60 * 60 * 1000;
+/** Rows one pass examines of each kind; the pass says more is waiting when it hit the limit. */
+const BATCH = 500;
+
+export interface GarbageCollectorOptions {
+  readonly db: Database;
+  readonly blobs: BlobStore;
+  readonly graceMs?: number;
+  readonly uploadExpiryMs?: number;
   readonly now?: () => number;
-  /** Blobs examined in one pass, so one pass stays short. */
-  readonly batch?: number;
 }
 
-export const DEFAULT_GC_GRACE_MS = 60 * 60_000;
-export const DEFAULT_UPLOAD_EXPIRY_MS = 24 * 60 * 60_000;
-export const DEFAULT_GC_INTERVAL_MS = 10 * 60_000;
-
-/** A blob is in use while a manifest of its organization references it. */
-const referenced = (db: Pick<Database, "select">) =>
-  db
-    .select({ one: sql`1` })
-    .from(registryManifestReferences)
-    .innerJoin(registryRepositories, eq(registryRepositories.id, registryManifestReferences.repositoryId))
-    .where(
-      and(
-        eq(registryRepositories.orgId, registryBlobs.orgId),
-        eq(registryManifestReferences.childDigest, registryBlobs.digest),
-      ),
-    );
+export interface CollectedGarbage {
+  readonly links: number;
+  readonly blobs: number;
+  readonly uploads: number;
+}
 
 /**
- * One pass of garbage collection: abandoned uploads and their parts, then blobs that no manifest
- * of their organization references and that nothing pushed or linked within the grace period.
- * Each blob goes in its own transaction that locks its row first: a manifest push holds a share
- * lock on every blob row it references until it commits, so a blob is either seen referenced or
- * deleted before the push checks it (and the push then fails with MANIFEST_BLOB_UNKNOWN).
- * Answers how many uploads and blobs were removed.
+ * One pass: repository links older than the grace that no manifest of the repository references
+ * (an upload or mount never used by a manifest), then blobs of an organization with no link and no
+ * manifest reference left, then uploads idle past their expiry with their part objects.
  */
-export async function collectGarbage(
-  db: Database,
-  blobs: BlobStore,
-  options: GarbageCollectionOptions,
-): Promise<{ uploads: number; blobs: number }> {
+export async function collectGarbage(options: GarbageCollectorOptions): Promise<CollectedGarbage> {
+  const { db } = options;
   const now = (options.now ?? Date.now)();
-  const expired = await db
-    .delete(registryUploads)
-    .where(lt(registryUploads.updatedAt, now - options.uploadExpiryMs))
-    .returning({ id: registryUploads.id });
-  for (const upload of expired) await blobs.deletePrefix(uploadPrefix(upload.id));
+  const cutoff = now - (options.graceMs ?? DEFAULT_GC_GRACE_MS);
+  const links = await unlinkUnreferenced(db, cutoff);
+  const blobs = await deleteUnusedBlobs(options, cutoff);
+  const uploads = await deleteExpiredUploads(options, now - (options.uploadExpiryMs ?? DEFAULT_UPLOAD_EXPIRY_MS));
+  return { links, blobs, uploads };
+}
 
-  const cutoff = now - options.graceMs;
+async function unlinkUnreferenced(db: Database, cutoff: number): Promise<number> {
+  const removed = await db
+    .delete(registryRepositoryBlobs)
+    .where(
+      and(
+        lt(registryRepositoryBlobs.createdAt, cutoff),
+        sql`not exists (select 1 from ${registryManifestReferences} r
+          where r.repository_id = ${registryRepositoryBlobs.repositoryId}
+            and r.child_digest = ${registryRepositoryBlobs.digest})`,
+      ),
+    )
+    .returning({ digest: registryRepositoryBlobs.digest });
+  return removed.length;
+}
+
+/** Whether a repository of the organization links or references the digest (read after the row lock). */
+async function inUse(tx: Pick<Database, "execute">, orgId: string, digest: string): Promise<boolean> {
+  const result = await tx.execute(sql`select 1 as used from ${registryRepositories} repo
+    where repo.org_id = ${orgId} and (
+      exists (select 1 from ${registryRepositoryBlobs} l where l.repository_id = repo.id and l.digest = ${digest})
+      or exists (select 1 from ${registryManifestReferences} r
+        where r.repository_id = repo.id and r.child_digest = ${digest}))
+    limit 1`);
+  return resultRows(result).length > 0;
+}
+
+/**
+ * Each candidate blob is deleted in its own transaction: its row is locked first, then links and
+ * references are read again. A manifest push locks the blob row (shared) before linking it, so
+ * either the push committed its link before the re-check (the blob stays) or it waits for this
+ * delete and then finds no blob (MANIFEST_BLOB_UNKNOWN): never a manifest naming a deleted blob.
+ * The object goes only after the row's delete committed.
+ */
+async function deleteUnusedBlobs(options: GarbageCollectorOptions, cutoff: number): Promise<number> {
+  const { db, blobs } = options;
   const candidates = await db
     .select({ orgId: registryBlobs.orgId, digest: registryBlobs.digest })
     .from(registryBlobs)
     .where(
       and(
         lt(registryBlobs.createdAt, cutoff),
-        notExists(referenced(db)),
-        notExists(
-          db
-            .select({ one: sql`1` })
-            .from(registryRepositoryBlobs)
-            .innerJoin(registryRepositories, eq(registryRepositories.id, registryRepositoryBlobs.repositoryId))
-            .where(
-              and(
-                eq(registryRepositories.orgId, registryBlobs.orgId),
-                eq(registryRepositoryBlobs.digest, registryBlobs.digest),
-                sql`${registryRepositoryBlobs.createdAt} >= ${cutoff}`,
-              ),
-            ),
-        ),
+        sql`not exists (select 1 from ${registryRepositoryBlobs} l
+          join ${registryRepositories} repo on repo.id = l.repository_id
+          where repo.org_id = ${registryBlobs.orgId} and l.digest = ${registryBlobs.digest})`,
       ),
     )
-    .limit(options.batch ?? 500);
-
-  let removed = 0;
+    .limit(BATCH);
+  let deleted = 0;
   for (const candidate of candidates) {
     const storageKey = await db.transaction(async (tx) => {
-      const where = and(eq(registryBlobs.orgId, candidate.orgId), eq(registryBlobs.digest, candidate.digest));
       const [row] = await tx
         .select({ storageKey: registryBlobs.storageKey })
         .from(registryBlobs)
-        .where(where)
+        .where(and(eq(registryBlobs.orgId, candidate.orgId), eq(registryBlobs.digest, candidate.digest)))
         .for("update");
-      // Read again after the lock, in a statement that sees what committed while it waited.
-      const [stillReferenced] = await tx
-        .select({ one: sql`1` })
-        .from(registryBlobs)
-        .where(and(where, exists(referenced(tx))));
-      if (!row || stillReferenced) return undefined;
-      const repositories = tx
-        .select({ id: registryRepositories.id })
-        .from(registryRepositories)
-        .where(eq(registryRepositories.orgId, candidate.orgId));
+      if (!row || (await inUse(tx, candidate.orgId, candidate.digest))) return undefined;
       await tx
-        .delete(registryRepositoryBlobs)
-        .where(
-          and(
-            eq(registryRepositoryBlobs.digest, candidate.digest),
-            inArray(registryRepositoryBlobs.repositoryId, repositories),
-          ),
-        );
-      await tx.delete(registryBlobs).where(where);
+        .delete(registryBlobs)
+        .where(and(eq(registryBlobs.orgId, candidate.orgId), eq(registryBlobs.digest, candidate.digest)));
       return row.storageKey;
     });
     if (storageKey === undefined) continue;
-    removed++;
-    // The same bytes may have been pushed again meanwhile, under the same key: then they stay.
-    const [reused] = await db
-      .select({ one: sql`1` })
-      .from(registryBlobs)
-      .where(eq(registryBlobs.storageKey, storageKey));
-    if (!reused) await blobs.delete(storageKey);
+    await blobs.delete(storageKey);
+    deleted++;
   }
-  return { uploads: expired.length, blobs: removed };
+  return deleted;
 }
 
-/** Runs garbage collection now and then, in every process (each blob's removal is its own transaction). */
+/**
+ * An expired upload's row goes first (a late chunk then finds no upload), then its parts, except a
+ * part that became a blob's bytes (a single-part upload completed under the same key).
+ */
+async function deleteExpiredUploads(options: GarbageCollectorOptions, cutoff: number): Promise<number> {
+  const { db, blobs } = options;
+  const expired = await db
+    .delete(registryUploads)
+    .where(lt(registryUploads.updatedAt, cutoff))
+    .returning({ id: registryUploads.id, parts: registryUploads.parts });
+  for (const upload of expired) {
+    const keys = upload.parts.map((p) => p.key);
+    const kept =
+      keys.length === 0
+        ? []
+        : await db
+            .select({ key: registryBlobs.storageKey })
+            .from(registryBlobs)
+            .where(sql`${registryBlobs.storageKey} like ${uploadPrefix(upload.id) + "%"}`);
+    if (kept.length === 0) await blobs.deletePrefix(uploadPrefix(upload.id));
+    else for (const key of keys) if (!kept.some((k) => k.key === key)) await blobs.delete(key);
+  }
+  return expired.length;
+}
+
+/** The periodic sweep in the server's background. */
 export function startGarbageCollector(
-  db: Database,
-  blobs: BlobStore,
-  logger: Logger,
-  options: GarbageCollectionOptions & { readonly intervalMs: number },
+  options: GarbageCollectorOptions & { readonly intervalMs?: number; readonly onError: (error: unknown) => void },
 ): PollLoop {
   return startPollLoop(
     async () => {
-      const result = await collectGarbage(db, blobs, options);
-      if (result.uploads + result.blobs > 0) logger.info("registry garbage collected", result);
-      return false;
+      const collected = await collectGarbage(options);
+      return collected.blobs >= BATCH;
     },
-    { pollMs: options.intervalMs, onError: (error) => logger.error("registry garbage collection failed", { error }) },
+    { pollMs: options.intervalMs ?? GC_INTERVAL_MS, onError: options.onError },
   );
 }
