@@ -99,7 +99,8 @@ async function startDockerRegistry(): Promise<Registry> {
     creds: () => [],
     repo: (name) => `bench/${name}`,
     async stop() {
-      child.kill("SIGTERM");
+      // distribution may keep running after SIGTERM while it drains; its data is thrown away anyway.
+      child.kill("SIGKILL");
       await new Promise((resolve) => child.once("exit", resolve));
       await rm(dir, { recursive: true, force: true });
     },
