@@ -99,4 +99,46 @@ describe("serve configuration", () => {
     ).toEqual({ graceMs: 1000, uploadExpiryMs: 2000, intervalMs: 500 });
     expect(() => parseServeConfig(["--registry-gc-grace-ms", "0"], {})).toThrow(ConfigError);
   });
+
+  it("stores objects in --blob-dir by default, or where --blob-url says, and refuses a bad URL naming the flag", () => {
+    expect(parseServeConfig(["--data-dir", "/srv/platform"], {}).blob).toEqual({
+      kind: "filesystem",
+      dir: "/srv/platform/blobs",
+    });
+    expect(parseServeConfig(["--blob-url", "file:///var/objects"], {}).blob).toEqual({
+      kind: "filesystem",
+      dir: "/var/objects",
+    });
+    expect(
+      parseServeConfig([], {
+        PLATFORM_BLOB_URL:
+          "s3://platform-objects/prod/eu?endpoint=http://127.0.0.1:9000&region=eu-west-1&forcePathStyle=true",
+      }).blob,
+    ).toEqual({
+      kind: "s3",
+      bucket: "platform-objects",
+      prefix: "prod/eu/",
+      endpoint: "http://127.0.0.1:9000",
+      region: "eu-west-1",
+      forcePathStyle: true,
+    });
+    expect(parseServeConfig(["--blob-url", "s3://objects"], {}).blob).toMatchObject({
+      prefix: "",
+      endpoint: undefined,
+    });
+    for (const [url, message] of [
+      ["http://objects", "scheme http: is not file: or s3:"],
+      ["s3://A_bucket", "is not a valid bucket name"],
+      ["s3://objects?endpoint=ftp://x", "must be an http:// or https:// base address"],
+      ["s3://objects?secret=1", 'unknown parameter "secret"'],
+      ["s3://key:secret@objects", "carries no credentials"],
+      ["s3://objects/a%5Cb", "the prefix"],
+      ["not a url", "is not a URL"],
+    ]) {
+      const parse = () => parseServeConfig(["--blob-url", url!], {});
+      expect(parse).toThrow(ConfigError);
+      expect(parse).toThrow(`--blob-url (PLATFORM_BLOB_URL): `);
+      expect(parse).toThrow(message!);
+    }
+  });
 });

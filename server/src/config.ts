@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { BlockList } from "node:net";
 import { parseArgs } from "node:util";
+import { parseBlobLocation, type BlobLocation } from "./blob/blob-location.js";
 import { ConfigError } from "./config-error.js";
 import { parseTrustedProxies } from "./net/client-address.js";
 import { MAIL_ENV, readMailConfig, type MailConfig } from "./services/identity/mail-config.js";
@@ -55,8 +56,8 @@ export interface ServerConfig {
   readonly allowPrivateNetwork: boolean;
   /** Reverse proxies whose X-Forwarded-For names the client (the address rate limits count); absent trusts none. */
   readonly trustedProxies: BlockList | undefined;
-  /** Root of the filesystem object store (thread artifacts). */
-  readonly blobDir: string;
+  /** Where objects (artifacts, buckets, image layers) are stored: --blob-url, else the --blob-dir folder. */
+  readonly blob: BlobLocation;
   /** Base URL clients reach the api plane at, for the download links the server hands out; absent means the listener's own address. */
   readonly publicApiUrl: string | undefined;
   /** `{identity_url}`, the base of every pool's issuer (and of the links its e-mails carry); absent means the identity listener's own address. */
@@ -242,6 +243,12 @@ export const settings = {
     fallback: "",
     help: "filesystem object store for artifacts; empty uses <data-dir>/blobs",
   },
+  blobUrl: {
+    flag: "blob-url",
+    env: "PLATFORM_BLOB_URL",
+    fallback: "",
+    help: "object store: file:///path or s3://bucket/prefix?endpoint=...&region=...&forcePathStyle=true (credentials from the AWS_* variables); empty uses --blob-dir",
+  },
   registryAdvisoryDir: {
     flag: "registry-advisory-dir",
     env: "PLATFORM_REGISTRY_ADVISORY_DIR",
@@ -419,7 +426,7 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     actionOrgConcurrency: positive(settings.actionOrgConcurrency, 1_024),
     allowPrivateNetwork: flag(settings.allowPrivateNetwork),
     trustedProxies: trustedProxies(settings.trustedProxies, read(settings.trustedProxies)),
-    blobDir: resolve(read(settings.blobDir) || resolve(dataDir, "blobs")),
+    blob: blobLocation(settings.blobUrl, read(settings.blobUrl), read(settings.blobDir) || resolve(dataDir, "blobs")),
     registryScan: {
       advisoryDir: read(settings.registryAdvisoryDir) ? resolve(read(settings.registryAdvisoryDir)) : undefined,
       advisoryRefreshMs: positive(settings.registryAdvisoryRefreshMs, Number.MAX_SAFE_INTEGER),
@@ -475,6 +482,15 @@ function oauthProviders(setting: Setting, path: string): OAuthProviders {
     return parseOAuthProviders(text);
   } catch (error) {
     throw new ConfigError(`--${setting.flag} (${setting.env}): ${path} ${(error as Error).message}`);
+  }
+}
+
+function blobLocation(setting: Setting, url: string, dir: string): BlobLocation {
+  if (url === "") return { kind: "filesystem", dir: resolve(dir) };
+  try {
+    return parseBlobLocation(url);
+  } catch (error) {
+    throw new ConfigError(`--${setting.flag} (${setting.env}): ${(error as Error).message}`);
   }
 }
 

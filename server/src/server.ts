@@ -21,7 +21,7 @@ import { followCredentialChanges } from "./auth/credential-changes.js";
 import { ensureOperator } from "./auth/operator.js";
 import { createBlobDownloadHandler } from "./blob/blob-download-handler.js";
 import { createBlobUrlSigner, DOWNLOAD_LINK_KEY_PURPOSE } from "./blob/blob-url-signer.js";
-import { createFilesystemBlobStore } from "./blob/filesystem-blob-store.js";
+import { createBlobStore } from "./blob/create-blob-store.js";
 import { createHealthState } from "./grpc/health-service.js";
 import { registerGrpcProtocolServices } from "./grpc/grpc-protocol-services.js";
 import type { ServerConfig } from "./config.js";
@@ -144,10 +144,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const box = createSecretBox(secretKey);
     const sealedEnvValues = await sealPlaintextEnvValues(db, box);
     if (sealedEnvValues > 0) logger.info("environment values sealed", { count: sealedEnvValues });
-    // Only the filesystem store exists so far; an S3-compatible BlobStore, for production, is
-    // chosen here from configuration when it is added. Every process on one database must then
-    // share the store, as they share the secret key that signs its download links.
-    const blobs = createFilesystemBlobStore(config.blobDir);
+    // Every process on one database must share the store, as they share the secret key that
+    // signs its download links.
+    const blobs = createBlobStore(config.blob);
     const downloadLinks = createBlobUrlSigner({
       signingKey: box.deriveKey(DOWNLOAD_LINK_KEY_PURPOSE),
       baseUrl: () => config.publicApiUrl ?? apiUrl,

@@ -1,0 +1,214 @@
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { ociWorkspace, skopeo } from "../test/e2e/oci-tools.js";
+import { runAdmin, startPlatformServer } from "../test/e2e/platform-server.js";
+
+// Push and pull of one image with skopeo, against Debian's docker-registry (distribution 2.8,
+// filesystem storage) and against the platform's registry, in interleaved rounds; then the
+// servers' peak RSS above idle while a 1 GiB single-layer image is pushed.
+// Run: npx tsx bench/registry-push-pull.bench.ts [rounds]
+const run = promisify(execFile);
+const MiB = 1024 * 1024;
+const ROUNDS = Number(process.argv[2] ?? 3);
+
+interface Registry {
+  readonly name: string;
+  readonly host: string;
+  readonly pid: number;
+  /** skopeo flags carrying the credentials, `dest` or `src`. */
+  creds(side: "dest" | "src"): string[];
+  /** Repository path for an image name. */
+  repo(name: string): string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A layer folder holding `bytes` of random content, written in 4 MiB chunks (never whole in memory). */
+async function randomLayer(bytes: number): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), "bench-layer-"));
+  await mkdir(join(root, "data"));
+  const out = createWriteStream(join(root, "data", "blob.bin"));
+  for (let written = 0; written < bytes; written += 4 * MiB) {
+    if (!out.write(randomBytes(Math.min(4 * MiB, bytes - written)))) {
+      await new Promise<void>((resolve) => out.once("drain", () => resolve()));
+    }
+  }
+  await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+  return root;
+}
+
+async function buildRandomImage(layout: string, tag: string, layerBytes: number[]): Promise<void> {
+  await run("umoci", ["init", "--layout", layout]);
+  await run("umoci", ["new", "--image", `${layout}:${tag}`]);
+  for (const bytes of layerBytes) {
+    const root = await randomLayer(bytes);
+    await run("umoci", ["insert", "--image", `${layout}:${tag}`, root, "/"], { maxBuffer: 64 * MiB });
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function waitForHttp(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null) throw new Error(`${url}: the server exited with ${child.exitCode}`);
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+async function startDockerRegistry(): Promise<Registry> {
+  const dir = await mkdtemp(join(tmpdir(), "bench-distribution-"));
+  const port = await freePort();
+  const config = join(dir, "config.yml");
+  await writeFile(
+    config,
+    [
+      "version: 0.1",
+      "log: { level: error, accesslog: { disabled: true } }",
+      `storage: { filesystem: { rootdirectory: ${join(dir, "data")} }, delete: { enabled: true } }`,
+      `http: { addr: "127.0.0.1:${port}" }`,
+      "",
+    ].join("\n"),
+  );
+  const child = spawn("/usr/bin/docker-registry", ["serve", config], { stdio: "ignore" });
+  await waitForHttp(`http://127.0.0.1:${port}/v2/`, child);
+  return {
+    name: "docker-registry 2.8",
+    host: `127.0.0.1:${port}`,
+    pid: child.pid!,
+    creds: () => [],
+    repo: (name) => `bench/${name}`,
+    async stop() {
+      // distribution may keep running after SIGTERM while it drains; its data is thrown away anyway.
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function startPlatformRegistry(): Promise<Registry> {
+  const server = await startPlatformServer();
+  const created = await runAdmin(server.dataDir, ["create-org", "bench"], { DATABASE_URL: server.databaseUrl ?? "" });
+  const { apiKey } = created.json as { apiKey: string };
+  return {
+    name: "platform registry",
+    host: new URL(server.urls.registry!).host,
+    pid: server.process.pid!,
+    creds: (side) => [`--${side}-creds`, `x:${apiKey}`],
+    repo: (name) => `bench/${name}`,
+    async stop() {
+      await server.stop();
+    },
+  };
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+async function push(registry: Registry, policy: string, layout: string, name: string): Promise<number> {
+  return timed(() =>
+    skopeo(policy, [
+      "copy",
+      "--dest-tls-verify=false",
+      ...registry.creds("dest"),
+      `oci:${layout}:t`,
+      `docker://${registry.host}/${registry.repo(name)}:t`,
+    ]),
+  );
+}
+
+async function pull(registry: Registry, policy: string, target: string, name: string): Promise<number> {
+  await rm(target, { recursive: true, force: true });
+  return timed(() =>
+    skopeo(policy, [
+      "copy",
+      "--src-tls-verify=false",
+      ...registry.creds("src"),
+      `docker://${registry.host}/${registry.repo(name)}:t`,
+      `oci:${target}:t`,
+    ]),
+  );
+}
+
+async function memoryOf(pid: number): Promise<{ rss: number; hwm: number }> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const field = (name: string) =>
+    Number(/(\d+) kB/.exec(status.split("\n").find((l) => l.startsWith(name)) ?? "")?.[1]) * 1024;
+  return { rss: field("VmRSS:"), hwm: field("VmHWM:") };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function main(): Promise<void> {
+  const { dir, policy } = await ociWorkspace();
+  try {
+    const image = join(dir, "image");
+    await buildRandomImage(image, "t", [25 * MiB, 25 * MiB, 25 * MiB, 25 * MiB]);
+    const registries = [await startDockerRegistry(), await startPlatformRegistry()];
+    const times = new Map(registries.map((r) => [r.name, { push: [] as number[], pull: [] as number[] }]));
+    for (let round = 0; round < ROUNDS; round++) {
+      // Interleaved, and each round a new repository, so no round reuses the previous one's blobs.
+      for (const registry of round % 2 === 0 ? registries : [...registries].reverse()) {
+        const entry = times.get(registry.name)!;
+        entry.push.push(await push(registry, policy, image, `app${round}`));
+        entry.pull.push(await pull(registry, policy, join(dir, "pulled"), `app${round}`));
+      }
+    }
+    const [theirs, ours] = registries.map((r) => times.get(r.name)!);
+    console.log(`100 MiB image (4 random layers of 25 MiB), ${ROUNDS} rounds, median seconds`);
+    console.log("| Registry | Push | Pull |\n|---|---|---|");
+    for (const registry of registries) {
+      const entry = times.get(registry.name)!;
+      console.log(`| ${registry.name} | ${median(entry.push).toFixed(2)} | ${median(entry.pull).toFixed(2)} |`);
+    }
+    console.log(
+      `| ratio ours/theirs | ${(median(ours!.push) / median(theirs!.push)).toFixed(2)} | ${(median(ours!.pull) / median(theirs!.pull)).toFixed(2)} |`,
+    );
+
+    const big = join(dir, "big");
+    await buildRandomImage(big, "t", [1024 * MiB]);
+    console.log("\n1 GiB single-layer push: peak RSS above idle (VmHWM − idle VmRSS)");
+    console.log("| Registry | Idle RSS | Peak RSS | Above idle | Push |\n|---|---|---|---|---|");
+    for (const registry of registries) {
+      // A fresh process each, so VmHWM counts only this push.
+      await registry.stop();
+      const fresh = registry.name === registries[0]!.name ? await startDockerRegistry() : await startPlatformRegistry();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const idle = await memoryOf(fresh.pid);
+      const seconds = await push(fresh, policy, big, "big");
+      const after = await memoryOf(fresh.pid);
+      console.log(
+        `| ${fresh.name} | ${(idle.rss / MiB).toFixed(0)} MiB | ${(after.hwm / MiB).toFixed(0)} MiB | ${((after.hwm - idle.rss) / MiB).toFixed(0)} MiB | ${seconds.toFixed(2)} s |`,
+      );
+      await fresh.stop();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

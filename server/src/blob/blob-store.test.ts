@@ -1,0 +1,178 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { text } from "node:stream/consumers";
+import { ListObjectsV2Command } from "@aws-sdk/client-s3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startS3Server, type S3Server } from "../../../test/start-s3-server.js";
+import { BlobKeyError } from "./blob-key.js";
+import type { BlobStore } from "./blob-store.js";
+import { createFilesystemBlobStore } from "./filesystem-blob-store.js";
+import { createS3BlobStore } from "./s3-blob-store.js";
+
+const MiB = 1024 * 1024;
+const bytes = (value: string) => new TextEncoder().encode(value);
+const sha256 = (value: string | Uint8Array) => createHash("sha256").update(value).digest("hex");
+
+let folder: string;
+let s3: S3Server;
+beforeAll(async () => {
+  folder = await mkdtemp(join(tmpdir(), "blob-contract-"));
+  s3 = await startS3Server();
+  await s3.createBucket("contract");
+});
+afterAll(async () => {
+  await s3.stop();
+  await rm(folder, { recursive: true, force: true });
+});
+
+/** Keys of every object in the S3 bucket, staging ones included (s3rver cannot list multipart uploads). */
+async function bucketLeftovers(): Promise<string[]> {
+  const objects = await s3.client.send(new ListObjectsV2Command({ Bucket: "contract" }));
+  return (objects.Contents ?? []).map((o) => o.Key ?? "");
+}
+
+/** Live memory only: garbage is collected before each sample. */
+const collectGarbage = (() => {
+  setFlagsFromString("--expose-gc");
+  return runInNewContext("gc") as () => void;
+})();
+const liveBytes = () => {
+  collectGarbage();
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
+};
+
+const drivers: [string, () => BlobStore][] = [
+  ["filesystem", () => createFilesystemBlobStore(join(folder, "blobs"))],
+  ["s3", () => createS3BlobStore({ client: s3.client, bucket: "contract", prefix: "tenant/", partBytes: 5 * MiB })],
+];
+
+describe.each(drivers)("the %s blob store", (driver, create) => {
+  let store: BlobStore;
+  beforeAll(() => {
+    store = create();
+  });
+  const base = `${driver}-case`;
+
+  async function readAll(key: string, range?: { start: number; end: number }): Promise<string> {
+    const blob = await store.open(key);
+    if (!blob) throw new Error(`${key} is missing`);
+    return text(blob.read(range));
+  }
+
+  it("puts, stats, opens whole or by range, and deletes", async () => {
+    const key = `${base}/put/report.txt`;
+    const info = await store.put(key, bytes("hello, world"), { contentType: "text/plain; charset=utf-8" });
+    expect(info).toMatchObject({
+      key,
+      size: 12,
+      contentType: "text/plain; charset=utf-8",
+      sha256: sha256("hello, world"),
+    });
+    expect(await store.stat(key)).toEqual(info);
+    expect(await readAll(key)).toBe("hello, world");
+    expect(await readAll(key, { start: 7, end: 11 })).toBe("world");
+    expect(await readAll(key, { start: 1, end: 1 })).toBe("e");
+    const opened = await store.open(key);
+    expect(opened).toMatchObject({ size: 12, sha256: sha256("hello, world") });
+    await opened!.close();
+
+    await store.put(`${base}/put/empty`, new Uint8Array(), { contentType: "application/octet-stream" });
+    expect(await store.stat(`${base}/put/empty`)).toMatchObject({ size: 0, sha256: sha256("") });
+    expect(await readAll(`${base}/put/empty`)).toBe("");
+
+    expect(await store.delete(key)).toBe(true);
+    expect(await store.delete(key)).toBe(false);
+    expect(await store.stat(key)).toBeUndefined();
+    expect(await store.open(key)).toBeUndefined();
+  });
+
+  it("refuses bad keys and content types", async () => {
+    await expect(store.put("../escape", bytes("x"), { contentType: "text/plain" })).rejects.toThrow(BlobKeyError);
+    await expect(store.stat("a//b")).rejects.toThrow(BlobKeyError);
+    await expect(store.put(`${base}/x`, bytes("x"), { contentType: "text/plain\r\nX: y" })).rejects.toThrow(
+      BlobKeyError,
+    );
+    if (driver === "s3") {
+      await expect(store.put(".uploads/x", bytes("x"), { contentType: "text/plain" })).rejects.toThrow(BlobKeyError);
+    }
+    await expect(store.deletePrefix("no-slash")).rejects.toThrow(BlobKeyError);
+  });
+
+  it("deletes a prefix and nothing beside it", async () => {
+    for (let i = 0; i < 5; i++)
+      await store.put(`${base}/threads/t1/a/${i}`, bytes(`${i}`), { contentType: "text/plain" });
+    await store.put(`${base}/threads/t1-other/keep`, bytes("keep"), { contentType: "text/plain" });
+    await store.put(`${base}/threads/t1`, bytes("file named like the folder"), { contentType: "text/plain" });
+    await store.deletePrefix(`${base}/threads/t1/`);
+    expect(await store.stat(`${base}/threads/t1/a/3`)).toBeUndefined();
+    expect(await readAll(`${base}/threads/t1-other/keep`)).toBe("keep");
+    expect(await readAll(`${base}/threads/t1`)).toBe("file named like the folder");
+    await store.deletePrefix(`${base}/nothing/here/`);
+  });
+
+  it("leaves nothing when the source fails, small or multipart", async () => {
+    async function* failing(size: number) {
+      for (let sent = 0; sent < size; sent += MiB) yield randomBytes(MiB);
+      throw new Error("client went away");
+    }
+    const options = { contentType: "application/octet-stream" };
+    await expect(store.write(`${base}/failed/small`, failing(MiB), options)).rejects.toThrow("went away");
+    await expect(store.write(`${base}/failed/large`, failing(12 * MiB), options)).rejects.toThrow("went away");
+    expect(await store.stat(`${base}/failed/small`)).toBeUndefined();
+    expect(await store.stat(`${base}/failed/large`)).toBeUndefined();
+    if (driver === "s3")
+      expect((await bucketLeftovers()).filter((k) => k.includes("failed/") || k.includes(".uploads/"))).toEqual([]);
+  });
+
+  it("keeps reading the version it opened, or fails, when the object is replaced", async () => {
+    const key = `${base}/replaced`;
+    await store.put(key, bytes("first version"), { contentType: "text/plain" });
+    const opened = await store.open(key);
+    await store.put(key, bytes("second, longer version"), { contentType: "text/plain" });
+    expect(opened).toMatchObject({ size: 13, sha256: sha256("first version") });
+    // Either the old bytes (filesystem: the open file) or an error (S3: If-Match), never the new ones.
+    const read = text(opened!.read()).then(
+      (content) => ({ content }),
+      (error: Error) => ({ error: error.message }),
+    );
+    expect(await read).toEqual(
+      driver === "s3" ? { error: expect.stringContaining("replaced") } : { content: "first version" },
+    );
+    expect(await readAll(key)).toBe("second, longer version");
+  });
+
+  // The S3 server runs in this process too, so its buffers count: the bound is loose but well
+  // below the object's size, which a store that held the object whole would exceed.
+  it("streams a 64 MiB write in parts without holding it in memory", { timeout: 120_000 }, async () => {
+    const block = randomBytes(MiB);
+    const hash = createHash("sha256");
+    async function* source() {
+      for (let i = 0; i < 64; i++) {
+        const chunk = Buffer.from(block);
+        chunk.writeUInt32BE(i, 0);
+        hash.update(chunk);
+        yield chunk;
+      }
+    }
+    const before = liveBytes();
+    let peak = 0;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, liveBytes() - before);
+    }, 250);
+    const info = await store.write(`${base}/large`, source(), { contentType: "application/octet-stream" });
+    clearInterval(sampler);
+    expect(info).toMatchObject({ size: 64 * MiB, sha256: hash.digest("hex") });
+    expect(await store.stat(`${base}/large`)).toMatchObject({ size: 64 * MiB, sha256: info.sha256 });
+    const tail = await store.open(`${base}/large`);
+    const last = Buffer.from(
+      await new Response(tail!.read({ start: 63 * MiB, end: 63 * MiB + 3 }) as unknown as ReadableStream).arrayBuffer(),
+    );
+    expect(last.readUInt32BE(0)).toBe(63);
+    expect(peak).toBeLessThan(40 * MiB);
+  });
+});
