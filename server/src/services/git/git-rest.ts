@@ -5,6 +5,7 @@ import { assertGitRole, GitAccessError, identifyGitCaller, type GitAccessOptions
 import { gitRepositories } from "./git-schema.js";
 import { createRepository, findRepositoryById, type RepositoryRow } from "./repository-store.js";
 import { holdsRole } from "../../auth/roles.js";
+import { isUniqueViolation } from "../../db/sql-state.js";
 
 export interface GitRestOptions extends GitAccessOptions {
   readonly dataDir: string;
@@ -103,8 +104,7 @@ export function createRestRoutes(options: GitRestOptions) {
             defaultBranch: branch,
           });
         } catch (error) {
-          if (String((error as { code?: unknown }).code ?? "") === "23505" || /unique|duplicate/i.test(String(error)))
-            throw new RestError(409, `conflict: a repository named "${name}" exists`);
+          if (isUniqueViolation(error)) throw new RestError(409, `conflict: a repository named "${name}" exists`);
           throw error;
         }
         const repo = (await findRepositoryById(options.db, id))!;

@@ -83,7 +83,7 @@ export async function createRepository(db: Database, dataDir: string, repo: NewR
         packCountLimit: repo.packCountLimit ?? null,
       });
       await mkdir(gitDir, { recursive: true });
-      await runGitOk(gitDir, ["init", "--bare", "--quiet", "."]);
+      await runGitOk(gitDir, ["init", "--bare", "--quiet"]);
       await runGitOk(gitDir, ["symbolic-ref", "HEAD", `refs/heads/${repo.defaultBranch}`]);
       // What partial clones and atomic pushes need from the server side.
       await runGitOk(gitDir, ["config", "uploadpack.allowFilter", "true"]);

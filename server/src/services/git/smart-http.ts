@@ -39,7 +39,7 @@ export async function serveInfoRefs(
   service: GitService,
 ): Promise<void> {
   const env = wireEnvironment(req);
-  const child = spawn(service.slice(4), ["--stateless-rpc", "--advertise-refs", gitDir], {
+  const child = spawn("git", [service.slice(4), "--stateless-rpc", "--advertise-refs", gitDir], {
     env,
     stdio: ["ignore", "pipe", "ignore"],
   });
@@ -56,7 +56,7 @@ export async function serveRpc(
   gitDir: string,
   service: GitService,
 ): Promise<void> {
-  const child = spawn(service.slice(4), ["--stateless-rpc", gitDir], {
+  const child = spawn("git", [service.slice(4), "--stateless-rpc", gitDir], {
     env: wireEnvironment(req),
     stdio: ["pipe", "pipe", "ignore"],
   });
@@ -76,6 +76,8 @@ async function finish(
   response: NodeResponse,
 ): Promise<void> {
   const res = response as ServerResponse;
+  // A git that cannot start ends the response like one that failed: the client sees a broken stream.
+  child.once("error", () => res.destroy());
   res.on("close", () => {
     if (child.exitCode === null) child.kill();
   });
