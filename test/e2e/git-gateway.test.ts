@@ -73,6 +73,9 @@ describe("the git gateway over smart HTTP", () => {
     expect(repo.org_slug).toBe(acme.name);
     const fetched = (await (await rest("GET", `/repos/${repo.repo_id}`, acme.token)).json()) as RepoDto;
     expect(fetched.description).toBeUndefined();
+    const byName = await rest("GET", `/orgs/${acme.name}/repos/app`, acme.token);
+    expect(((await byName.json()) as RepoDto).repo_id).toBe(repo.repo_id);
+    expect((await rest("GET", `/orgs/${acme.name}/repos/app`, other.token)).status).toBe(404);
     const listed = (await (await rest("GET", "/repos", acme.token)).json()) as { repos: RepoDto[] };
     expect(listed.repos.map((r) => r.name)).toEqual(["app"]);
     expect((await rest("POST", "/repos", acme.token, { name: "app" })).status).toBe(409);

@@ -3,7 +3,7 @@ import type { NodeRequest, NodeResponse } from "../../transport/plane-handler.js
 import { validateRefName } from "./repository/index.js";
 import { assertGitRole, GitAccessError, identifyGitCaller, type GitAccessOptions } from "./git-access.js";
 import { gitRepositories } from "./git-schema.js";
-import { createRepository, findRepositoryById, type RepositoryRow } from "./repository-store.js";
+import { createRepository, findRepositoryById, findRepositoryByName, type RepositoryRow } from "./repository-store.js";
 import { holdsRole } from "../../auth/roles.js";
 import { isUniqueViolation } from "../../db/sql-state.js";
 
@@ -110,6 +110,17 @@ export function createRestRoutes(options: GitRestOptions) {
         const repo = (await findRepositoryById(options.db, id))!;
         const description = typeof body.description === "string" ? { description: body.description } : {};
         return json(res, 201, { ...repositoryDto(repo, host), ...description });
+      }
+      const named = /^\/orgs\/([^/]+)\/repos\/([^/]+)$/.exec(path);
+      if (named && req.method === "GET") {
+        const repo = await findRepositoryByName(
+          options.db,
+          decodeURIComponent(named[1]!),
+          decodeURIComponent(named[2]!),
+        );
+        if (!repo) throw new RestError(404, "not found: repository");
+        await assertGitRole(options, caller, repo, "git.viewer");
+        return json(res, 200, repositoryDto(repo, host));
       }
       const one = /^\/repos\/([^/]+)$/.exec(path);
       if (one && req.method === "GET") {
