@@ -42,8 +42,10 @@ export function createLfsHandler(deps: LfsDependencies) {
       if (!repo) throw new LfsError(404, "repository not found");
       await serve(request, response, repo, match[1]!, match[2]!, deps);
     } catch (error) {
-      if (!(error instanceof LfsError)) throw error;
-      sendError(response, error);
+      // A client that went away mid-upload left nothing stored; there is nobody to answer.
+      if (request.destroyed && !request.complete) response.destroy();
+      else if (error instanceof LfsError) sendError(response, error);
+      else throw error;
     }
     return true;
   };
@@ -81,6 +83,8 @@ async function serve(
   const access = await check(deps, request, repo, upload ? "write" : "read");
   const key = lfsObjectKey(access.orgId, access.repoId, oid);
   if (upload) {
+    const declared = Number(request.headers["content-length"] ?? 0);
+    if (declared > deps.maxObjectBytes) throw new LfsError(413, `object is larger than ${deps.maxObjectBytes} bytes`);
     const existed = (await deps.blobs.stat(key)) !== undefined;
     const size = await storeLfsObject(deps.blobs, key, oid, request, deps.maxObjectBytes);
     // Counted once per distinct object: a re-upload of what we hold adds nothing.

@@ -35,6 +35,10 @@ export interface GitSshListener {
 
 /** Time a client has to authenticate before the connection is dropped. */
 const AUTH_TIMEOUT_MS = 30_000;
+/** git runs one command per connection; a few more cover multiplexed clients without letting one fork without end. */
+const MAX_EXECS_PER_CONNECTION = 4;
+/** Connections one listener holds at once unless told otherwise. */
+const DEFAULT_MAX_CONNECTIONS = 256;
 const READ_ONLY_MESSAGE = "this SSH key is read-only: it can clone and fetch, not push";
 
 /**
@@ -43,11 +47,17 @@ const READ_ONLY_MESSAGE = "this SSH key is read-only: it can clone and fetch, no
  * environment but GIT_PROTOCOL (which carries protocol v2).
  */
 export async function startGitSshListener(
-  options: { readonly host: string; readonly port: number; readonly hostKey: SshHostKey },
+  options: {
+    readonly host: string;
+    readonly port: number;
+    readonly hostKey: SshHostKey;
+    readonly maxConnections?: number;
+  },
   deps: GitSshDependencies,
 ): Promise<GitSshListener> {
   const server = new ssh2.Server({ hostKeys: [options.hostKey.privateKey] }, (client) => {
     let user: SshUserKey | undefined;
+    let running = 0;
     const timer = setTimeout(() => client.end(), AUTH_TIMEOUT_MS);
     client.on("error", () => client.end());
     client.on("authentication", (ctx) => {
@@ -74,15 +84,19 @@ export async function startGitSshListener(
       session.on("exec", (acceptExec, _reject, info) => {
         const channel = acceptExec();
         if (!user) return finish(channel, "not authenticated");
-        void serveExec(channel, info.command, user, gitProtocol, deps);
+        if (running >= MAX_EXECS_PER_CONNECTION) return finish(channel, "too many commands on one connection");
+        running++;
+        void serveExec(channel, info.command, user, gitProtocol, deps).finally(() => running--);
       });
     });
   });
-  server.on("error", () => undefined);
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => resolve());
   });
+  // Past listening, a failed accept concerns one client only; the listener carries on.
+  server.on("error", (error: Error) => deps.log?.("git ssh listener error", { error: error.message }));
   return {
     port: (server.address() as AddressInfo).port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
