@@ -52,8 +52,18 @@ afterAll(() => listener.close());
 
 /** Runs the git CLI without blocking: the server under test lives in this same process. */
 function git(cwd: string, key: string, ...args: string[]): Promise<{ status: number; stderr: string }> {
+  return gitWith({}, cwd, key, ...args);
+}
+
+function gitWith(
+  extraEnv: Record<string, string>,
+  cwd: string,
+  key: string,
+  ...args: string[]
+): Promise<{ status: number; stderr: string }> {
   return new Promise((resolve) => {
-    execFile("git", args, { cwd, encoding: "utf8", env: gitEnv(key) }, (error, _stdout, stderr) =>
+    const env = { ...gitEnv(key), ...extraEnv };
+    execFile("git", args, { cwd, encoding: "utf8", env }, (error, _stdout, stderr) =>
       resolve({ status: error ? Number(error.code ?? 1) || 1 : 0, stderr }),
     );
   });
@@ -83,7 +93,8 @@ describe("git over SSH with the OpenSSH client", () => {
     expect(push.status, push.stderr).toBe(0);
 
     const clone = join(root, "clone-by-name");
-    const cloned = await git(
+    const cloned = await gitWith(
+      { GIT_TRACE_PACKET: "1" },
       root,
       reader.path,
       "-c",
@@ -95,6 +106,8 @@ describe("git over SSH with the OpenSSH client", () => {
     );
     expect(cloned.status, cloned.stderr).toBe(0);
     expect(readFileSync(join(clone, "a.txt"), "utf8")).toBe("hello over ssh\n");
+    // The server side spoke protocol v2, which only GIT_PROTOCOL passed through the channel can ask for.
+    expect(cloned.stderr).toMatch(/< version 2/);
     expect(touched).toContain("k-editor");
     expect(touched).toContain("k-reader");
   });
