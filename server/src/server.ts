@@ -48,6 +48,9 @@ import { createCallbackDeliverer, type CallbackDeliverer } from "./services/scri
 import { createCallbackPoster } from "./services/script/callbacks/callback-poster.js";
 import { createCallbackSigningKeys } from "./services/script/callbacks/callback-signing-keys.js";
 import { createThreadWorker, type ThreadWorker } from "./services/script/engine/thread-worker.js";
+import { createRegistryPlane } from "./services/registry/registry-plane.js";
+import { createGitPlane } from "./services/git/git-plane.js";
+import { createRegistryTokens, REGISTRY_TOKEN_KEY_PURPOSE } from "./services/registry/access/registry-token.js";
 import { createScanWorker, type ScanWorker } from "./services/registry/scan/scan-worker.js";
 import { sealPlaintextEnvValues } from "./services/script/env-sealing.js";
 import { createScriptService } from "./services/script/script-handlers.js";
@@ -368,6 +371,47 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       }),
     );
     listenerNames.push("s3");
+
+    // The container registry: the OCI distribution protocol, its token endpoint and control plane.
+    listeners.push(
+      await listenPlane({
+        name: "registry",
+        host: config.host,
+        port: config.ports.registry,
+        handler: createRegistryPlane({
+          db,
+          blobs,
+          credentials,
+          box,
+          tokens: createRegistryTokens(box.deriveKey(REGISTRY_TOKEN_KEY_PURPOSE)),
+          logger,
+        }),
+        corsOrigins: config.corsOrigins,
+        // Layers are far larger than RPC bodies, and stream to object storage as they arrive.
+        handlerLimitsBody: true,
+        maxBodyBytes: config.maxBodyBytes,
+        logger,
+        isReady: () => ready,
+      }),
+    );
+    listenerNames.push("registry");
+
+    // The git gateway: the smart HTTP wire and its REST control plane, with the api listener's credentials.
+    listeners.push(
+      await listenPlane({
+        name: "git",
+        host: config.host,
+        port: config.ports.git,
+        handler: createGitPlane({ db, credentials, box, dataDir: config.dataDir, logger }),
+        corsOrigins: config.corsOrigins,
+        // Packs stream straight to git, whatever their size.
+        handlerLimitsBody: true,
+        maxBodyBytes: config.maxBodyBytes,
+        logger,
+        isReady: () => ready,
+      }),
+    );
+    listenerNames.push("git");
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
     await dataPlatform?.stop();

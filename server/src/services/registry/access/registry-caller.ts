@@ -9,4 +9,8 @@ export type RegistryCaller =
       /** Present when the caller came with a registry token: the repository actions it was granted. */
       readonly tokenScopes?: ReadonlyMap<string, ReadonlySet<string>>;
     }
-  | { readonly kind: "anonymous" };
+  | {
+      readonly kind: "anonymous";
+      /** Present when an anonymous caller came with a registry token (public pulls only). */
+      readonly tokenScopes?: ReadonlyMap<string, ReadonlySet<string>>;
+    };

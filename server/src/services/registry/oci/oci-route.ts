@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { NodeRequest, NodeResponse } from "../../../transport/plane-handler.js";
 import type { RegistryCaller } from "../access/registry-caller.js";
 
 /** What a caller may do on a repository, each implying the ones before it (delete is separate). */
@@ -18,8 +18,8 @@ export interface OciRepositoryTarget {
 
 /** One /v2 request after routing, naming and authorization. */
 export interface OciRequest {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
+  readonly req: NodeRequest;
+  readonly res: NodeResponse;
   readonly target: OciRepositoryTarget;
   readonly caller: RegistryCaller;
   /** The path after `/v2/<name>/`, split by the route (`manifests/<reference>` → { reference }). */

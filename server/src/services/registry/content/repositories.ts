@@ -1,0 +1,71 @@
+import { and, eq, sql } from "drizzle-orm";
+import { organizations } from "../../../auth/auth-schema.js";
+import type { Database } from "../../../db/database.js";
+import type { RepositoryFacts } from "../access/registry-access.js";
+import { OciError } from "../oci/oci-error.js";
+import type { OciRepositoryTarget } from "../oci/oci-route.js";
+import { registryRepositories } from "../registry-schema.js";
+
+/** One path component of a repository name (distribution's reference grammar). */
+const component = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
+const namePattern = new RegExp(`^${component}(?:/${component})+$`);
+const MAX_NAME_LENGTH = 255;
+
+/** `<org>/<repo...>` split and checked, or NAME_INVALID naming the rule it breaks. */
+export function parseRepositoryName(fullName: string): { orgName: string; name: string } {
+  if (fullName.length > MAX_NAME_LENGTH || !namePattern.test(fullName)) {
+    throw new OciError(
+      "NAME_INVALID",
+      `repository name ${JSON.stringify(fullName.slice(0, 300))} is invalid: expected <organization>/<repository>, lower-case components of [a-z0-9] joined by ".", "_", "__" or "-", at most ${MAX_NAME_LENGTH} characters`,
+    );
+  }
+  const slash = fullName.indexOf("/");
+  return { orgName: fullName.slice(0, slash), name: fullName.slice(slash + 1) };
+}
+
+export interface ResolvedRepository {
+  readonly target: OciRepositoryTarget;
+  readonly facts: RepositoryFacts;
+}
+
+/** The organization and repository a name designates, as far as they exist. */
+export async function resolveRepository(db: Database, fullName: string): Promise<ResolvedRepository> {
+  const { orgName, name } = parseRepositoryName(fullName);
+  const [row] = await db
+    .select({ orgId: organizations.id, repositoryId: registryRepositories.id, public: registryRepositories.public })
+    .from(organizations)
+    .leftJoin(
+      registryRepositories,
+      and(eq(registryRepositories.orgId, organizations.id), eq(registryRepositories.name, name)),
+    )
+    .where(eq(organizations.name, orgName));
+  return {
+    target: { orgId: row?.orgId ?? "", orgName, name, fullName, repositoryId: row?.repositoryId ?? undefined },
+    facts: { orgId: row?.orgId, fullName, exists: Boolean(row?.repositoryId), public: row?.public ?? false },
+  };
+}
+
+/** The repository's id, creating it on the first push. */
+export async function ensureRepository(
+  db: Pick<Database, "insert" | "select">,
+  target: OciRepositoryTarget,
+): Promise<string> {
+  if (target.repositoryId) return target.repositoryId;
+  const [created] = await db
+    .insert(registryRepositories)
+    .values({ orgId: target.orgId, name: target.name })
+    .onConflictDoUpdate({
+      target: [registryRepositories.orgId, registryRepositories.name],
+      // A no-op update, so the existing row's id comes back when another push created it first.
+      set: { updatedAt: sql`${registryRepositories.updatedAt}` },
+    })
+    .returning({ id: registryRepositories.id });
+  return created!.id;
+}
+
+/** The repository's id, or NAME_UNKNOWN when it was never pushed to. */
+export function existingRepository(target: OciRepositoryTarget): string {
+  if (!target.repositoryId)
+    throw new OciError("NAME_UNKNOWN", `repository ${target.fullName} is not known to this registry`);
+  return target.repositoryId;
+}
