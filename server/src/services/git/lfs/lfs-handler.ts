@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { NodeRequest as NodeRequest, NodeResponse as NodeResponse } from "../../../transport/plane-handler.js";
 import type { BlobStore } from "../../../blob/blob-store.js";
 import { parseRepoPath, type GitRepoRef } from "../ssh/git-ssh-command.js";
 import { answerLfsBatch, LFS_MEDIA_TYPE, LfsError, OID, parseLfsBatchRequest } from "./lfs-batch.js";
@@ -33,7 +33,7 @@ export function lfsObjectKey(orgId: string, repoId: string, oid: string): string
  * endpoints its actions point at. Answers false when the path is not an LFS one, so the wire takes it.
  */
 export function createLfsHandler(deps: LfsDependencies) {
-  return async (request: IncomingMessage, response: ServerResponse): Promise<boolean> => {
+  return async (request: NodeRequest, response: NodeResponse): Promise<boolean> => {
     const path = (request.url ?? "/").split("?")[0]!;
     const match = ROUTE.exec(path);
     if (!match) return false;
@@ -52,8 +52,8 @@ export function createLfsHandler(deps: LfsDependencies) {
 }
 
 async function serve(
-  request: IncomingMessage,
-  response: ServerResponse,
+  request: NodeRequest,
+  response: NodeResponse,
   repo: GitRepoRef,
   repoPath: string,
   target: string,
@@ -108,7 +108,7 @@ async function serve(
 
 async function check(
   deps: LfsDependencies,
-  request: IncomingMessage,
+  request: NodeRequest,
   repo: GitRepoRef,
   access: "read" | "write",
 ): Promise<{ orgId: string; repoId: string }> {
@@ -117,7 +117,7 @@ async function check(
   return result;
 }
 
-async function readJson(request: IncomingMessage, maxBytes: number): Promise<unknown> {
+async function readJson(request: NodeRequest, maxBytes: number): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
@@ -132,13 +132,13 @@ async function readJson(request: IncomingMessage, maxBytes: number): Promise<unk
   }
 }
 
-function sendJson(response: ServerResponse, status: number, body: unknown): void {
+function sendJson(response: NodeResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   response.writeHead(status, { "content-type": LFS_MEDIA_TYPE, "content-length": Buffer.byteLength(text) });
   response.end(text);
 }
 
-function sendError(response: ServerResponse, error: LfsError): void {
+function sendError(response: NodeResponse, error: LfsError): void {
   // git-lfs asks its credential helper for a password only when told how to authenticate.
   if (error.status === 401) response.setHeader("LFS-Authenticate", 'Basic realm="Git LFS"');
   if (response.headersSent) return void response.destroy();
