@@ -88,6 +88,8 @@ export interface PlanePorts {
   readonly api: number;
   readonly data: number;
   readonly git: number;
+  /** The git wire over SSH (the gateway's second listener). */
+  readonly gitSsh: number;
   readonly registry: number;
   readonly identity: number;
   readonly s3: number;
@@ -122,6 +124,12 @@ export const settings = {
     help: "actions, pipelines, vector engine, search",
   },
   gitPort: { flag: "git-port", env: "PLATFORM_GIT_PORT", fallback: "8082", help: "git gateway" },
+  gitSshPort: {
+    flag: "git-ssh-port",
+    env: "PLATFORM_GIT_SSH_PORT",
+    fallback: "2222",
+    help: "git gateway over SSH (0 = any free port)",
+  },
   registryPort: { flag: "registry-port", env: "PLATFORM_REGISTRY_PORT", fallback: "8083", help: "container registry" },
   identityPort: {
     flag: "identity-port",
@@ -398,6 +406,7 @@ export function parseServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv
       api: port(settings.apiPort),
       data: port(settings.dataPort),
       git: port(settings.gitPort),
+      gitSsh: port(settings.gitSshPort),
       registry: port(settings.registryPort),
       identity: port(settings.identityPort),
       s3: port(settings.s3Port),

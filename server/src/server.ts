@@ -412,7 +412,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
         name: "git",
         host: config.host,
         port: config.ports.git,
-        handler: createGitPlane({ db, credentials, box, dataDir: config.dataDir, logger }),
+        handler: createGitPlane({ db, credentials, box, dataDir: config.dataDir, logger, blobs }),
         corsOrigins: config.corsOrigins,
         // Packs stream straight to git, whatever their size.
         handlerLimitsBody: true,

@@ -1,3 +1,4 @@
+import type { BlobStore } from "../../blob/blob-store.js";
 import type { Logger } from "../../log/logger.js";
 import type { NodeRequest, NodeResponse, NodeRequestHandler } from "../../transport/plane-handler.js";
 import { assertGitRole, GitAccessError, identifyGitCaller, type GitAccessOptions } from "./git-access.js";
@@ -5,10 +6,13 @@ import { createRestRoutes } from "./git-rest.js";
 import { findRepositoryById, findRepositoryByName, repositoryGitDir, type RepositoryRow } from "./repository-store.js";
 import { serveInfoRefs, serveRpc, type GitService } from "./smart-http.js";
 import { refreshRepositorySize } from "./repository-accounting.js";
+import { createGatewayLfsHandler } from "./lfs/gateway-lfs-handler.js";
 
 export interface GitPlaneOptions extends GitAccessOptions {
   readonly dataDir: string;
   readonly logger: Logger;
+  /** Where Git LFS objects are kept. */
+  readonly blobs: BlobStore;
 }
 
 const REALM = 'Basic realm="git", charset="UTF-8"';
@@ -24,6 +28,7 @@ function text(res: NodeResponse, status: number, body: string, headers: Record<s
 /** The git listener: the smart HTTP wire and the REST control plane under /api/v1. */
 export function createGitPlane(options: GitPlaneOptions): NodeRequestHandler {
   const rest = createRestRoutes(options);
+  const lfs = createGatewayLfsHandler(options);
   const serveWire = async (req: NodeRequest, res: NodeResponse, match: RegExpExecArray): Promise<void> => {
     const [, orgSlug, repoName, action] = match;
     const url = new URL(req.url ?? "/", "http://git");
@@ -49,6 +54,7 @@ export function createGitPlane(options: GitPlaneOptions): NodeRequestHandler {
   };
   const serve = async (req: NodeRequest, res: NodeResponse): Promise<void> => {
     const path = (req.url ?? "/").split("?")[0]!;
+    if (await lfs(req, res)) return;
     const wire = wirePath.exec(path);
     if (wire) return serveWire(req, res, wire);
     if (path === "/api/v1" || path.startsWith("/api/v1/")) return rest(req, res, path.slice("/api/v1".length));
