@@ -49,6 +49,7 @@ import { createCallbackPoster } from "./services/script/callbacks/callback-poste
 import { createCallbackSigningKeys } from "./services/script/callbacks/callback-signing-keys.js";
 import { createThreadWorker, type ThreadWorker } from "./services/script/engine/thread-worker.js";
 import { createRegistryPlane } from "./services/registry/registry-plane.js";
+import { createGitPlane } from "./services/git/git-plane.js";
 import { createRegistryTokens, REGISTRY_TOKEN_KEY_PURPOSE } from "./services/registry/access/registry-token.js";
 import { createScanWorker, type ScanWorker } from "./services/registry/scan/scan-worker.js";
 import { sealPlaintextEnvValues } from "./services/script/env-sealing.js";
@@ -394,6 +395,23 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       }),
     );
     listenerNames.push("registry");
+
+    // The git gateway: the smart HTTP wire and its REST control plane, with the api listener's credentials.
+    listeners.push(
+      await listenPlane({
+        name: "git",
+        host: config.host,
+        port: config.ports.git,
+        handler: createGitPlane({ db, credentials, box, dataDir: config.dataDir, logger }),
+        corsOrigins: config.corsOrigins,
+        // Packs stream straight to git, whatever their size.
+        handlerLimitsBody: true,
+        maxBodyBytes: config.maxBodyBytes,
+        logger,
+        isReady: () => ready,
+      }),
+    );
+    listenerNames.push("git");
   } catch (error) {
     await Promise.all(listeners.map((l) => l.close(0)));
     await dataPlatform?.stop();

@@ -1,0 +1,102 @@
+import { ConnectError } from "@connectrpc/connect";
+import { and, eq, like } from "drizzle-orm";
+import { authenticate } from "../../auth/auth-interceptor.js";
+import { permissions } from "../../auth/auth-schema.js";
+import type { CredentialCache } from "../../auth/credential-cache.js";
+import { holdsRole } from "../../auth/roles.js";
+import type { SecretBox } from "../../crypto/secret-box.js";
+import type { Database } from "../../db/database.js";
+import type { RepositoryRow } from "./repository-store.js";
+
+export interface GitAccessOptions {
+  readonly db: Database;
+  readonly credentials: CredentialCache;
+  readonly box: SecretBox;
+}
+
+/** Who calls the gateway: an organization's API key, or nobody. */
+export type GitCaller =
+  | {
+      readonly kind: "key";
+      readonly orgId: string;
+      readonly orgName: string;
+      readonly keyId: string;
+      readonly roles: ReadonlySet<string>;
+    }
+  | { readonly kind: "anonymous" };
+
+/** A refusal every plane maps to its own answer: 401 (challenge), 403, or 404 (as if missing). */
+export class GitAccessError extends Error {
+  constructor(
+    readonly status: 401 | 403 | 404,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * HTTP Basic with the API key as the password (any username) or `Bearer <dk_ key>`. Credentials
+ * that are present but wrong are refused, never treated as anonymous.
+ */
+export async function identifyGitCaller(
+  options: GitAccessOptions,
+  authorization: string | undefined,
+): Promise<GitCaller> {
+  if (!authorization) return { kind: "anonymous" };
+  const match = /^(\S+)\s+(\S+)\s*$/.exec(authorization.trim());
+  if (!match) throw new GitAccessError(401, "malformed Authorization header");
+  const scheme = match[1]!.toLowerCase();
+  let key = match[2]!;
+  if (scheme === "basic") {
+    const decoded = Buffer.from(key, "base64").toString();
+    const colon = decoded.indexOf(":");
+    if (colon < 0) throw new GitAccessError(401, "malformed Basic credentials: expected <any user>:<API key>");
+    key = decoded.slice(colon + 1);
+  } else if (scheme !== "bearer") {
+    throw new GitAccessError(401, "unsupported authorization scheme: use Basic or Bearer");
+  }
+  try {
+    const principal = await authenticate(options.db, `Bearer ${key}`, options.credentials, options.box);
+    return { kind: "key", ...principal };
+  } catch (error) {
+    if (error instanceof ConnectError) throw new GitAccessError(401, error.rawMessage);
+    throw error;
+  }
+}
+
+/** `drn:platform:git:{region}:{org}:repo/{repo_id}`, any region, org by slug or id. */
+function grantsRepository(resource: string, repo: RepositoryRow): boolean {
+  const match = /^drn:platform:git:[a-z0-9-]*:([^:\s/]+):repo\/([^\s/]+)$/.exec(resource);
+  return !!match && (match[1] === repo.orgSlug || match[1] === repo.orgId) && match[2] === repo.id;
+}
+
+/**
+ * Refuses `role` on `repo` unless the caller holds it: organization-wide or by a grant on the
+ * repository's resource name. Public repositories are readable by anyone. Another organization's
+ * repository is 404, as if it did not exist.
+ */
+export async function assertGitRole(
+  options: GitAccessOptions,
+  caller: GitCaller,
+  repo: RepositoryRow,
+  role: "git.viewer" | "git.editor" | "git.admin",
+): Promise<void> {
+  if (role === "git.viewer" && repo.visibility === "public") return;
+  if (caller.kind === "anonymous") throw new GitAccessError(401, "authentication required");
+  if (caller.orgId !== repo.orgId) throw new GitAccessError(404, "repository not found");
+  if (holdsRole(caller.roles, role)) return;
+  const grants = await options.db
+    .select({ role: permissions.role, resource: permissions.resource })
+    .from(permissions)
+    .where(
+      and(
+        eq(permissions.orgId, repo.orgId),
+        eq(permissions.principal, caller.keyId),
+        like(permissions.resource, `%:repo/${repo.id}`),
+      ),
+    );
+  const held = new Set(grants.filter((g) => grantsRepository(g.resource, repo)).map((g) => g.role));
+  if (holdsRole(held, role)) return;
+  throw new GitAccessError(403, `this API key lacks ${role} on the repository`);
+}

@@ -1,0 +1,73 @@
+import type { Logger } from "../../log/logger.js";
+import type { NodeRequest, NodeResponse, NodeRequestHandler } from "../../transport/plane-handler.js";
+import { assertGitRole, GitAccessError, identifyGitCaller, type GitAccessOptions } from "./git-access.js";
+import { createRestRoutes } from "./git-rest.js";
+import { findRepositoryById, findRepositoryByName, repositoryGitDir, type RepositoryRow } from "./repository-store.js";
+import { serveInfoRefs, serveRpc, type GitService } from "./smart-http.js";
+import { refreshRepositorySize } from "./repository-accounting.js";
+
+export interface GitPlaneOptions extends GitAccessOptions {
+  readonly dataDir: string;
+  readonly logger: Logger;
+}
+
+const REALM = 'Basic realm="git", charset="UTF-8"';
+
+/** `/{repo_id}.git/<rest>` or `/{org_slug}/{name}.git/<rest>`. */
+const wirePath = /^\/(?:([^/]+)\/)?([^/]+)\.git\/(info\/refs|git-upload-pack|git-receive-pack)$/;
+
+function text(res: NodeResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", ...headers });
+  res.end(body.endsWith("\n") ? body : `${body}\n`);
+}
+
+/** The git listener: the smart HTTP wire and the REST control plane under /api/v1. */
+export function createGitPlane(options: GitPlaneOptions): NodeRequestHandler {
+  const rest = createRestRoutes(options);
+  const serveWire = async (req: NodeRequest, res: NodeResponse, match: RegExpExecArray): Promise<void> => {
+    const [, orgSlug, repoName, action] = match;
+    const url = new URL(req.url ?? "/", "http://git");
+    const service: GitService | undefined =
+      action === "info/refs"
+        ? ((url.searchParams.get("service") as GitService | null) ?? undefined)
+        : (action as GitService);
+    if (service !== "git-upload-pack" && service !== "git-receive-pack")
+      return text(res, 403, "forbidden: only smart HTTP (service=git-upload-pack or git-receive-pack) is served");
+    if ((action === "info/refs") !== (req.method === "GET"))
+      return text(res, 405, "method not allowed", { allow: action === "info/refs" ? "GET" : "POST" });
+    const caller = await identifyGitCaller(options, req.headers.authorization);
+    const repo: RepositoryRow | undefined = orgSlug
+      ? await findRepositoryByName(options.db, orgSlug, repoName!)
+      : await findRepositoryById(options.db, repoName!);
+    // Without a credential a missing repository asks for one, as a private one would: nothing is revealed.
+    if (!repo) throw new GitAccessError(caller.kind === "anonymous" ? 401 : 404, "repository not found");
+    await assertGitRole(options, caller, repo, service === "git-receive-pack" ? "git.editor" : "git.viewer");
+    const gitDir = repositoryGitDir(options.dataDir, repo.orgId, repo.id);
+    if (action === "info/refs") return serveInfoRefs(req, res, gitDir, service);
+    await serveRpc(req, res, gitDir, service);
+    if (service === "git-receive-pack") await refreshRepositorySize(options.db, repo.id, gitDir);
+  };
+  const serve = async (req: NodeRequest, res: NodeResponse): Promise<void> => {
+    const path = (req.url ?? "/").split("?")[0]!;
+    const wire = wirePath.exec(path);
+    if (wire) return serveWire(req, res, wire);
+    if (path === "/api/v1" || path.startsWith("/api/v1/")) return rest(req, res, path.slice("/api/v1".length));
+    text(res, 404, "not found");
+  };
+  return (req, res) => {
+    serve(req, res).catch((error: unknown) => {
+      if (res.headersSent) {
+        if (!(error instanceof GitAccessError)) options.logger.error("git request failed", { error });
+        res.destroy();
+        return;
+      }
+      if (error instanceof GitAccessError) {
+        const challenge: Record<string, string> = error.status === 401 ? { "www-authenticate": REALM } : {};
+        const prefix = error.status === 404 ? "not found" : error.status === 403 ? "forbidden" : "unauthorized";
+        return text(res, error.status, `${prefix}: ${error.message}`, challenge);
+      }
+      options.logger.error("git request failed", { error });
+      text(res, 500, "internal error");
+    });
+  };
+}

@@ -1,0 +1,89 @@
+import { spawn } from "node:child_process";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { pipeline } from "node:stream/promises";
+import { createGunzip } from "node:zlib";
+import type { NodeRequest, NodeResponse } from "../../transport/plane-handler.js";
+
+export type GitService = "git-upload-pack" | "git-receive-pack";
+
+/** pkt-line framing: four hex digits of the total length, then the payload. */
+function pktLine(payload: string): string {
+  return (payload.length + 4).toString(16).padStart(4, "0") + payload;
+}
+
+/**
+ * The environment of a wire process, built from nothing so the server's own GIT_* variables and
+ * configuration never shape it. `Git-Protocol` from the client selects protocol v2.
+ */
+function wireEnvironment(req: NodeRequest): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: "/nonexistent",
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_TERMINAL_PROMPT: "0",
+  };
+  const protocol = req.headers["git-protocol"];
+  // Only the documented `version=N` form is passed on.
+  if (typeof protocol === "string" && /^version=[0-9]$/.test(protocol)) env.GIT_PROTOCOL = protocol;
+  return env;
+}
+
+const noCache = { "cache-control": "no-cache, max-age=0, must-revalidate", expires: "Fri, 01 Jan 1980 00:00:00 GMT" };
+
+/** `GET info/refs?service=`: the ref advertisement, streamed from git. */
+export async function serveInfoRefs(
+  req: NodeRequest,
+  res: NodeResponse,
+  gitDir: string,
+  service: GitService,
+): Promise<void> {
+  const env = wireEnvironment(req);
+  const child = spawn(service.slice(4), ["--stateless-rpc", "--advertise-refs", gitDir], {
+    env,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  res.writeHead(200, { "content-type": `application/x-${service}-advertisement`, ...noCache });
+  // Protocol v2 starts with its own capability advertisement; v0/v1 need the service header.
+  if (env.GIT_PROTOCOL !== "version=2") (res as ServerResponse).write(pktLine(`# service=${service}\n`) + "0000");
+  await finish(child, child.stdout, res);
+}
+
+/** `POST git-upload-pack` / `git-receive-pack`: the request streamed in (gunzipped when sent so), the result streamed out. */
+export async function serveRpc(
+  req: NodeRequest,
+  res: NodeResponse,
+  gitDir: string,
+  service: GitService,
+): Promise<void> {
+  const child = spawn(service.slice(4), ["--stateless-rpc", gitDir], {
+    env: wireEnvironment(req),
+    stdio: ["pipe", "pipe", "ignore"],
+  });
+  res.writeHead(200, { "content-type": `application/x-${service}-result`, ...noCache });
+  const gzipped = req.headers["content-encoding"] === "gzip";
+  // Both request kinds are readable streams; the union type of the two does not say so.
+  const body = req as IncomingMessage;
+  const input = (gzipped ? pipeline(body, createGunzip(), child.stdin) : pipeline(body, child.stdin)).catch(() =>
+    child.kill(),
+  );
+  await Promise.all([input, finish(child, child.stdout, res)]);
+}
+
+async function finish(
+  child: ReturnType<typeof spawn>,
+  stdout: NodeJS.ReadableStream | null,
+  response: NodeResponse,
+): Promise<void> {
+  const res = response as ServerResponse;
+  res.on("close", () => {
+    if (child.exitCode === null) child.kill();
+  });
+  if (stdout) {
+    for await (const chunk of stdout) {
+      if (!res.write(chunk as Buffer)) await new Promise((resolve) => res.once("drain", resolve));
+    }
+  }
+  await new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once("close", () => resolve())));
+  res.end();
+}
