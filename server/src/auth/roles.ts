@@ -27,8 +27,8 @@ import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
  * | `git.editor` | Git: also push and pull requests. |
  * | `git.admin` | Git: also settings, visibility, branch protection and deletion. |
  * | `registry.reader` | Container registry: pull. |
- * | `registry.developer` | Container registry: push and pull. |
- * | `registry.admin` | Container registry: also repository settings and deletion. |
+ * | `registry.developer` | Container registry: push, pull and delete. |
+ * | `registry.admin` | Container registry: also visibility, tag immutability and the storage quota. |
  * | `identity.viewer` | Identity pools: read pools, connections, users, tenants and memberships. |
  * | `identity.admin` | Identity pools: also create, change and delete them, their users, tenants and keys. |
  * | `operator` | Platform operator: creates organizations and manages the keys and grants of every organization. Held only by the operator key (`<data-dir>/operator.key`); cannot be granted through the API, and gives no access to any organization's data. |
@@ -91,8 +91,8 @@ export const roleCatalog: readonly RoleDefinition[] = [
   role("git.editor", 1, "Git: also push and pull requests."),
   role("git.admin", 2, "Git: also settings, visibility, branch protection and deletion."),
   role("registry.reader", 0, "Container registry: pull."),
-  role("registry.developer", 1, "Container registry: push and pull."),
-  role("registry.admin", 2, "Container registry: also repository settings and deletion."),
+  role("registry.developer", 1, "Container registry: push, pull and delete."),
+  role("registry.admin", 2, "Container registry: also visibility, tag immutability and the storage quota."),
   role("identity.viewer", 0, "Identity pools: read pools, connections, users, tenants and memberships."),
   role("identity.admin", 1, "Identity pools: also create, change and delete them, their users, tenants and keys."),
   role(
