@@ -10,6 +10,7 @@ import { Upload } from "@aws-sdk/lib-storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient } from "../../sdk/src/index.js";
 import { S3_SERVER_CREDENTIALS, startS3Server, type S3Server } from "../start-s3-server.js";
+import { buildImage, layoutDigest, ociWorkspace, randomContent, skopeo } from "./oci-tools.js";
 import { runAdmin, s3ClientFor, startPlatformServer, type StartedServer } from "./platform-server.js";
 
 // The real binary storing its objects in an S3-compatible service (s3rver) chosen by --blob-url,
@@ -18,6 +19,7 @@ import { runAdmin, s3ClientFor, startPlatformServer, type StartedServer } from "
 let backend: S3Server;
 let server: StartedServer;
 let s3: S3Client;
+let apiKey: string;
 
 beforeAll(async () => {
   backend = await startS3Server();
@@ -32,7 +34,9 @@ beforeAll(async () => {
   const created = await runAdmin(server.dataDir, ["create-org", "blobs-on-s3"], {
     DATABASE_URL: server.databaseUrl ?? "",
   });
-  const { organization, apiKey } = created.json as { organization: { id: string }; apiKey: string };
+  const parsed = created.json as { organization: { id: string }; apiKey: string };
+  const { organization } = parsed;
+  apiKey = parsed.apiKey;
   const client = createPlatformClient({ apiUrl: server.urls.api!, token: apiKey, organization: "blobs-on-s3" });
   s3 = await s3ClientFor(server.urls.s3!, client, organization.id);
 }, 120_000);
@@ -77,5 +81,31 @@ describe("the server on an S3 blob store", () => {
     expect(keys.length).toBeGreaterThanOrEqual(2);
     expect(keys.every((key) => key.startsWith("prod/"))).toBe(true);
     expect(keys.some((key) => key.startsWith("prod/.uploads/"))).toBe(false);
+  });
+
+  it("keeps the registry's layers in the backend and pulls them back unchanged", { timeout: 120_000 }, async () => {
+    const workspace = await ociWorkspace();
+    const source = `${workspace.dir}/source`;
+    await buildImage(source, "v1", [{ "data/a.bin": randomContent(3 * 1024 * 1024) }, { "data/b.bin": "small" }]);
+    const target = `docker://${new URL(server.urls.registry!).host}/blobs-on-s3/app:v1`;
+    await skopeo(workspace.policy, [
+      "copy",
+      "--dest-tls-verify=false",
+      "--dest-creds",
+      `x:${apiKey}`,
+      `oci:${source}:v1`,
+      target,
+    ]);
+    const back = `${workspace.dir}/back`;
+    await skopeo(workspace.policy, [
+      "copy",
+      "--src-tls-verify=false",
+      "--src-creds",
+      `x:${apiKey}`,
+      target,
+      `oci:${back}:v1`,
+    ]);
+    expect(await layoutDigest(back, "v1")).toBe(await layoutDigest(source, "v1"));
+    expect((await backendKeys()).some((key) => key.startsWith("prod/registry/"))).toBe(true);
   });
 });
