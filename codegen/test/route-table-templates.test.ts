@@ -35,6 +35,7 @@ describe("generated route tables", () => {
     expect(planeTables.map((file) => relative(root, file))).toEqual([
       "gen/openapi/identity-admin/routes.ts",
       "gen/openapi/identity-issuer/routes.ts",
+      "gen/openapi/registry/routes.ts",
     ]);
   });
 
