@@ -140,12 +140,6 @@ describe("the registry control plane", () => {
     const used = (await quotaClient.getQuota({ path: { org: quotaOrg.name } })).body.used_bytes;
     expect(used).toBe(1000);
     await quotaClient.setQuota({ path: { org: quotaOrg.name }, body: { limit_bytes: 1500 } });
-    const refused = await registry(`/v2/${quotaOrg.name}/app/blobs/uploads/?digest=sha256:${"0".repeat(64)}`, {
-      method: "POST",
-      key: quotaOrg.token,
-      body: "y".repeat(600),
-    });
-    expect(refused.status).toBeGreaterThanOrEqual(400);
     const big = "z".repeat(600);
     const { createHash } = await import("node:crypto");
     const digest = `sha256:${createHash("sha256").update(big).digest("hex")}`;

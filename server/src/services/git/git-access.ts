@@ -1,6 +1,7 @@
 import { ConnectError } from "@connectrpc/connect";
 import { and, eq, like } from "drizzle-orm";
 import { authenticate } from "../../auth/auth-interceptor.js";
+import { AuthorizationHeaderError, readAuthorization } from "../../auth/authorization-header.js";
 import { permissions } from "../../auth/auth-schema.js";
 import type { CredentialCache } from "../../auth/credential-cache.js";
 import { holdsRole } from "../../auth/roles.js";
@@ -44,17 +45,12 @@ export async function identifyGitCaller(
   authorization: string | undefined,
 ): Promise<GitCaller> {
   if (!authorization) return { kind: "anonymous" };
-  const match = /^(\S+)\s+(\S+)\s*$/.exec(authorization.trim());
-  if (!match) throw new GitAccessError(401, "malformed Authorization header");
-  const scheme = match[1]!.toLowerCase();
-  let key = match[2]!;
-  if (scheme === "basic") {
-    const decoded = Buffer.from(key, "base64").toString();
-    const colon = decoded.indexOf(":");
-    if (colon < 0) throw new GitAccessError(401, "malformed Basic credentials: expected <any user>:<API key>");
-    key = decoded.slice(colon + 1);
-  } else if (scheme !== "bearer") {
-    throw new GitAccessError(401, "unsupported authorization scheme: use Basic or Bearer");
+  let key: string;
+  try {
+    key = readAuthorization(authorization).secret;
+  } catch (error) {
+    if (error instanceof AuthorizationHeaderError) throw new GitAccessError(401, error.message);
+    throw error;
   }
   try {
     const principal = await authenticate(options.db, `Bearer ${key}`, options.credentials, options.box);

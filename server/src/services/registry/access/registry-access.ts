@@ -1,5 +1,6 @@
 import { ConnectError } from "@connectrpc/connect";
 import { authenticate } from "../../../auth/auth-interceptor.js";
+import { AuthorizationHeaderError, readAuthorization } from "../../../auth/authorization-header.js";
 import type { CredentialCache } from "../../../auth/credential-cache.js";
 import { holdsRole } from "../../../auth/roles.js";
 import type { SecretBox } from "../../../crypto/secret-box.js";
@@ -33,21 +34,15 @@ export async function identifyCaller(
   authorization: string | undefined,
 ): Promise<RegistryCaller> {
   if (!authorization) return { kind: "anonymous" };
-  const match = /^(\S+)\s+(\S+)\s*$/.exec(authorization.trim());
-  if (!match) throw new OciError("UNAUTHORIZED", "malformed Authorization header");
-  const scheme = match[1]!.toLowerCase();
-  let key = match[2]!;
-  if (scheme === "basic") {
-    const decoded = Buffer.from(key, "base64").toString();
-    const colon = decoded.indexOf(":");
-    if (colon < 0) throw new OciError("UNAUTHORIZED", "malformed Basic credentials: expected <any user>:<API key>");
-    key = decoded.slice(colon + 1);
-  } else if (scheme !== "bearer") {
-    throw new OciError(
-      "UNAUTHORIZED",
-      `unsupported authorization scheme "${match[1]!.slice(0, 20)}": use Basic or Bearer`,
-    );
-  } else if (!key.startsWith("dk_")) {
+  let credential: ReturnType<typeof readAuthorization>;
+  try {
+    credential = readAuthorization(authorization);
+  } catch (error) {
+    if (error instanceof AuthorizationHeaderError) throw new OciError("UNAUTHORIZED", error.message);
+    throw error;
+  }
+  const key = credential.secret;
+  if (credential.scheme === "bearer" && !key.startsWith("dk_")) {
     const claims = options.tokens.verify(key);
     if (!claims) throw new OciError("UNAUTHORIZED", "the registry token is invalid or expired: request a new one");
     if (!claims.keyId || !claims.orgId || !claims.orgName)
