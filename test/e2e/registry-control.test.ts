@@ -41,6 +41,8 @@ describe("the registry control plane", () => {
       query: {},
     });
     expect(tags.body.items).toEqual([expect.objectContaining({ name: "v1", immutable: false })]);
+    // Pulled by that tag: the tag's pull time is set along with the manifest's.
+    expect(Date.parse(tags.body.items[0]!.pull_time)).not.toBeNaN();
     const report = await client.getVulnerabilities({ path: { org: acme.name, repo: "listed", reference: "v1" } });
     // The test server has no advisory feed: the report says so rather than claiming a clean image.
     expect(["Pending", "Running", "NoFeed", "Unsupported"]).toContain(report.body.scan_status);
