@@ -114,12 +114,18 @@ export function createFilesystemBlobStore(root: string): BlobStore {
       let batch: Uint8Array[] = [];
       let batchBytes = 0;
       const flush = async () => {
-        const bytes = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batchBytes);
+        const chunks = batch;
+        const bytes = batchBytes;
         batch = [];
         batchBytes = 0;
-        // A positioned write may take less than asked: the rest goes in further writes.
-        for (let done = 0; done < bytes.byteLength;) {
-          const { bytesWritten } = await handle.write(bytes, done, bytes.byteLength - done, position);
+        // One vectored write, without copying the chunks together; what it did not take (a write
+        // may take less than asked) goes in plain writes after it.
+        let done = (await handle.writev(chunks, position)).bytesWritten;
+        position += done;
+        if (done === bytes) return;
+        const rest = Buffer.concat(chunks, bytes).subarray(done);
+        for (done = 0; done < rest.byteLength;) {
+          const { bytesWritten } = await handle.write(rest, done, rest.byteLength - done, position);
           done += bytesWritten;
           position += bytesWritten;
         }
