@@ -33,6 +33,7 @@ describe("generated route tables", () => {
   it("are found", () => {
     expect(protoTables.length).toBeGreaterThan(5);
     expect(planeTables.map((file) => relative(root, file))).toEqual([
+      "gen/openapi/git/routes.ts",
       "gen/openapi/identity-admin/routes.ts",
       "gen/openapi/identity-issuer/routes.ts",
       "gen/openapi/registry/routes.ts",

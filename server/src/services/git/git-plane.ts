@@ -2,7 +2,8 @@ import type { BlobStore } from "../../blob/blob-store.js";
 import type { Logger } from "../../log/logger.js";
 import type { NodeRequest, NodeResponse, NodeRequestHandler } from "../../transport/plane-handler.js";
 import { assertGitRole, GitAccessError, identifyGitCaller, type GitAccessOptions } from "./git-access.js";
-import { createRestRoutes } from "./git-rest.js";
+import { createGitControlPlane } from "./control/git-control-plane.js";
+import { BASIC_CHALLENGE } from "./control/git-control-auth.js";
 import { findRepositoryById, findRepositoryByName, repositoryGitDir, type RepositoryRow } from "./repository-store.js";
 import { serveInfoRefs, serveRpc, type GitService } from "./smart-http.js";
 import { refreshRepositorySize } from "./repository-accounting.js";
@@ -15,8 +16,6 @@ export interface GitPlaneOptions extends GitAccessOptions {
   readonly blobs: BlobStore;
 }
 
-const REALM = 'Basic realm="git", charset="UTF-8"';
-
 /** `/{repo_id}.git/<rest>` or `/{org_slug}/{name}.git/<rest>`. */
 const wirePath = /^\/(?:([^/]+)\/)?([^/]+)\.git\/(info\/refs|git-upload-pack|git-receive-pack)$/;
 
@@ -25,9 +24,8 @@ function text(res: NodeResponse, status: number, body: string, headers: Record<s
   res.end(body.endsWith("\n") ? body : `${body}\n`);
 }
 
-/** The git listener: the smart HTTP wire and the REST control plane under /api/v1. */
+/** The git listener: the REST control plane under /api/v1, the smart HTTP wire and Git LFS. */
 export function createGitPlane(options: GitPlaneOptions): NodeRequestHandler {
-  const rest = createRestRoutes(options);
   const lfs = createGatewayLfsHandler(options);
   const serveWire = async (req: NodeRequest, res: NodeResponse, match: RegExpExecArray): Promise<void> => {
     const [, orgSlug, repoName, action] = match;
@@ -57,10 +55,10 @@ export function createGitPlane(options: GitPlaneOptions): NodeRequestHandler {
     if (await lfs(req, res)) return;
     const wire = wirePath.exec(path);
     if (wire) return serveWire(req, res, wire);
-    if (path === "/api/v1" || path.startsWith("/api/v1/")) return rest(req, res, path.slice("/api/v1".length));
     text(res, 404, "not found");
   };
-  return (req, res) => {
+  // The control plane's routes first; every other path is the wire's (or LFS's), or unknown.
+  return createGitControlPlane(options).nodeHandler((req, res) => {
     serve(req, res).catch((error: unknown) => {
       if (res.headersSent) {
         if (!(error instanceof GitAccessError)) options.logger.error("git request failed", { error });
@@ -68,12 +66,12 @@ export function createGitPlane(options: GitPlaneOptions): NodeRequestHandler {
         return;
       }
       if (error instanceof GitAccessError) {
-        const challenge: Record<string, string> = error.status === 401 ? { "www-authenticate": REALM } : {};
+        const challenge: Record<string, string> = error.status === 401 ? { "www-authenticate": BASIC_CHALLENGE } : {};
         const prefix = error.status === 404 ? "not found" : error.status === 403 ? "forbidden" : "unauthorized";
         return text(res, error.status, `${prefix}: ${error.message}`, challenge);
       }
       options.logger.error("git request failed", { error });
       text(res, 500, "internal error");
     });
-  };
+  });
 }

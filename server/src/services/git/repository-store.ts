@@ -1,9 +1,10 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { and, eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { organizations } from "../../auth/auth-schema.js";
 import type { Database } from "../../db/database.js";
 import { uuidV7 } from "../actions/run-keys.js";
+import { nowMs } from "../../db/column-types.js";
 import { runGitOk } from "./repository/index.js";
 import { gitRepositories } from "./git-schema.js";
 
@@ -39,6 +40,16 @@ export async function findRepositoryById(db: Database, repoId: string): Promise<
     .innerJoin(organizations, eq(organizations.id, gitRepositories.orgId))
     .where(eq(gitRepositories.id, repoId.toLowerCase()));
   return row;
+}
+
+/** The organization's repositories, by name. */
+export function listRepositories(db: Database, orgId: string): Promise<RepositoryRow[]> {
+  return db
+    .select(columns)
+    .from(gitRepositories)
+    .innerJoin(organizations, eq(organizations.id, gitRepositories.orgId))
+    .where(eq(gitRepositories.orgId, orgId))
+    .orderBy(asc(gitRepositories.name));
 }
 
 /** A repository by its human address `{org_slug}/{name}`. */
@@ -95,4 +106,32 @@ export async function createRepository(db: Database, dataDir: string, repo: NewR
     throw error;
   }
   return id;
+}
+
+/**
+ * Deletes the row (its protection rules go with it), then the bare repository. A crash between the
+ * two leaves a directory no row names, under an id never given again: nothing can reach it.
+ */
+export async function deleteRepository(db: Database, dataDir: string, repo: RepositoryRow): Promise<void> {
+  await db.delete(gitRepositories).where(eq(gitRepositories.id, repo.id));
+  await rm(repositoryGitDir(dataDir, repo.orgId, repo.id), { recursive: true, force: true });
+}
+
+export async function setRepositoryVisibility(
+  db: Database,
+  repoId: string,
+  visibility: "private" | "public",
+): Promise<void> {
+  await db.update(gitRepositories).set({ visibility, updatedAt: nowMs }).where(eq(gitRepositories.id, repoId));
+}
+
+/** Points HEAD (what clones check out) and the row at `branch`, which the caller checked exists. */
+export async function setDefaultBranch(db: Database, dataDir: string, repo: RepositoryRow, branch: string) {
+  await db.transaction(async (tx) => {
+    await tx
+      .update(gitRepositories)
+      .set({ defaultBranch: branch, updatedAt: nowMs })
+      .where(eq(gitRepositories.id, repo.id));
+    await runGitOk(repositoryGitDir(dataDir, repo.orgId, repo.id), ["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
+  });
 }
