@@ -50,6 +50,8 @@ import { createCallbackSigningKeys } from "./services/script/callbacks/callback-
 import { createThreadWorker, type ThreadWorker } from "./services/script/engine/thread-worker.js";
 import { createRegistryPlane } from "./services/registry/registry-plane.js";
 import { createGitPlane } from "./services/git/git-plane.js";
+import { startGitSshGateway } from "./services/git/git-ssh-gateway.js";
+import type { GitSshListener } from "./services/git/ssh/git-ssh-server.js";
 import { createRegistryTokens, REGISTRY_TOKEN_KEY_PURPOSE } from "./services/registry/access/registry-token.js";
 import type { PollLoop } from "./background/poll-loop.js";
 import { startGarbageCollector } from "./services/registry/content/garbage-collector.js";
@@ -126,6 +128,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let stopFollowingCredentials: (() => Promise<void>) | undefined;
   let dataPlatform: DataPlatform | undefined;
   let stopFollowingS3Credentials: (() => Promise<void>) | undefined;
+  let gitSsh: { listener: GitSshListener; fingerprint: string } | undefined;
   /** Each listener's name in the ready line, in the order of `listeners`. */
   const listenerNames: string[] = [];
   /** The api listener's own URL, known once it listens: the base of download links without --public-api-url. */
@@ -422,7 +425,19 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       }),
     );
     listenerNames.push("git");
+
+    // The git wire over SSH, with the keys users upload on the git control plane.
+    gitSsh = await startGitSshGateway({
+      db,
+      credentials,
+      box,
+      host: config.host,
+      port: config.ports.gitSsh,
+      dataDir: config.dataDir,
+      logger,
+    });
   } catch (error) {
+    await gitSsh?.listener.close();
     await Promise.all(listeners.map((l) => l.close(0)));
     await dataPlatform?.stop();
     await userStoreMigrations?.stop();
@@ -442,7 +457,13 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   dataPlatform?.start();
   const mailDelivery = issuer?.startMailDelivery();
 
-  const urls = Object.fromEntries(listeners.map((l, i) => [listenerNames[i]!, l.url]));
+  const urls: Record<string, string> = Object.fromEntries(listeners.map((l, i) => [listenerNames[i]!, l.url]));
+  if (gitSsh) {
+    const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+    urls.gitSsh = `ssh://git@${host}:${gitSsh.listener.port}`;
+    // What users compare with the fingerprint their ssh client shows on first connection.
+    urls.gitSshHostKey = gitSsh.fingerprint;
+  }
   const record: ServerRecord = { pid: process.pid, api: urls.api! };
   await writeFile(serverRecordFile(config.dataDir), JSON.stringify(record) + "\n", { mode: 0o600 });
   ready = true;
@@ -456,7 +477,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       // listener's shutdown signal ends their streams: their answer is written in microtasks, and
       // without this turn the abort wins (the shutdown test sees only SERVING).
       await new Promise((resolve) => setImmediate(resolve));
-      await Promise.all(listeners.map((l) => l.close(config.shutdownGraceMs)));
+      await Promise.all([gitSsh?.listener.close(), ...listeners.map((l) => l.close(config.shutdownGraceMs))]);
       // Running threads give their leases back, so the next start (or another server) resumes them at once.
       await worker?.stop();
       await registryScans?.stop();

@@ -59,6 +59,8 @@ export async function startPlatformServer(
       "0",
       "--git-port",
       "0",
+      "--git-ssh-port",
+      "0",
       "--registry-port",
       "0",
       "--identity-port",

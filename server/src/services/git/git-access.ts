@@ -1,8 +1,8 @@
 import { ConnectError } from "@connectrpc/connect";
-import { and, eq, like } from "drizzle-orm";
+import { and, eq, like, sql } from "drizzle-orm";
 import { authenticate } from "../../auth/auth-interceptor.js";
 import { AuthorizationHeaderError, readAuthorization } from "../../auth/authorization-header.js";
-import { permissions } from "../../auth/auth-schema.js";
+import { apiKeys, organizations, permissions } from "../../auth/auth-schema.js";
 import type { CredentialCache } from "../../auth/credential-cache.js";
 import { holdsRole } from "../../auth/roles.js";
 import type { SecretBox } from "../../crypto/secret-box.js";
@@ -59,6 +59,29 @@ export async function identifyGitCaller(
     if (error instanceof ConnectError) throw new GitAccessError(401, error.rawMessage);
     throw error;
   }
+}
+
+/**
+ * The caller behind an API key id, for credentials that stand for a key without carrying its
+ * secret (an SSH key uploaded with it): undefined once the key is revoked or expired, so its SSH
+ * keys stop working with it.
+ */
+export async function callerOfApiKey(db: Database, keyId: string): Promise<GitCaller | undefined> {
+  const [row] = await db
+    .select({
+      orgId: apiKeys.orgId,
+      orgName: organizations.name,
+      state: apiKeys.state,
+      expiresAt: apiKeys.expiresAt,
+      roles: sql<string[]>`coalesce((select array_agg(${permissions.role}) from ${permissions}
+        where ${permissions.orgId} = ${apiKeys.orgId} and ${permissions.principal} = ${apiKeys.id}::text
+        and ${permissions.resource} = ''), '{}')`,
+    })
+    .from(apiKeys)
+    .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
+    .where(eq(apiKeys.id, keyId));
+  if (!row || row.state !== "active" || (row.expiresAt !== 0 && row.expiresAt <= Date.now())) return undefined;
+  return { kind: "key", orgId: row.orgId, orgName: row.orgName, keyId, roles: new Set(row.roles) };
 }
 
 /** `drn:platform:git:{region}:{org}:repo/{repo_id}`, any region, org by slug or id. */

@@ -17,7 +17,12 @@ export interface SshUserKey {
 
 /** Where the repository is, or the message the git client prints when it may not be used. */
 export type GitSshAuthorization =
-  ({ readonly ok: true } & GitServiceTarget) | { readonly ok: false; readonly message: string };
+  | ({
+      readonly ok: true;
+      /** Called once git has exited (the gateway refreshes a repository's size after a push). */
+      readonly onExit?: (exitCode: number) => Promise<void>;
+    } & GitServiceTarget)
+  | { readonly ok: false; readonly message: string };
 
 export interface GitSshDependencies {
   findKey(fingerprint: string): Promise<SshUserKey | undefined>;
@@ -55,7 +60,10 @@ export async function startGitSshListener(
   },
   deps: GitSshDependencies,
 ): Promise<GitSshListener> {
+  const clients = new Set<ssh2.Connection>();
   const server = new ssh2.Server({ hostKeys: [options.hostKey.privateKey] }, (client) => {
+    clients.add(client);
+    client.on("close", () => clients.delete(client));
     let user: SshUserKey | undefined;
     let running = 0;
     const timer = setTimeout(() => client.end(), AUTH_TIMEOUT_MS);
@@ -99,7 +107,12 @@ export async function startGitSshListener(
   server.on("error", (error: Error) => deps.log?.("git ssh listener error", { error: error.message }));
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Closing stops new connections only: open ones end too, or shutdown would wait on them.
+        for (const client of clients) client.end();
+      }),
   };
 }
 
@@ -152,6 +165,9 @@ async function serveExec(
   }
   if (!access.ok) return finish(channel, access.message);
   const exitCode = await runGitService(parsed.service, access, channel, gitProtocol);
+  await access
+    .onExit?.(exitCode)
+    .catch((error: unknown) => deps.log?.("git ssh after-exit step failed", { error: String(error) }));
   channel.exit(exitCode);
   channel.end();
 }
