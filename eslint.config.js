@@ -10,8 +10,8 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    // Plain JavaScript here is Node entry points (the server's bin).
-    files: ["**/*.js"],
+    // Plain JavaScript here is Node entry points (the server's bin, git's push hook).
+    files: ["**/*.js", "**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },
   {

@@ -42,6 +42,8 @@ import type {
   PutProtectionRuleSuccess,
   SetDefaultBranchCall,
   SetDefaultBranchSuccess,
+  SetRepositoryQuotasCall,
+  SetRepositoryQuotasSuccess,
   SetRepositoryVisibilityCall,
   SetRepositoryVisibilitySuccess,
 } from "./types.js";
@@ -96,6 +98,14 @@ export interface GitClient {
    * `PUT /repos/{repo_id}/default-branch`
    */
   setDefaultBranch(call: SetDefaultBranchCall, options?: RestCallOptions): Promise<SetDefaultBranchSuccess>;
+  /**
+   * Set a repository's quotas
+   *
+   * Needs `git.admin`. A push that would take the repository's objects past `size_limit_bytes`, or its packs past `pack_count_limit`, is refused whole; null removes a limit. Sizes already over a new limit are kept: the limit refuses the next push.
+   *
+   * `PUT /repos/{repo_id}/quotas`
+   */
+  setRepositoryQuotas(call: SetRepositoryQuotasCall, options?: RestCallOptions): Promise<SetRepositoryQuotasSuccess>;
   /**
    * Resolve a repository's address to the repository
    *

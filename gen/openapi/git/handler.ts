@@ -48,6 +48,9 @@ import type {
   SetDefaultBranchPathParams,
   SetDefaultBranchRequestBody,
   SetDefaultBranchResult,
+  SetRepositoryQuotasPathParams,
+  SetRepositoryQuotasRequestBody,
+  SetRepositoryQuotasResult,
   SetRepositoryVisibilityPathParams,
   SetRepositoryVisibilityRequestBody,
   SetRepositoryVisibilityResult,
@@ -90,6 +93,13 @@ export interface SetDefaultBranchInput {
   path: SetDefaultBranchPathParams;
   query: Record<string, never>;
   body: SetDefaultBranchRequestBody;
+}
+
+/** What the handler of setRepositoryQuotas (PUT /repos/{repo_id}/quotas) receives. */
+export interface SetRepositoryQuotasInput {
+  path: SetRepositoryQuotasPathParams;
+  query: Record<string, never>;
+  body: SetRepositoryQuotasRequestBody;
 }
 
 /** What the handler of getRepositoryByName (GET /orgs/{org_slug}/repos/{name}) receives. */
@@ -223,6 +233,14 @@ export interface GitImplementation {
    * `PUT /repos/{repo_id}/default-branch`
    */
   setDefaultBranch(input: SetDefaultBranchInput, context: GitContext): Promise<SetDefaultBranchResult>;
+  /**
+   * Set a repository's quotas
+   *
+   * Needs `git.admin`. A push that would take the repository's objects past `size_limit_bytes`, or its packs past `pack_count_limit`, is refused whole; null removes a limit. Sizes already over a new limit are kept: the limit refuses the next push.
+   *
+   * `PUT /repos/{repo_id}/quotas`
+   */
+  setRepositoryQuotas(input: SetRepositoryQuotasInput, context: GitContext): Promise<SetRepositoryQuotasResult>;
   /**
    * Resolve a repository's address to the repository
    *

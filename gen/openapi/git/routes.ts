@@ -68,6 +68,16 @@ export const GitRoutes = defineRestPlane({
       errorBody: ["text"],
     },
     {
+      operationId: "setRepositoryQuotas",
+      httpMethod: "PUT",
+      template: "/repos/{repo_id}/quotas",
+      parameters: [{"name":"repo_id","in":"path","required":true,"repeated":false}],
+      requestBody: {"required":true,"contentTypes":["application/json"]},
+      responses: [{"status":200,"contentTypes":["application/json"],"headers":[]},{"status":400,"contentTypes":["text/plain"],"headers":[]},{"status":401,"contentTypes":["text/plain"],"headers":[]},{"status":403,"contentTypes":["text/plain"],"headers":[]},{"status":404,"contentTypes":["text/plain"],"headers":[]},{"status":"default","contentTypes":["text/plain"],"headers":[]}],
+      auth: "platform-bearer",
+      errorBody: ["text"],
+    },
+    {
       operationId: "getRepositoryByName",
       httpMethod: "GET",
       template: "/orgs/{org_slug}/repos/{name}",

@@ -126,6 +126,44 @@ export const GitValidation: RestValidationSchemas = {
           "minLength": 1,
           "maxLength": 255,
           "default": "main"
+        },
+        "size_limit_bytes": {
+          "type": [
+            "integer",
+            "null"
+          ],
+          "minimum": 0
+        },
+        "pack_count_limit": {
+          "type": [
+            "integer",
+            "null"
+          ],
+          "minimum": 0
+        }
+      }
+    },
+    "SetQuotasRequest": {
+      "type": "object",
+      "required": [
+        "size_limit_bytes",
+        "pack_count_limit"
+      ],
+      "additionalProperties": false,
+      "properties": {
+        "size_limit_bytes": {
+          "type": [
+            "integer",
+            "null"
+          ],
+          "minimum": 0
+        },
+        "pack_count_limit": {
+          "type": [
+            "integer",
+            "null"
+          ],
+          "minimum": 0
         }
       }
     },
@@ -646,6 +684,27 @@ export const GitValidation: RestValidationSchemas = {
     },
     "setDefaultBranch.body": {
       "$ref": "#/$defs/SetDefaultBranchRequest"
+    },
+    "setRepositoryQuotas.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          "required": [
+            "repo_id"
+          ]
+        }
+      }
+    },
+    "setRepositoryQuotas.body": {
+      "$ref": "#/$defs/SetQuotasRequest"
     },
     "getRepositoryByName.parameters": {
       "type": "object",

@@ -41,6 +41,15 @@ export interface CreateRepositoryRequest {
   name: string;
   description?: string;
   default_branch?: string;
+  /** The quota on the repository's objects; none when absent or null. */
+  size_limit_bytes?: number | null;
+  /** The quota on the repository's packs; none when absent or null. */
+  pack_count_limit?: number | null;
+}
+
+export interface SetQuotasRequest {
+  size_limit_bytes: number | null;
+  pack_count_limit: number | null;
 }
 
 export interface SetVisibilityRequest {
@@ -334,6 +343,39 @@ export type SetDefaultBranchResult =
 
 /** The responses of setDefaultBranch (PUT /repos/{repo_id}/default-branch) the SDK returns; it throws RestCallError for the others. */
 export type SetDefaultBranchSuccess = Extract<SetDefaultBranchResult, { status: 200 }>;
+
+/** Path parameters of setRepositoryQuotas (PUT /repos/{repo_id}/quotas). */
+export interface SetRepositoryQuotasPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+}
+
+/** Request body of setRepositoryQuotas (PUT /repos/{repo_id}/quotas). */
+export type SetRepositoryQuotasRequestBody = SetQuotasRequest;
+
+/** What the SDK sends for setRepositoryQuotas (PUT /repos/{repo_id}/quotas). */
+export interface SetRepositoryQuotasCall {
+  path: SetRepositoryQuotasPathParams;
+  body: SetRepositoryQuotasRequestBody;
+}
+
+/** Every response setRepositoryQuotas (PUT /repos/{repo_id}/quotas) documents. */
+export type SetRepositoryQuotasResult =
+  /** The updated repository. */
+  | { status: 200; body: Repository }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404>; body: string };
+
+/** The responses of setRepositoryQuotas (PUT /repos/{repo_id}/quotas) the SDK returns; it throws RestCallError for the others. */
+export type SetRepositoryQuotasSuccess = Extract<SetRepositoryQuotasResult, { status: 200 }>;
 
 /** Path parameters of getRepositoryByName (GET /orgs/{org_slug}/repos/{name}). */
 export interface GetRepositoryByNamePathParams {

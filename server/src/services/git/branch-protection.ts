@@ -39,22 +39,27 @@ export function branchPatternProblem(pattern: string): string | undefined {
   return undefined;
 }
 
+/** The pattern as a regular expression's source, anchored: what the push check in git's hook evaluates too. */
+export function branchPatternSource(pattern: string): string {
+  let source = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "*" && pattern[i + 1] === "*") {
+      source += ".*";
+      i++;
+    } else if (c === "*") source += "[^/]*";
+    else if (c === "?") source += "[^/]";
+    else source += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  }
+  return `^${source}$`;
+}
+
 const compiled = new Map<string, RegExp>();
 
 export function branchMatches(pattern: string, branch: string): boolean {
   let regex = compiled.get(pattern);
   if (!regex) {
-    let source = "";
-    for (let i = 0; i < pattern.length; i++) {
-      const c = pattern[i]!;
-      if (c === "*" && pattern[i + 1] === "*") {
-        source += ".*";
-        i++;
-      } else if (c === "*") source += "[^/]*";
-      else if (c === "?") source += "[^/]";
-      else source += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-    }
-    regex = new RegExp(`^${source}$`, "s");
+    regex = new RegExp(branchPatternSource(pattern), "s");
     if (compiled.size > 10_000) compiled.clear();
     compiled.set(pattern, regex);
   }

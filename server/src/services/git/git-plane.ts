@@ -7,6 +7,7 @@ import { BASIC_CHALLENGE } from "./control/git-control-auth.js";
 import { findRepositoryById, findRepositoryByName, repositoryGitDir, type RepositoryRow } from "./repository-store.js";
 import { serveInfoRefs, serveRpc, type GitService } from "./smart-http.js";
 import { refreshRepositorySize } from "./repository-accounting.js";
+import { receivePackSetup } from "./push-policy/push-policy.js";
 import { createGatewayLfsHandler } from "./lfs/gateway-lfs-handler.js";
 
 export interface GitPlaneOptions extends GitAccessOptions {
@@ -47,8 +48,11 @@ export function createGitPlane(options: GitPlaneOptions): NodeRequestHandler {
     await assertGitRole(options, caller, repo, service === "git-receive-pack" ? "git.editor" : "git.viewer");
     const gitDir = repositoryGitDir(options.dataDir, repo.orgId, repo.id);
     if (action === "info/refs") return serveInfoRefs(req, res, gitDir, service);
-    await serveRpc(req, res, gitDir, service);
-    if (service === "git-receive-pack") await refreshRepositorySize(options.db, repo.id, gitDir);
+    if (service === "git-upload-pack") return serveRpc(req, res, gitDir, service);
+    await serveRpc(req, res, gitDir, service, {
+      ...(await receivePackSetup(options.db, repo)),
+      afterExit: () => refreshRepositorySize(options.db, repo.id, gitDir),
+    });
   };
   const serve = async (req: NodeRequest, res: NodeResponse): Promise<void> => {
     const path = (req.url ?? "/").split("?")[0]!;

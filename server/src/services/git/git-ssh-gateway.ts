@@ -1,5 +1,6 @@
 import type { Logger } from "../../log/logger.js";
 import { assertGitRole, callerOfApiKey, GitAccessError, type GitAccessOptions } from "./git-access.js";
+import { receivePackSetup } from "./push-policy/push-policy.js";
 import { refreshRepositorySize } from "./repository-accounting.js";
 import { findRepositoryById, findRepositoryByName, repositoryGitDir } from "./repository-store.js";
 import { findSshKeyByFingerprint, touchSshKey } from "./ssh-keys.js";
@@ -44,10 +45,12 @@ export async function startGitSshGateway(
           return { ok: false, message: error.status === 403 ? `forbidden: ${error.message}` : NOT_FOUND };
         }
         const gitDir = repositoryGitDir(dataDir, repo.orgId, repo.id);
+        if (access === "read") return { ok: true, gitDir };
         return {
           ok: true,
           gitDir,
-          ...(access === "write" ? { onExit: () => refreshRepositorySize(db, repo.id, gitDir) } : {}),
+          ...(await receivePackSetup(db, repo)),
+          onExit: () => refreshRepositorySize(db, repo.id, gitDir),
         };
       },
       log: (message, fields) => logger.warn(message, fields),

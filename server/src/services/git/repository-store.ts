@@ -135,3 +135,14 @@ export async function setDefaultBranch(db: Database, dataDir: string, repo: Repo
     await runGitOk(repositoryGitDir(dataDir, repo.orgId, repo.id), ["symbolic-ref", "HEAD", `refs/heads/${branch}`]);
   });
 }
+
+export async function setRepositoryQuotas(
+  db: Database,
+  repoId: string,
+  quotas: { readonly sizeLimitBytes: number | null; readonly packCountLimit: number | null },
+): Promise<void> {
+  await db
+    .update(gitRepositories)
+    .set({ ...quotas, updatedAt: nowMs })
+    .where(eq(gitRepositories.id, repoId));
+}

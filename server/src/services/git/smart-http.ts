@@ -49,15 +49,25 @@ export async function serveInfoRefs(
   await finish(child, child.stdout, res);
 }
 
-/** `POST git-upload-pack` / `git-receive-pack`: the request streamed in (gunzipped when sent so), the result streamed out. */
+/**
+ * `POST git-upload-pack` / `git-receive-pack`: the request streamed in (gunzipped when sent so), the
+ * result streamed out. `setup` adds `-c` pairs and variables (the push check of receive-pack).
+ */
 export async function serveRpc(
   req: NodeRequest,
   res: NodeResponse,
   gitDir: string,
   service: GitService,
+  setup: {
+    readonly config?: readonly string[];
+    readonly env?: Readonly<Record<string, string>>;
+    /** Runs once git has exited, before the response ends: a client that sees the end sees its effects. */
+    readonly afterExit?: () => Promise<void>;
+  } = {},
 ): Promise<void> {
-  const child = spawn("git", [service.slice(4), "--stateless-rpc", gitDir], {
-    env: wireEnvironment(req),
+  const config = (setup.config ?? []).flatMap((pair) => ["-c", pair]);
+  const child = spawn("git", [...config, service.slice(4), "--stateless-rpc", gitDir], {
+    env: { ...setup.env, ...wireEnvironment(req) },
     stdio: ["pipe", "pipe", "ignore"],
   });
   res.writeHead(200, { "content-type": `application/x-${service}-result`, ...noCache });
@@ -67,13 +77,14 @@ export async function serveRpc(
   const input = (gzipped ? pipeline(body, createGunzip(), child.stdin) : pipeline(body, child.stdin)).catch(() =>
     child.kill(),
   );
-  await Promise.all([input, finish(child, child.stdout, res)]);
+  await Promise.all([input, finish(child, child.stdout, res, setup.afterExit)]);
 }
 
 async function finish(
   child: ReturnType<typeof spawn>,
   stdout: NodeJS.ReadableStream | null,
   response: NodeResponse,
+  afterExit?: () => Promise<void>,
 ): Promise<void> {
   const res = response as ServerResponse;
   // A git that cannot start ends the response like one that failed: the client sees a broken stream.
@@ -87,5 +98,9 @@ async function finish(
     }
   }
   await new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once("close", () => resolve())));
-  res.end();
+  try {
+    await afterExit?.();
+  } finally {
+    res.end();
+  }
 }

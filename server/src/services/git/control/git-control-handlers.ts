@@ -25,6 +25,7 @@ import {
   listRepositories,
   repositoryGitDir,
   setDefaultBranch,
+  setRepositoryQuotas,
   setRepositoryVisibility,
   type RepositoryRow,
 } from "../repository-store.js";
@@ -117,7 +118,13 @@ export function createGitControlHandlers(options: GitControlOptions): GitImpleme
       validateRefName(`refs/heads/${branch}`, "default_branch");
       let id: string;
       try {
-        id = await createRepository(db, dataDir, { orgId: caller.orgId, name: body.name, defaultBranch: branch });
+        id = await createRepository(db, dataDir, {
+          orgId: caller.orgId,
+          name: body.name,
+          defaultBranch: branch,
+          sizeLimitBytes: body.size_limit_bytes ?? null,
+          packCountLimit: body.pack_count_limit ?? null,
+        });
       } catch (error) {
         if (isUniqueViolation(error))
           throw new ConnectError(`a repository named ${JSON.stringify(body.name)} exists`, Code.AlreadyExists);
@@ -148,6 +155,13 @@ export function createGitControlHandlers(options: GitControlOptions): GitImpleme
       const repo = await repository(context, path.repo_id, "git.admin");
       await setRepositoryVisibility(db, repo.id, body.visibility);
       return { status: 200, body: repositoryDto({ ...repo, visibility: body.visibility }, context) };
+    },
+
+    async setRepositoryQuotas({ path, body }, context) {
+      const repo = await repository(context, path.repo_id, "git.admin");
+      const quotas = { sizeLimitBytes: body.size_limit_bytes, packCountLimit: body.pack_count_limit };
+      await setRepositoryQuotas(db, repo.id, quotas);
+      return { status: 200, body: repositoryDto({ ...repo, ...quotas }, context) };
     },
 
     async setDefaultBranch({ path, body }, context) {
