@@ -51,6 +51,7 @@ import { createThreadWorker, type ThreadWorker } from "./services/script/engine/
 import { createRegistryPlane } from "./services/registry/registry-plane.js";
 import { createGitPlane } from "./services/git/git-plane.js";
 import { startGitSshGateway } from "./services/git/git-ssh-gateway.js";
+import { createCheckLogSignals } from "./services/git/collab/checks/check-log-signals.js";
 import type { GitSshListener } from "./services/git/ssh/git-ssh-server.js";
 import { createRegistryTokens, REGISTRY_TOKEN_KEY_PURPOSE } from "./services/registry/access/registry-token.js";
 import type { PollLoop } from "./background/poll-loop.js";
@@ -129,6 +130,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let dataPlatform: DataPlatform | undefined;
   let stopFollowingS3Credentials: (() => Promise<void>) | undefined;
   let gitSsh: { listener: GitSshListener; fingerprint: string } | undefined;
+  let closeCheckSignals: (() => Promise<void>) | undefined;
   /** Each listener's name in the ready line, in the order of `listeners`. */
   const listenerNames: string[] = [];
   /** The api listener's own URL, known once it listens: the base of download links without --public-api-url. */
@@ -410,12 +412,14 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     listenerNames.push("registry");
 
     // The git gateway: the smart HTTP wire and its REST control plane, with the api listener's credentials.
+    const checkSignals = await createCheckLogSignals(database);
+    closeCheckSignals = () => checkSignals.close();
     listeners.push(
       await listenPlane({
         name: "git",
         host: config.host,
         port: config.ports.git,
-        handler: createGitPlane({ db, credentials, box, dataDir: config.dataDir, logger, blobs }),
+        handler: createGitPlane({ db, credentials, box, dataDir: config.dataDir, logger, blobs, checkSignals }),
         corsOrigins: config.corsOrigins,
         // Packs stream straight to git, whatever their size.
         handlerLimitsBody: true,
@@ -439,6 +443,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   } catch (error) {
     await gitSsh?.listener.close();
     await Promise.all(listeners.map((l) => l.close(0)));
+    await closeCheckSignals?.();
     await dataPlatform?.stop();
     await userStoreMigrations?.stop();
     await userStores?.close();
@@ -489,6 +494,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await deliverer?.stop();
       await mailDelivery?.stop();
       await signals?.close();
+      await closeCheckSignals?.();
       await stopFollowingCredentials?.();
       await stopFollowingS3Credentials?.();
       mailSender?.close();

@@ -1,8 +1,9 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { openDatabase, type Database, type DatabaseHandle } from "../src/db/database.js";
 import { migrateDatabase } from "../src/db/migrate.js";
 import { organizations } from "../src/auth/auth-schema.js";
+import { gitRepositories } from "../src/services/git/git-schema.js";
 
 /**
  * A migrated, empty database for one test file: the embedded PGlite in memory, or, when
@@ -18,6 +19,8 @@ export interface TestDatabase {
   readonly url: string | undefined;
   /** Creates an organization and returns its id: each test works in organizations of its own. */
   createOrganization(name?: string): Promise<string>;
+  /** A git repository row of the organization (no repository on disk), for tables that refer to one. */
+  createGitRepository(orgId: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -47,6 +50,11 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     async createOrganization(name = `org-${randomBytes(4).toString("hex")}`) {
       const [org] = await handle.db.insert(organizations).values({ name }).returning({ id: organizations.id });
       return org!.id;
+    },
+    async createGitRepository(orgId) {
+      const id = randomUUID();
+      await handle.db.insert(gitRepositories).values({ id, orgId, name: `repo-${id}` });
+      return id;
     },
     async close() {
       await handle.close();

@@ -8,18 +8,42 @@ import { GitRoutes } from "./routes.js";
 import type {
   AddSshKeyCall,
   AddSshKeySuccess,
+  AppendCheckLogCall,
+  AppendCheckLogSuccess,
+  CreateCheckCall,
+  CreateCheckSuccess,
+  CreatePullRequestCall,
+  CreatePullRequestCommentCall,
+  CreatePullRequestCommentSuccess,
+  CreatePullRequestReviewCall,
+  CreatePullRequestReviewSuccess,
+  CreatePullRequestSuccess,
   CreateRepositoryCall,
   CreateRepositorySuccess,
+  DeleteEnvironmentCiSecretCall,
+  DeleteEnvironmentCiSecretSuccess,
+  DeleteOrganizationCiSecretCall,
+  DeleteOrganizationCiSecretSuccess,
   DeleteProtectionRuleCall,
   DeleteProtectionRuleSuccess,
   DeleteRepositoryCall,
+  DeleteRepositoryCiSecretCall,
+  DeleteRepositoryCiSecretSuccess,
   DeleteRepositorySuccess,
   DeleteSshKeyCall,
   DeleteSshKeySuccess,
   GetBlobCall,
   GetBlobSuccess,
+  GetCheckCall,
+  GetCheckLogCall,
+  GetCheckLogSuccess,
+  GetCheckSuccess,
   GetDiffCall,
   GetDiffSuccess,
+  GetPullRequestCall,
+  GetPullRequestDiffCall,
+  GetPullRequestDiffSuccess,
+  GetPullRequestSuccess,
   GetRefCall,
   GetRefSuccess,
   GetRepositoryByNameCall,
@@ -30,22 +54,48 @@ import type {
   GetTreeSuccess,
   ListBranchesCall,
   ListBranchesSuccess,
+  ListCommitChecksCall,
+  ListCommitChecksSuccess,
   ListCommitsCall,
   ListCommitsSuccess,
+  ListEnvironmentCiSecretsCall,
+  ListEnvironmentCiSecretsSuccess,
   ListGitRepositoriesCall,
   ListGitRepositoriesSuccess,
+  ListOrganizationCiSecretsCall,
+  ListOrganizationCiSecretsSuccess,
   ListProtectionRulesCall,
   ListProtectionRulesSuccess,
+  ListPullRequestCommentsCall,
+  ListPullRequestCommentsSuccess,
+  ListPullRequestReviewsCall,
+  ListPullRequestReviewsSuccess,
+  ListPullRequestsCall,
+  ListPullRequestsSuccess,
+  ListRepositoryCiSecretsCall,
+  ListRepositoryCiSecretsSuccess,
   ListSshKeysCall,
   ListSshKeysSuccess,
+  MergePullRequestCall,
+  MergePullRequestSuccess,
+  PutEnvironmentCiSecretCall,
+  PutEnvironmentCiSecretSuccess,
+  PutOrganizationCiSecretCall,
+  PutOrganizationCiSecretSuccess,
   PutProtectionRuleCall,
   PutProtectionRuleSuccess,
+  PutRepositoryCiSecretCall,
+  PutRepositoryCiSecretSuccess,
   SetDefaultBranchCall,
   SetDefaultBranchSuccess,
   SetRepositoryQuotasCall,
   SetRepositoryQuotasSuccess,
   SetRepositoryVisibilityCall,
   SetRepositoryVisibilitySuccess,
+  UpdateCheckCall,
+  UpdateCheckSuccess,
+  UpdatePullRequestCall,
+  UpdatePullRequestSuccess,
 } from "./types.js";
 
 export type GitClientOptions = RestClientOptions;
@@ -206,6 +256,198 @@ export interface GitClient {
    * `DELETE /user/keys/{key_id}`
    */
   deleteSshKey(call: DeleteSshKeyCall, options?: RestCallOptions): Promise<DeleteSshKeySuccess>;
+  /**
+   * List pull requests
+   *
+   * Newest first.
+   *
+   * `GET /repos/{repo_id}/pulls`
+   */
+  listPullRequests(call: ListPullRequestsCall, options?: RestCallOptions): Promise<ListPullRequestsSuccess>;
+  /**
+   * Open a pull request
+   *
+   * Needs `git.editor`. Both branches must exist and differ.
+   *
+   * `POST /repos/{repo_id}/pulls`
+   */
+  createPullRequest(call: CreatePullRequestCall, options?: RestCallOptions): Promise<CreatePullRequestSuccess>;
+  /**
+   * Get a pull request, with its mergeability
+   *
+   * `mergeable` is computed on each read for an open pull request: false with `conflicting_files` when head and base conflict; `merge_blockers` lists what the base branch's protection still asks (approvals, requested changes, checks).
+   *
+   * `GET /repos/{repo_id}/pulls/{number}`
+   */
+  getPullRequest(call: GetPullRequestCall, options?: RestCallOptions): Promise<GetPullRequestSuccess>;
+  /**
+   * Edit, close or reopen a pull request
+   *
+   * Needs `git.editor`. A merged pull request cannot change.
+   *
+   * `PATCH /repos/{repo_id}/pulls/{number}`
+   */
+  updatePullRequest(call: UpdatePullRequestCall, options?: RestCallOptions): Promise<UpdatePullRequestSuccess>;
+  /**
+   * The pull request's changes, from the merge base to the head
+   *
+   * `GET /repos/{repo_id}/pulls/{number}/diff`
+   */
+  getPullRequestDiff(call: GetPullRequestDiffCall, options?: RestCallOptions): Promise<GetPullRequestDiffSuccess>;
+  /**
+   * List reviews, oldest first
+   *
+   * `GET /repos/{repo_id}/pulls/{number}/reviews`
+   */
+  listPullRequestReviews(call: ListPullRequestReviewsCall, options?: RestCallOptions): Promise<ListPullRequestReviewsSuccess>;
+  /**
+   * Review the pull request's head
+   *
+   * Needs `git.editor`. The review is pinned to the head commit: `commit_sha`, when given, must be the current head (409 otherwise). With `dismiss_stale_approvals`, approvals of older heads stop counting.
+   *
+   * `POST /repos/{repo_id}/pulls/{number}/reviews`
+   */
+  createPullRequestReview(call: CreatePullRequestReviewCall, options?: RestCallOptions): Promise<CreatePullRequestReviewSuccess>;
+  /**
+   * List comments, oldest first
+   *
+   * `GET /repos/{repo_id}/pulls/{number}/comments`
+   */
+  listPullRequestComments(call: ListPullRequestCommentsCall, options?: RestCallOptions): Promise<ListPullRequestCommentsSuccess>;
+  /**
+   * Comment on a pull request
+   *
+   * Needs `git.editor`.
+   *
+   * `POST /repos/{repo_id}/pulls/{number}/comments`
+   */
+  createPullRequestComment(call: CreatePullRequestCommentCall, options?: RestCallOptions): Promise<CreatePullRequestCommentSuccess>;
+  /**
+   * Merge a pull request
+   *
+   * Needs `git.editor`. Builds the result without a work tree (a merge commit, one squashed commit, or the head's commits replayed on the base) and moves the base branch only from the commit the result was built on. `expected_head_sha` must be the head the caller reviewed: a moved head is 409 `conflict: ...`, and so is a base moved by a concurrent merge or push (of two merges racing, exactly one wins). Conflicting changes answer 409 with the JSON body `{"error": "merge_conflict", "conflicting_files": [...]}`; a merge the base branch's protection still blocks answers 409 `conflict: blocked: ...`.
+   *
+   * `POST /repos/{repo_id}/pulls/{number}/merge`
+   */
+  mergePullRequest(call: MergePullRequestCall, options?: RestCallOptions): Promise<MergePullRequestSuccess>;
+  /**
+   * Report a check on a commit
+   *
+   * Needs `git.editor`. `conclusion` is kept only when `status` is `completed`.
+   *
+   * `POST /repos/{repo_id}/checks`
+   */
+  createCheck(call: CreateCheckCall, options?: RestCallOptions): Promise<CreateCheckSuccess>;
+  /**
+   * Get a check
+   *
+   * `GET /repos/{repo_id}/checks/{check_id}`
+   */
+  getCheck(call: GetCheckCall, options?: RestCallOptions): Promise<GetCheckSuccess>;
+  /**
+   * Update a check's status, conclusion or links
+   *
+   * Needs `git.editor`. Moving back to `queued` or `in_progress` (a re-run) clears the conclusion.
+   *
+   * `PATCH /repos/{repo_id}/checks/{check_id}`
+   */
+  updateCheck(call: UpdateCheckCall, options?: RestCallOptions): Promise<UpdateCheckSuccess>;
+  /**
+   * Read a check's log, or follow it live
+   *
+   * The whole log as text/plain. With `Accept: text/event-stream` the answer is a live tail: one `message` event per appended chunk, its `id` the chunk's byte offset in the log and its `data` the chunk's text (one `data:` line per line of text); a reconnecting reader sends `Last-Event-ID` and gets the chunks after that offset. The stream ends once the check is completed and its log read to the end.
+   *
+   * `GET /repos/{repo_id}/checks/{check_id}/logs`
+   */
+  getCheckLog(call: GetCheckLogCall, options?: RestCallOptions): Promise<GetCheckLogSuccess>;
+  /**
+   * Append text to a check's log
+   *
+   * Needs `git.editor`. Chunks of up to 1 MiB of UTF-8 text, kept in order.
+   *
+   * `POST /repos/{repo_id}/checks/{check_id}/logs`
+   */
+  appendCheckLog(call: AppendCheckLogCall, options?: RestCallOptions): Promise<AppendCheckLogSuccess>;
+  /**
+   * The checks of a commit and their rollup
+   *
+   * `rollup` is the worst state among the checks: failure > timed_out > cancelled > action_required > pending (queued or in progress) > neutral > skipped > success; `none` when there are no checks (which is not green).
+   *
+   * `GET /repos/{repo_id}/commits/{sha}/checks`
+   */
+  listCommitChecks(call: ListCommitChecksCall, options?: RestCallOptions): Promise<ListCommitChecksSuccess>;
+  /**
+   * List the organization's CI secrets (names only)
+   *
+   * Needs `git.admin`.
+   *
+   * `GET /ci/secrets`
+   */
+  listOrganizationCiSecrets(call?: ListOrganizationCiSecretsCall, options?: RestCallOptions): Promise<ListOrganizationCiSecretsSuccess>;
+  /**
+   * Create or replace an organization CI secret
+   *
+   * Needs `git.admin`. The value is sealed and never returned.
+   *
+   * `PUT /ci/secrets/{name}`
+   */
+  putOrganizationCiSecret(call: PutOrganizationCiSecretCall, options?: RestCallOptions): Promise<PutOrganizationCiSecretSuccess>;
+  /**
+   * Delete an organization CI secret
+   *
+   * Needs `git.admin`.
+   *
+   * `DELETE /ci/secrets/{name}`
+   */
+  deleteOrganizationCiSecret(call: DeleteOrganizationCiSecretCall, options?: RestCallOptions): Promise<DeleteOrganizationCiSecretSuccess>;
+  /**
+   * List a repository's CI secrets (names only)
+   *
+   * Needs `git.admin` on the repository.
+   *
+   * `GET /repos/{repo_id}/ci/secrets`
+   */
+  listRepositoryCiSecrets(call: ListRepositoryCiSecretsCall, options?: RestCallOptions): Promise<ListRepositoryCiSecretsSuccess>;
+  /**
+   * Create or replace a repository CI secret
+   *
+   * Needs `git.admin` on the repository.
+   *
+   * `PUT /repos/{repo_id}/ci/secrets/{name}`
+   */
+  putRepositoryCiSecret(call: PutRepositoryCiSecretCall, options?: RestCallOptions): Promise<PutRepositoryCiSecretSuccess>;
+  /**
+   * Delete a repository CI secret
+   *
+   * Needs `git.admin` on the repository.
+   *
+   * `DELETE /repos/{repo_id}/ci/secrets/{name}`
+   */
+  deleteRepositoryCiSecret(call: DeleteRepositoryCiSecretCall, options?: RestCallOptions): Promise<DeleteRepositoryCiSecretSuccess>;
+  /**
+   * List an environment's CI secrets (names only)
+   *
+   * Needs `git.admin` on the repository.
+   *
+   * `GET /repos/{repo_id}/environments/{environment}/ci/secrets`
+   */
+  listEnvironmentCiSecrets(call: ListEnvironmentCiSecretsCall, options?: RestCallOptions): Promise<ListEnvironmentCiSecretsSuccess>;
+  /**
+   * Create or replace an environment CI secret
+   *
+   * Needs `git.admin` on the repository. A job in the environment sees it over the repository's and the organization's of the same name.
+   *
+   * `PUT /repos/{repo_id}/environments/{environment}/ci/secrets/{name}`
+   */
+  putEnvironmentCiSecret(call: PutEnvironmentCiSecretCall, options?: RestCallOptions): Promise<PutEnvironmentCiSecretSuccess>;
+  /**
+   * Delete an environment CI secret
+   *
+   * Needs `git.admin` on the repository.
+   *
+   * `DELETE /repos/{repo_id}/environments/{environment}/ci/secrets/{name}`
+   */
+  deleteEnvironmentCiSecret(call: DeleteEnvironmentCiSecretCall, options?: RestCallOptions): Promise<DeleteEnvironmentCiSecretSuccess>;
 }
 
 /** Creates a client of the Git gateway control plane over fetch. */

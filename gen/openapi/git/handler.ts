@@ -9,11 +9,32 @@ import { GitValidation } from "./schemas.js";
 import type {
   AddSshKeyRequestBody,
   AddSshKeyResult,
+  AppendCheckLogPathParams,
+  AppendCheckLogRequestBody,
+  AppendCheckLogResult,
+  CreateCheckPathParams,
+  CreateCheckRequestBody,
+  CreateCheckResult,
+  CreatePullRequestCommentPathParams,
+  CreatePullRequestCommentRequestBody,
+  CreatePullRequestCommentResult,
+  CreatePullRequestPathParams,
+  CreatePullRequestRequestBody,
+  CreatePullRequestResult,
+  CreatePullRequestReviewPathParams,
+  CreatePullRequestReviewRequestBody,
+  CreatePullRequestReviewResult,
   CreateRepositoryRequestBody,
   CreateRepositoryResult,
+  DeleteEnvironmentCiSecretPathParams,
+  DeleteEnvironmentCiSecretResult,
+  DeleteOrganizationCiSecretPathParams,
+  DeleteOrganizationCiSecretResult,
   DeleteProtectionRulePathParams,
   DeleteProtectionRuleQueryParams,
   DeleteProtectionRuleResult,
+  DeleteRepositoryCiSecretPathParams,
+  DeleteRepositoryCiSecretResult,
   DeleteRepositoryPathParams,
   DeleteRepositoryResult,
   DeleteSshKeyPathParams,
@@ -21,9 +42,18 @@ import type {
   GetBlobPathParams,
   GetBlobQueryParams,
   GetBlobResult,
+  GetCheckLogPathParams,
+  GetCheckLogResult,
+  GetCheckPathParams,
+  GetCheckResult,
   GetDiffPathParams,
   GetDiffQueryParams,
   GetDiffResult,
+  GetPullRequestDiffPathParams,
+  GetPullRequestDiffQueryParams,
+  GetPullRequestDiffResult,
+  GetPullRequestPathParams,
+  GetPullRequestResult,
   GetRefPathParams,
   GetRefResult,
   GetRepositoryByNamePathParams,
@@ -35,16 +65,42 @@ import type {
   GetTreeResult,
   ListBranchesPathParams,
   ListBranchesResult,
+  ListCommitChecksPathParams,
+  ListCommitChecksResult,
   ListCommitsPathParams,
   ListCommitsQueryParams,
   ListCommitsResult,
+  ListEnvironmentCiSecretsPathParams,
+  ListEnvironmentCiSecretsResult,
   ListGitRepositoriesResult,
+  ListOrganizationCiSecretsResult,
   ListProtectionRulesPathParams,
   ListProtectionRulesResult,
+  ListPullRequestCommentsPathParams,
+  ListPullRequestCommentsResult,
+  ListPullRequestReviewsPathParams,
+  ListPullRequestReviewsResult,
+  ListPullRequestsPathParams,
+  ListPullRequestsQueryParams,
+  ListPullRequestsResult,
+  ListRepositoryCiSecretsPathParams,
+  ListRepositoryCiSecretsResult,
   ListSshKeysResult,
+  MergePullRequestPathParams,
+  MergePullRequestRequestBody,
+  MergePullRequestResult,
+  PutEnvironmentCiSecretPathParams,
+  PutEnvironmentCiSecretRequestBody,
+  PutEnvironmentCiSecretResult,
+  PutOrganizationCiSecretPathParams,
+  PutOrganizationCiSecretRequestBody,
+  PutOrganizationCiSecretResult,
   PutProtectionRulePathParams,
   PutProtectionRuleRequestBody,
   PutProtectionRuleResult,
+  PutRepositoryCiSecretPathParams,
+  PutRepositoryCiSecretRequestBody,
+  PutRepositoryCiSecretResult,
   SetDefaultBranchPathParams,
   SetDefaultBranchRequestBody,
   SetDefaultBranchResult,
@@ -54,6 +110,12 @@ import type {
   SetRepositoryVisibilityPathParams,
   SetRepositoryVisibilityRequestBody,
   SetRepositoryVisibilityResult,
+  UpdateCheckPathParams,
+  UpdateCheckRequestBody,
+  UpdateCheckResult,
+  UpdatePullRequestPathParams,
+  UpdatePullRequestRequestBody,
+  UpdatePullRequestResult,
 } from "./types.js";
 
 /** What the handler of listGitRepositories (GET /repos) receives. */
@@ -179,6 +241,167 @@ export interface AddSshKeyInput {
 /** What the handler of deleteSshKey (DELETE /user/keys/{key_id}) receives. */
 export interface DeleteSshKeyInput {
   path: DeleteSshKeyPathParams;
+  query: Record<string, never>;
+}
+
+/** What the handler of listPullRequests (GET /repos/{repo_id}/pulls) receives. */
+export interface ListPullRequestsInput {
+  path: ListPullRequestsPathParams;
+  query: ListPullRequestsQueryParams & Required<Pick<ListPullRequestsQueryParams, "state" | "page" | "page_size">>;
+}
+
+/** What the handler of createPullRequest (POST /repos/{repo_id}/pulls) receives. */
+export interface CreatePullRequestInput {
+  path: CreatePullRequestPathParams;
+  query: Record<string, never>;
+  body: CreatePullRequestRequestBody;
+}
+
+/** What the handler of getPullRequest (GET /repos/{repo_id}/pulls/{number}) receives. */
+export interface GetPullRequestInput {
+  path: GetPullRequestPathParams;
+  query: Record<string, never>;
+}
+
+/** What the handler of updatePullRequest (PATCH /repos/{repo_id}/pulls/{number}) receives. */
+export interface UpdatePullRequestInput {
+  path: UpdatePullRequestPathParams;
+  query: Record<string, never>;
+  body: UpdatePullRequestRequestBody;
+}
+
+/** What the handler of getPullRequestDiff (GET /repos/{repo_id}/pulls/{number}/diff) receives. */
+export interface GetPullRequestDiffInput {
+  path: GetPullRequestDiffPathParams;
+  query: GetPullRequestDiffQueryParams & Required<Pick<GetPullRequestDiffQueryParams, "stats_only">>;
+}
+
+/** What the handler of listPullRequestReviews (GET /repos/{repo_id}/pulls/{number}/reviews) receives. */
+export interface ListPullRequestReviewsInput {
+  path: ListPullRequestReviewsPathParams;
+  query: Record<string, never>;
+}
+
+/** What the handler of createPullRequestReview (POST /repos/{repo_id}/pulls/{number}/reviews) receives. */
+export interface CreatePullRequestReviewInput {
+  path: CreatePullRequestReviewPathParams;
+  query: Record<string, never>;
+  body: CreatePullRequestReviewRequestBody;
+}
+
+/** What the handler of listPullRequestComments (GET /repos/{repo_id}/pulls/{number}/comments) receives. */
+export interface ListPullRequestCommentsInput {
+  path: ListPullRequestCommentsPathParams;
+  query: Record<string, never>;
+}
+
+/** What the handler of createPullRequestComment (POST /repos/{repo_id}/pulls/{number}/comments) receives. */
+export interface CreatePullRequestCommentInput {
+  path: CreatePullRequestCommentPathParams;
+  query: Record<string, never>;
+  body: CreatePullRequestCommentRequestBody;
+}
+
+/** What the handler of mergePullRequest (POST /repos/{repo_id}/pulls/{number}/merge) receives. */
+export interface MergePullRequestInput {
+  path: MergePullRequestPathParams;
+  query: Record<string, never>;
+  body: MergePullRequestRequestBody;
+}
+
+/** What the handler of createCheck (POST /repos/{repo_id}/checks) receives. */
+export interface CreateCheckInput {
+  path: CreateCheckPathParams;
+  query: Record<string, never>;
+  body: CreateCheckRequestBody;
+}
+
+/** What the handler of getCheck (GET /repos/{repo_id}/checks/{check_id}) receives. */
+export interface GetCheckInput {
+  path: GetCheckPathParams;
+  query: Record<string, never>;
+}
+
+/** What the handler of updateCheck (PATCH /repos/{repo_id}/checks/{check_id}) receives. */
+export interface UpdateCheckInput {
+  path: UpdateCheckPathParams;
+  query: Record<string, never>;
+  body: UpdateCheckRequestBody;
+}
+
+/** What the handler of getCheckLog (GET /repos/{repo_id}/checks/{check_id}/logs) receives. */
+export interface GetCheckLogInput {
+  path: GetCheckLogPathParams;
+  query: Record<string, never>;
+}
+
+/** What the handler of appendCheckLog (POST /repos/{repo_id}/checks/{check_id}/logs) receives. */
+export interface AppendCheckLogInput {
+  path: AppendCheckLogPathParams;
+  query: Record<string, never>;
+  body: AppendCheckLogRequestBody;
+}
+
+/** What the handler of listCommitChecks (GET /repos/{repo_id}/commits/{sha}/checks) receives. */
+export interface ListCommitChecksInput {
+  path: ListCommitChecksPathParams;
+  query: Record<string, never>;
+}
+
+/** What the handler of listOrganizationCiSecrets (GET /ci/secrets) receives. */
+export interface ListOrganizationCiSecretsInput {
+  path: Record<string, never>;
+  query: Record<string, never>;
+}
+
+/** What the handler of putOrganizationCiSecret (PUT /ci/secrets/{name}) receives. */
+export interface PutOrganizationCiSecretInput {
+  path: PutOrganizationCiSecretPathParams;
+  query: Record<string, never>;
+  body: PutOrganizationCiSecretRequestBody;
+}
+
+/** What the handler of deleteOrganizationCiSecret (DELETE /ci/secrets/{name}) receives. */
+export interface DeleteOrganizationCiSecretInput {
+  path: DeleteOrganizationCiSecretPathParams;
+  query: Record<string, never>;
+}
+
+/** What the handler of listRepositoryCiSecrets (GET /repos/{repo_id}/ci/secrets) receives. */
+export interface ListRepositoryCiSecretsInput {
+  path: ListRepositoryCiSecretsPathParams;
+  query: Record<string, never>;
+}
+
+/** What the handler of putRepositoryCiSecret (PUT /repos/{repo_id}/ci/secrets/{name}) receives. */
+export interface PutRepositoryCiSecretInput {
+  path: PutRepositoryCiSecretPathParams;
+  query: Record<string, never>;
+  body: PutRepositoryCiSecretRequestBody;
+}
+
+/** What the handler of deleteRepositoryCiSecret (DELETE /repos/{repo_id}/ci/secrets/{name}) receives. */
+export interface DeleteRepositoryCiSecretInput {
+  path: DeleteRepositoryCiSecretPathParams;
+  query: Record<string, never>;
+}
+
+/** What the handler of listEnvironmentCiSecrets (GET /repos/{repo_id}/environments/{environment}/ci/secrets) receives. */
+export interface ListEnvironmentCiSecretsInput {
+  path: ListEnvironmentCiSecretsPathParams;
+  query: Record<string, never>;
+}
+
+/** What the handler of putEnvironmentCiSecret (PUT /repos/{repo_id}/environments/{environment}/ci/secrets/{name}) receives. */
+export interface PutEnvironmentCiSecretInput {
+  path: PutEnvironmentCiSecretPathParams;
+  query: Record<string, never>;
+  body: PutEnvironmentCiSecretRequestBody;
+}
+
+/** What the handler of deleteEnvironmentCiSecret (DELETE /repos/{repo_id}/environments/{environment}/ci/secrets/{name}) receives. */
+export interface DeleteEnvironmentCiSecretInput {
+  path: DeleteEnvironmentCiSecretPathParams;
   query: Record<string, never>;
 }
 
@@ -341,6 +564,198 @@ export interface GitImplementation {
    * `DELETE /user/keys/{key_id}`
    */
   deleteSshKey(input: DeleteSshKeyInput, context: GitContext): Promise<DeleteSshKeyResult>;
+  /**
+   * List pull requests
+   *
+   * Newest first.
+   *
+   * `GET /repos/{repo_id}/pulls`
+   */
+  listPullRequests(input: ListPullRequestsInput, context: GitContext): Promise<ListPullRequestsResult>;
+  /**
+   * Open a pull request
+   *
+   * Needs `git.editor`. Both branches must exist and differ.
+   *
+   * `POST /repos/{repo_id}/pulls`
+   */
+  createPullRequest(input: CreatePullRequestInput, context: GitContext): Promise<CreatePullRequestResult>;
+  /**
+   * Get a pull request, with its mergeability
+   *
+   * `mergeable` is computed on each read for an open pull request: false with `conflicting_files` when head and base conflict; `merge_blockers` lists what the base branch's protection still asks (approvals, requested changes, checks).
+   *
+   * `GET /repos/{repo_id}/pulls/{number}`
+   */
+  getPullRequest(input: GetPullRequestInput, context: GitContext): Promise<GetPullRequestResult>;
+  /**
+   * Edit, close or reopen a pull request
+   *
+   * Needs `git.editor`. A merged pull request cannot change.
+   *
+   * `PATCH /repos/{repo_id}/pulls/{number}`
+   */
+  updatePullRequest(input: UpdatePullRequestInput, context: GitContext): Promise<UpdatePullRequestResult>;
+  /**
+   * The pull request's changes, from the merge base to the head
+   *
+   * `GET /repos/{repo_id}/pulls/{number}/diff`
+   */
+  getPullRequestDiff(input: GetPullRequestDiffInput, context: GitContext): Promise<GetPullRequestDiffResult>;
+  /**
+   * List reviews, oldest first
+   *
+   * `GET /repos/{repo_id}/pulls/{number}/reviews`
+   */
+  listPullRequestReviews(input: ListPullRequestReviewsInput, context: GitContext): Promise<ListPullRequestReviewsResult>;
+  /**
+   * Review the pull request's head
+   *
+   * Needs `git.editor`. The review is pinned to the head commit: `commit_sha`, when given, must be the current head (409 otherwise). With `dismiss_stale_approvals`, approvals of older heads stop counting.
+   *
+   * `POST /repos/{repo_id}/pulls/{number}/reviews`
+   */
+  createPullRequestReview(input: CreatePullRequestReviewInput, context: GitContext): Promise<CreatePullRequestReviewResult>;
+  /**
+   * List comments, oldest first
+   *
+   * `GET /repos/{repo_id}/pulls/{number}/comments`
+   */
+  listPullRequestComments(input: ListPullRequestCommentsInput, context: GitContext): Promise<ListPullRequestCommentsResult>;
+  /**
+   * Comment on a pull request
+   *
+   * Needs `git.editor`.
+   *
+   * `POST /repos/{repo_id}/pulls/{number}/comments`
+   */
+  createPullRequestComment(input: CreatePullRequestCommentInput, context: GitContext): Promise<CreatePullRequestCommentResult>;
+  /**
+   * Merge a pull request
+   *
+   * Needs `git.editor`. Builds the result without a work tree (a merge commit, one squashed commit, or the head's commits replayed on the base) and moves the base branch only from the commit the result was built on. `expected_head_sha` must be the head the caller reviewed: a moved head is 409 `conflict: ...`, and so is a base moved by a concurrent merge or push (of two merges racing, exactly one wins). Conflicting changes answer 409 with the JSON body `{"error": "merge_conflict", "conflicting_files": [...]}`; a merge the base branch's protection still blocks answers 409 `conflict: blocked: ...`.
+   *
+   * `POST /repos/{repo_id}/pulls/{number}/merge`
+   */
+  mergePullRequest(input: MergePullRequestInput, context: GitContext): Promise<MergePullRequestResult>;
+  /**
+   * Report a check on a commit
+   *
+   * Needs `git.editor`. `conclusion` is kept only when `status` is `completed`.
+   *
+   * `POST /repos/{repo_id}/checks`
+   */
+  createCheck(input: CreateCheckInput, context: GitContext): Promise<CreateCheckResult>;
+  /**
+   * Get a check
+   *
+   * `GET /repos/{repo_id}/checks/{check_id}`
+   */
+  getCheck(input: GetCheckInput, context: GitContext): Promise<GetCheckResult>;
+  /**
+   * Update a check's status, conclusion or links
+   *
+   * Needs `git.editor`. Moving back to `queued` or `in_progress` (a re-run) clears the conclusion.
+   *
+   * `PATCH /repos/{repo_id}/checks/{check_id}`
+   */
+  updateCheck(input: UpdateCheckInput, context: GitContext): Promise<UpdateCheckResult>;
+  /**
+   * Read a check's log, or follow it live
+   *
+   * The whole log as text/plain. With `Accept: text/event-stream` the answer is a live tail: one `message` event per appended chunk, its `id` the chunk's byte offset in the log and its `data` the chunk's text (one `data:` line per line of text); a reconnecting reader sends `Last-Event-ID` and gets the chunks after that offset. The stream ends once the check is completed and its log read to the end.
+   *
+   * `GET /repos/{repo_id}/checks/{check_id}/logs`
+   */
+  getCheckLog(input: GetCheckLogInput, context: GitContext): Promise<GetCheckLogResult>;
+  /**
+   * Append text to a check's log
+   *
+   * Needs `git.editor`. Chunks of up to 1 MiB of UTF-8 text, kept in order.
+   *
+   * `POST /repos/{repo_id}/checks/{check_id}/logs`
+   */
+  appendCheckLog(input: AppendCheckLogInput, context: GitContext): Promise<AppendCheckLogResult>;
+  /**
+   * The checks of a commit and their rollup
+   *
+   * `rollup` is the worst state among the checks: failure > timed_out > cancelled > action_required > pending (queued or in progress) > neutral > skipped > success; `none` when there are no checks (which is not green).
+   *
+   * `GET /repos/{repo_id}/commits/{sha}/checks`
+   */
+  listCommitChecks(input: ListCommitChecksInput, context: GitContext): Promise<ListCommitChecksResult>;
+  /**
+   * List the organization's CI secrets (names only)
+   *
+   * Needs `git.admin`.
+   *
+   * `GET /ci/secrets`
+   */
+  listOrganizationCiSecrets(input: ListOrganizationCiSecretsInput, context: GitContext): Promise<ListOrganizationCiSecretsResult>;
+  /**
+   * Create or replace an organization CI secret
+   *
+   * Needs `git.admin`. The value is sealed and never returned.
+   *
+   * `PUT /ci/secrets/{name}`
+   */
+  putOrganizationCiSecret(input: PutOrganizationCiSecretInput, context: GitContext): Promise<PutOrganizationCiSecretResult>;
+  /**
+   * Delete an organization CI secret
+   *
+   * Needs `git.admin`.
+   *
+   * `DELETE /ci/secrets/{name}`
+   */
+  deleteOrganizationCiSecret(input: DeleteOrganizationCiSecretInput, context: GitContext): Promise<DeleteOrganizationCiSecretResult>;
+  /**
+   * List a repository's CI secrets (names only)
+   *
+   * Needs `git.admin` on the repository.
+   *
+   * `GET /repos/{repo_id}/ci/secrets`
+   */
+  listRepositoryCiSecrets(input: ListRepositoryCiSecretsInput, context: GitContext): Promise<ListRepositoryCiSecretsResult>;
+  /**
+   * Create or replace a repository CI secret
+   *
+   * Needs `git.admin` on the repository.
+   *
+   * `PUT /repos/{repo_id}/ci/secrets/{name}`
+   */
+  putRepositoryCiSecret(input: PutRepositoryCiSecretInput, context: GitContext): Promise<PutRepositoryCiSecretResult>;
+  /**
+   * Delete a repository CI secret
+   *
+   * Needs `git.admin` on the repository.
+   *
+   * `DELETE /repos/{repo_id}/ci/secrets/{name}`
+   */
+  deleteRepositoryCiSecret(input: DeleteRepositoryCiSecretInput, context: GitContext): Promise<DeleteRepositoryCiSecretResult>;
+  /**
+   * List an environment's CI secrets (names only)
+   *
+   * Needs `git.admin` on the repository.
+   *
+   * `GET /repos/{repo_id}/environments/{environment}/ci/secrets`
+   */
+  listEnvironmentCiSecrets(input: ListEnvironmentCiSecretsInput, context: GitContext): Promise<ListEnvironmentCiSecretsResult>;
+  /**
+   * Create or replace an environment CI secret
+   *
+   * Needs `git.admin` on the repository. A job in the environment sees it over the repository's and the organization's of the same name.
+   *
+   * `PUT /repos/{repo_id}/environments/{environment}/ci/secrets/{name}`
+   */
+  putEnvironmentCiSecret(input: PutEnvironmentCiSecretInput, context: GitContext): Promise<PutEnvironmentCiSecretResult>;
+  /**
+   * Delete an environment CI secret
+   *
+   * Needs `git.admin` on the repository.
+   *
+   * `DELETE /repos/{repo_id}/environments/{environment}/ci/secrets/{name}`
+   */
+  deleteEnvironmentCiSecret(input: DeleteEnvironmentCiSecretInput, context: GitContext): Promise<DeleteEnvironmentCiSecretResult>;
 }
 
 /**

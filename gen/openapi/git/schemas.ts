@@ -604,6 +604,639 @@ export const GitValidation: RestValidationSchemas = {
         }
       }
     },
+    "PullRequest": {
+      "type": "object",
+      "required": [
+        "number",
+        "title",
+        "body",
+        "state",
+        "head",
+        "base",
+        "head_sha",
+        "base_sha",
+        "author",
+        "created_at",
+        "updated_at"
+      ],
+      "properties": {
+        "number": {
+          "type": "integer"
+        },
+        "title": {
+          "type": "string"
+        },
+        "body": {
+          "type": "string"
+        },
+        "state": {
+          "type": "string",
+          "enum": [
+            "open",
+            "closed",
+            "merged"
+          ]
+        },
+        "head": {
+          "type": "string"
+        },
+        "base": {
+          "type": "string"
+        },
+        "head_sha": {
+          "type": "string"
+        },
+        "base_sha": {
+          "type": "string"
+        },
+        "author": {
+          "type": "string"
+        },
+        "mergeable": {
+          "type": [
+            "boolean",
+            "null"
+          ]
+        },
+        "conflicting_files": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "approvals": {
+          "type": "integer"
+        },
+        "checks": {
+          "type": "string"
+        },
+        "merge_blockers": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "merge_commit_sha": {
+          "type": "string"
+        },
+        "merge_method": {
+          "type": "string",
+          "enum": [
+            "merge",
+            "squash",
+            "rebase"
+          ]
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "closed_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "merged_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "PullRequestList": {
+      "type": "object",
+      "required": [
+        "pulls",
+        "total_count"
+      ],
+      "properties": {
+        "pulls": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/PullRequest"
+          }
+        },
+        "total_count": {
+          "type": "integer"
+        }
+      }
+    },
+    "CreatePullRequestRequest": {
+      "type": "object",
+      "required": [
+        "title",
+        "head"
+      ],
+      "additionalProperties": false,
+      "properties": {
+        "title": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 256
+        },
+        "body": {
+          "type": "string",
+          "maxLength": 65536
+        },
+        "head": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255
+        },
+        "base": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255
+        }
+      }
+    },
+    "UpdatePullRequestRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "title": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 256
+        },
+        "body": {
+          "type": "string",
+          "maxLength": 65536
+        },
+        "base": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255
+        },
+        "state": {
+          "type": "string",
+          "enum": [
+            "open",
+            "closed"
+          ]
+        }
+      }
+    },
+    "Review": {
+      "type": "object",
+      "required": [
+        "id",
+        "reviewer",
+        "state",
+        "commit_sha",
+        "body",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string"
+        },
+        "reviewer": {
+          "type": "string"
+        },
+        "state": {
+          "type": "string",
+          "enum": [
+            "approve",
+            "request_changes",
+            "comment"
+          ]
+        },
+        "commit_sha": {
+          "type": "string"
+        },
+        "body": {
+          "type": "string"
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "ReviewList": {
+      "type": "object",
+      "required": [
+        "reviews"
+      ],
+      "properties": {
+        "reviews": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Review"
+          }
+        }
+      }
+    },
+    "CreateReviewRequest": {
+      "type": "object",
+      "required": [
+        "state"
+      ],
+      "additionalProperties": false,
+      "properties": {
+        "state": {
+          "type": "string",
+          "enum": [
+            "approve",
+            "request_changes",
+            "comment"
+          ]
+        },
+        "body": {
+          "type": "string",
+          "maxLength": 65536
+        },
+        "commit_sha": {
+          "type": "string",
+          "pattern": "^[0-9a-f]{40}([0-9a-f]{24})?$"
+        }
+      }
+    },
+    "Comment": {
+      "type": "object",
+      "required": [
+        "id",
+        "author",
+        "body",
+        "created_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string"
+        },
+        "author": {
+          "type": "string"
+        },
+        "body": {
+          "type": "string"
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "CommentList": {
+      "type": "object",
+      "required": [
+        "comments"
+      ],
+      "properties": {
+        "comments": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Comment"
+          }
+        }
+      }
+    },
+    "CreateCommentRequest": {
+      "type": "object",
+      "required": [
+        "body"
+      ],
+      "additionalProperties": false,
+      "properties": {
+        "body": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 65536
+        }
+      }
+    },
+    "MergeRequest": {
+      "type": "object",
+      "required": [
+        "expected_head_sha"
+      ],
+      "additionalProperties": false,
+      "properties": {
+        "method": {
+          "type": "string",
+          "enum": [
+            "merge",
+            "squash",
+            "rebase"
+          ],
+          "default": "merge"
+        },
+        "expected_head_sha": {
+          "type": "string",
+          "pattern": "^[0-9a-f]{40}([0-9a-f]{24})?$"
+        },
+        "message": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 65536
+        }
+      }
+    },
+    "MergeResult": {
+      "type": "object",
+      "required": [
+        "merged",
+        "sha",
+        "method"
+      ],
+      "properties": {
+        "merged": {
+          "type": "boolean"
+        },
+        "sha": {
+          "type": "string"
+        },
+        "method": {
+          "type": "string",
+          "enum": [
+            "merge",
+            "squash",
+            "rebase"
+          ]
+        }
+      }
+    },
+    "MergeConflict": {
+      "type": "object",
+      "required": [
+        "error",
+        "conflicting_files"
+      ],
+      "properties": {
+        "error": {
+          "type": "string",
+          "enum": [
+            "merge_conflict"
+          ]
+        },
+        "conflicting_files": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        }
+      }
+    },
+    "Check": {
+      "type": "object",
+      "required": [
+        "id",
+        "head_sha",
+        "name",
+        "status",
+        "conclusion",
+        "details_url",
+        "output_summary",
+        "log_bytes",
+        "created_at",
+        "updated_at"
+      ],
+      "properties": {
+        "id": {
+          "type": "string"
+        },
+        "head_sha": {
+          "type": "string"
+        },
+        "name": {
+          "type": "string"
+        },
+        "status": {
+          "type": "string",
+          "enum": [
+            "queued",
+            "in_progress",
+            "completed"
+          ]
+        },
+        "conclusion": {
+          "type": [
+            "string",
+            "null"
+          ],
+          "enum": [
+            "success",
+            "failure",
+            "neutral",
+            "cancelled",
+            "skipped",
+            "timed_out",
+            "action_required",
+            null
+          ]
+        },
+        "details_url": {
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "output_summary": {
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "log_bytes": {
+          "type": "integer"
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "completed_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "CreateCheckRequest": {
+      "type": "object",
+      "required": [
+        "head_sha",
+        "name"
+      ],
+      "additionalProperties": false,
+      "properties": {
+        "head_sha": {
+          "type": "string",
+          "pattern": "^[0-9a-f]{40}([0-9a-f]{24})?$"
+        },
+        "name": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255
+        },
+        "status": {
+          "type": "string",
+          "enum": [
+            "queued",
+            "in_progress",
+            "completed"
+          ],
+          "default": "queued"
+        },
+        "conclusion": {
+          "type": "string",
+          "enum": [
+            "success",
+            "failure",
+            "neutral",
+            "cancelled",
+            "skipped",
+            "timed_out",
+            "action_required"
+          ]
+        },
+        "details_url": {
+          "type": "string",
+          "format": "uri",
+          "maxLength": 2048
+        },
+        "output_summary": {
+          "type": "string",
+          "maxLength": 65536
+        }
+      }
+    },
+    "UpdateCheckRequest": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "status": {
+          "type": "string",
+          "enum": [
+            "queued",
+            "in_progress",
+            "completed"
+          ]
+        },
+        "conclusion": {
+          "type": "string",
+          "enum": [
+            "success",
+            "failure",
+            "neutral",
+            "cancelled",
+            "skipped",
+            "timed_out",
+            "action_required"
+          ]
+        },
+        "details_url": {
+          "type": "string",
+          "format": "uri",
+          "maxLength": 2048
+        },
+        "output_summary": {
+          "type": "string",
+          "maxLength": 65536
+        }
+      }
+    },
+    "LogAppend": {
+      "type": "object",
+      "required": [
+        "offset",
+        "log_bytes"
+      ],
+      "properties": {
+        "offset": {
+          "type": "integer"
+        },
+        "log_bytes": {
+          "type": "integer"
+        }
+      }
+    },
+    "CommitChecks": {
+      "type": "object",
+      "required": [
+        "sha",
+        "rollup",
+        "checks"
+      ],
+      "properties": {
+        "sha": {
+          "type": "string"
+        },
+        "rollup": {
+          "type": "string",
+          "enum": [
+            "failure",
+            "timed_out",
+            "cancelled",
+            "action_required",
+            "pending",
+            "neutral",
+            "skipped",
+            "success",
+            "none"
+          ]
+        },
+        "checks": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Check"
+          }
+        }
+      }
+    },
+    "CiSecret": {
+      "type": "object",
+      "required": [
+        "name",
+        "created_at",
+        "updated_at"
+      ],
+      "properties": {
+        "name": {
+          "type": "string"
+        },
+        "created_at": {
+          "type": "string",
+          "format": "date-time"
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time"
+        }
+      }
+    },
+    "CiSecretList": {
+      "type": "object",
+      "required": [
+        "secrets"
+      ],
+      "properties": {
+        "secrets": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/CiSecret"
+          }
+        }
+      }
+    },
+    "PutCiSecretRequest": {
+      "type": "object",
+      "required": [
+        "value"
+      ],
+      "additionalProperties": false,
+      "properties": {
+        "value": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 49152
+        }
+      }
+    },
     "createRepository.body": {
       "$ref": "#/$defs/CreateRepositoryRequest"
     },
@@ -1008,6 +1641,627 @@ export const GitValidation: RestValidationSchemas = {
           },
           "required": [
             "key_id"
+          ]
+        }
+      }
+    },
+    "listPullRequests.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          "required": [
+            "repo_id"
+          ]
+        },
+        "query": {
+          "type": "object",
+          "properties": {
+            "state": {
+              "type": "string",
+              "enum": [
+                "open",
+                "closed",
+                "merged",
+                "all"
+              ],
+              "default": "open"
+            },
+            "page": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 100000,
+              "default": 1
+            },
+            "page_size": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 100,
+              "default": 30
+            }
+          }
+        }
+      }
+    },
+    "createPullRequest.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          "required": [
+            "repo_id"
+          ]
+        }
+      }
+    },
+    "createPullRequest.body": {
+      "$ref": "#/$defs/CreatePullRequestRequest"
+    },
+    "getPullRequest.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "number": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647
+            }
+          },
+          "required": [
+            "repo_id",
+            "number"
+          ]
+        }
+      }
+    },
+    "updatePullRequest.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "number": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647
+            }
+          },
+          "required": [
+            "repo_id",
+            "number"
+          ]
+        }
+      }
+    },
+    "updatePullRequest.body": {
+      "$ref": "#/$defs/UpdatePullRequestRequest"
+    },
+    "getPullRequestDiff.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "number": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647
+            }
+          },
+          "required": [
+            "repo_id",
+            "number"
+          ]
+        },
+        "query": {
+          "type": "object",
+          "properties": {
+            "stats_only": {
+              "type": "boolean",
+              "default": false
+            }
+          }
+        }
+      }
+    },
+    "listPullRequestReviews.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "number": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647
+            }
+          },
+          "required": [
+            "repo_id",
+            "number"
+          ]
+        }
+      }
+    },
+    "createPullRequestReview.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "number": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647
+            }
+          },
+          "required": [
+            "repo_id",
+            "number"
+          ]
+        }
+      }
+    },
+    "createPullRequestReview.body": {
+      "$ref": "#/$defs/CreateReviewRequest"
+    },
+    "listPullRequestComments.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "number": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647
+            }
+          },
+          "required": [
+            "repo_id",
+            "number"
+          ]
+        }
+      }
+    },
+    "createPullRequestComment.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "number": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647
+            }
+          },
+          "required": [
+            "repo_id",
+            "number"
+          ]
+        }
+      }
+    },
+    "createPullRequestComment.body": {
+      "$ref": "#/$defs/CreateCommentRequest"
+    },
+    "mergePullRequest.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "number": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 2147483647
+            }
+          },
+          "required": [
+            "repo_id",
+            "number"
+          ]
+        }
+      }
+    },
+    "mergePullRequest.body": {
+      "$ref": "#/$defs/MergeRequest"
+    },
+    "createCheck.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          "required": [
+            "repo_id"
+          ]
+        }
+      }
+    },
+    "createCheck.body": {
+      "$ref": "#/$defs/CreateCheckRequest"
+    },
+    "getCheck.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "check_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          "required": [
+            "repo_id",
+            "check_id"
+          ]
+        }
+      }
+    },
+    "updateCheck.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "check_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          "required": [
+            "repo_id",
+            "check_id"
+          ]
+        }
+      }
+    },
+    "updateCheck.body": {
+      "$ref": "#/$defs/UpdateCheckRequest"
+    },
+    "getCheckLog.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "check_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          "required": [
+            "repo_id",
+            "check_id"
+          ]
+        }
+      }
+    },
+    "appendCheckLog.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "check_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          "required": [
+            "repo_id",
+            "check_id"
+          ]
+        }
+      }
+    },
+    "appendCheckLog.body": {
+      "type": "string",
+      "minLength": 1
+    },
+    "listCommitChecks.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "sha": {
+              "type": "string",
+              "pattern": "^[0-9a-f]{40}([0-9a-f]{24})?$"
+            }
+          },
+          "required": [
+            "repo_id",
+            "sha"
+          ]
+        }
+      }
+    },
+    "putOrganizationCiSecret.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "name": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255
+            }
+          },
+          "required": [
+            "name"
+          ]
+        }
+      }
+    },
+    "putOrganizationCiSecret.body": {
+      "$ref": "#/$defs/PutCiSecretRequest"
+    },
+    "deleteOrganizationCiSecret.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "name": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255
+            }
+          },
+          "required": [
+            "name"
+          ]
+        }
+      }
+    },
+    "listRepositoryCiSecrets.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            }
+          },
+          "required": [
+            "repo_id"
+          ]
+        }
+      }
+    },
+    "putRepositoryCiSecret.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "name": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255
+            }
+          },
+          "required": [
+            "repo_id",
+            "name"
+          ]
+        }
+      }
+    },
+    "putRepositoryCiSecret.body": {
+      "$ref": "#/$defs/PutCiSecretRequest"
+    },
+    "deleteRepositoryCiSecret.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "name": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255
+            }
+          },
+          "required": [
+            "repo_id",
+            "name"
+          ]
+        }
+      }
+    },
+    "listEnvironmentCiSecrets.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "environment": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255
+            }
+          },
+          "required": [
+            "repo_id",
+            "environment"
+          ]
+        }
+      }
+    },
+    "putEnvironmentCiSecret.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "environment": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255
+            },
+            "name": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255
+            }
+          },
+          "required": [
+            "repo_id",
+            "environment",
+            "name"
+          ]
+        }
+      }
+    },
+    "putEnvironmentCiSecret.body": {
+      "$ref": "#/$defs/PutCiSecretRequest"
+    },
+    "deleteEnvironmentCiSecret.parameters": {
+      "type": "object",
+      "properties": {
+        "path": {
+          "type": "object",
+          "properties": {
+            "repo_id": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
+            },
+            "environment": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255
+            },
+            "name": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255
+            }
+          },
+          "required": [
+            "repo_id",
+            "environment",
+            "name"
           ]
         }
       }

@@ -185,6 +185,171 @@ export interface AddSshKeyRequest {
   read_only?: boolean;
 }
 
+export interface PullRequest {
+  number: number;
+  title: string;
+  body: string;
+  state: "open" | "closed" | "merged";
+  /** The head branch. */
+  head: string;
+  /** The base branch. */
+  base: string;
+  /** The head branch's commit (for a merged pull request, the one merged); empty when the branch is gone. */
+  head_sha: string;
+  /** The base branch's commit; empty when the branch is gone. */
+  base_sha: string;
+  /** The API key id that opened it. */
+  author: string;
+  /** For an open pull request, whether head and base merge without conflict; null when it cannot be told (a branch is gone). */
+  mergeable?: boolean | null;
+  conflicting_files?: string[];
+  /** Approvals that count under the base branch's protection. */
+  approvals?: number;
+  /** The head's checks rollup. */
+  checks?: string;
+  /** What the base branch's protection still asks before a merge; empty when nothing. */
+  merge_blockers?: string[];
+  merge_commit_sha?: string;
+  merge_method?: "merge" | "squash" | "rebase";
+  created_at: string;
+  updated_at: string;
+  closed_at?: string;
+  merged_at?: string;
+}
+
+export interface PullRequestList {
+  pulls: PullRequest[];
+  total_count: number;
+}
+
+export interface CreatePullRequestRequest {
+  title: string;
+  body?: string;
+  /** The branch with the changes. */
+  head: string;
+  /** The branch to merge into; the default branch when absent. */
+  base?: string;
+}
+
+export interface UpdatePullRequestRequest {
+  title?: string;
+  body?: string;
+  base?: string;
+  state?: "open" | "closed";
+}
+
+export interface Review {
+  id: string;
+  reviewer: string;
+  state: "approve" | "request_changes" | "comment";
+  commit_sha: string;
+  body: string;
+  created_at: string;
+}
+
+export interface ReviewList {
+  reviews: Review[];
+}
+
+export interface CreateReviewRequest {
+  state: "approve" | "request_changes" | "comment";
+  body?: string;
+  /** The head the review is about; the current head when absent. */
+  commit_sha?: string;
+}
+
+export interface Comment {
+  id: string;
+  author: string;
+  body: string;
+  created_at: string;
+}
+
+export interface CommentList {
+  comments: Comment[];
+}
+
+export interface CreateCommentRequest {
+  body: string;
+}
+
+export interface MergeRequest {
+  method?: "merge" | "squash" | "rebase";
+  expected_head_sha: string;
+  /** The merge or squash commit's message; a default names the pull request. */
+  message?: string;
+}
+
+export interface MergeResult {
+  merged: boolean;
+  /** The base branch's new commit. */
+  sha: string;
+  method: "merge" | "squash" | "rebase";
+}
+
+export interface MergeConflict {
+  error: "merge_conflict";
+  /** Paths with conflicting changes, sorted. */
+  conflicting_files: string[];
+}
+
+export interface Check {
+  id: string;
+  head_sha: string;
+  name: string;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: "success" | "failure" | "neutral" | "cancelled" | "skipped" | "timed_out" | "action_required" | null;
+  details_url: string | null;
+  output_summary: string | null;
+  log_bytes: number;
+  created_at: string;
+  updated_at: string;
+  completed_at?: string;
+}
+
+export interface CreateCheckRequest {
+  head_sha: string;
+  name: string;
+  status?: "queued" | "in_progress" | "completed";
+  conclusion?: "success" | "failure" | "neutral" | "cancelled" | "skipped" | "timed_out" | "action_required";
+  details_url?: string;
+  output_summary?: string;
+}
+
+export interface UpdateCheckRequest {
+  status?: "queued" | "in_progress" | "completed";
+  conclusion?: "success" | "failure" | "neutral" | "cancelled" | "skipped" | "timed_out" | "action_required";
+  details_url?: string;
+  output_summary?: string;
+}
+
+export interface LogAppend {
+  /** The chunk's first byte in the whole log; its event id on the live tail. */
+  offset: number;
+  log_bytes: number;
+}
+
+export interface CommitChecks {
+  sha: string;
+  rollup: "failure" | "timed_out" | "cancelled" | "action_required" | "pending" | "neutral" | "skipped" | "success" | "none";
+  checks: Check[];
+}
+
+export interface CiSecret {
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CiSecretList {
+  secrets: CiSecret[];
+}
+
+export interface PutCiSecretRequest {
+  /** Up to 48 KiB; sealed at rest and never returned. */
+  value: string;
+}
+
 /** What the SDK sends for listGitRepositories (GET /repos). */
 export type ListGitRepositoriesCall = Record<string, never>;
 
@@ -762,3 +927,869 @@ export type DeleteSshKeyResult =
 
 /** The responses of deleteSshKey (DELETE /user/keys/{key_id}) the SDK returns; it throws RestCallError for the others. */
 export type DeleteSshKeySuccess = Extract<DeleteSshKeyResult, { status: 200 }>;
+
+/** Path parameters of listPullRequests (GET /repos/{repo_id}/pulls). */
+export interface ListPullRequestsPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+}
+
+/** Query parameters of listPullRequests (GET /repos/{repo_id}/pulls). */
+export interface ListPullRequestsQueryParams {
+  state?: "open" | "closed" | "merged" | "all";
+  /** 1-based. */
+  page?: number;
+  page_size?: number;
+}
+
+/** What the SDK sends for listPullRequests (GET /repos/{repo_id}/pulls). */
+export interface ListPullRequestsCall {
+  path: ListPullRequestsPathParams;
+  query?: ListPullRequestsQueryParams;
+}
+
+/** Every response listPullRequests (GET /repos/{repo_id}/pulls) documents. */
+export type ListPullRequestsResult =
+  /** A page of pull requests. */
+  | { status: 200; body: PullRequestList }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of listPullRequests (GET /repos/{repo_id}/pulls) the SDK returns; it throws RestCallError for the others. */
+export type ListPullRequestsSuccess = Extract<ListPullRequestsResult, { status: 200 }>;
+
+/** Path parameters of createPullRequest (POST /repos/{repo_id}/pulls). */
+export interface CreatePullRequestPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+}
+
+/** Request body of createPullRequest (POST /repos/{repo_id}/pulls). */
+export type CreatePullRequestRequestBody = CreatePullRequestRequest;
+
+/** What the SDK sends for createPullRequest (POST /repos/{repo_id}/pulls). */
+export interface CreatePullRequestCall {
+  path: CreatePullRequestPathParams;
+  body: CreatePullRequestRequestBody;
+}
+
+/** Every response createPullRequest (POST /repos/{repo_id}/pulls) documents. */
+export type CreatePullRequestResult =
+  /** The pull request. */
+  | { status: 201; body: PullRequest }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 201 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of createPullRequest (POST /repos/{repo_id}/pulls) the SDK returns; it throws RestCallError for the others. */
+export type CreatePullRequestSuccess = Extract<CreatePullRequestResult, { status: 201 }>;
+
+/** Path parameters of getPullRequest (GET /repos/{repo_id}/pulls/{number}). */
+export interface GetPullRequestPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** The pull request's number in the repository. */
+  number: number;
+}
+
+/** What the SDK sends for getPullRequest (GET /repos/{repo_id}/pulls/{number}). */
+export interface GetPullRequestCall {
+  path: GetPullRequestPathParams;
+}
+
+/** Every response getPullRequest (GET /repos/{repo_id}/pulls/{number}) documents. */
+export type GetPullRequestResult =
+  /** The pull request. */
+  | { status: 200; body: PullRequest }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of getPullRequest (GET /repos/{repo_id}/pulls/{number}) the SDK returns; it throws RestCallError for the others. */
+export type GetPullRequestSuccess = Extract<GetPullRequestResult, { status: 200 }>;
+
+/** Path parameters of updatePullRequest (PATCH /repos/{repo_id}/pulls/{number}). */
+export interface UpdatePullRequestPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** The pull request's number in the repository. */
+  number: number;
+}
+
+/** Request body of updatePullRequest (PATCH /repos/{repo_id}/pulls/{number}). */
+export type UpdatePullRequestRequestBody = UpdatePullRequestRequest;
+
+/** What the SDK sends for updatePullRequest (PATCH /repos/{repo_id}/pulls/{number}). */
+export interface UpdatePullRequestCall {
+  path: UpdatePullRequestPathParams;
+  body: UpdatePullRequestRequestBody;
+}
+
+/** Every response updatePullRequest (PATCH /repos/{repo_id}/pulls/{number}) documents. */
+export type UpdatePullRequestResult =
+  /** The pull request. */
+  | { status: 200; body: PullRequest }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of updatePullRequest (PATCH /repos/{repo_id}/pulls/{number}) the SDK returns; it throws RestCallError for the others. */
+export type UpdatePullRequestSuccess = Extract<UpdatePullRequestResult, { status: 200 }>;
+
+/** Path parameters of getPullRequestDiff (GET /repos/{repo_id}/pulls/{number}/diff). */
+export interface GetPullRequestDiffPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** The pull request's number in the repository. */
+  number: number;
+}
+
+/** Query parameters of getPullRequestDiff (GET /repos/{repo_id}/pulls/{number}/diff). */
+export interface GetPullRequestDiffQueryParams {
+  stats_only?: boolean;
+}
+
+/** What the SDK sends for getPullRequestDiff (GET /repos/{repo_id}/pulls/{number}/diff). */
+export interface GetPullRequestDiffCall {
+  path: GetPullRequestDiffPathParams;
+  query?: GetPullRequestDiffQueryParams;
+}
+
+/** Every response getPullRequestDiff (GET /repos/{repo_id}/pulls/{number}/diff) documents. */
+export type GetPullRequestDiffResult =
+  /** The changed files. */
+  | { status: 200; body: Diff }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of getPullRequestDiff (GET /repos/{repo_id}/pulls/{number}/diff) the SDK returns; it throws RestCallError for the others. */
+export type GetPullRequestDiffSuccess = Extract<GetPullRequestDiffResult, { status: 200 }>;
+
+/** Path parameters of listPullRequestReviews (GET /repos/{repo_id}/pulls/{number}/reviews). */
+export interface ListPullRequestReviewsPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** The pull request's number in the repository. */
+  number: number;
+}
+
+/** What the SDK sends for listPullRequestReviews (GET /repos/{repo_id}/pulls/{number}/reviews). */
+export interface ListPullRequestReviewsCall {
+  path: ListPullRequestReviewsPathParams;
+}
+
+/** Every response listPullRequestReviews (GET /repos/{repo_id}/pulls/{number}/reviews) documents. */
+export type ListPullRequestReviewsResult =
+  /** The reviews. */
+  | { status: 200; body: ReviewList }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of listPullRequestReviews (GET /repos/{repo_id}/pulls/{number}/reviews) the SDK returns; it throws RestCallError for the others. */
+export type ListPullRequestReviewsSuccess = Extract<ListPullRequestReviewsResult, { status: 200 }>;
+
+/** Path parameters of createPullRequestReview (POST /repos/{repo_id}/pulls/{number}/reviews). */
+export interface CreatePullRequestReviewPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** The pull request's number in the repository. */
+  number: number;
+}
+
+/** Request body of createPullRequestReview (POST /repos/{repo_id}/pulls/{number}/reviews). */
+export type CreatePullRequestReviewRequestBody = CreateReviewRequest;
+
+/** What the SDK sends for createPullRequestReview (POST /repos/{repo_id}/pulls/{number}/reviews). */
+export interface CreatePullRequestReviewCall {
+  path: CreatePullRequestReviewPathParams;
+  body: CreatePullRequestReviewRequestBody;
+}
+
+/** Every response createPullRequestReview (POST /repos/{repo_id}/pulls/{number}/reviews) documents. */
+export type CreatePullRequestReviewResult =
+  /** The review. */
+  | { status: 201; body: Review }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 201 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of createPullRequestReview (POST /repos/{repo_id}/pulls/{number}/reviews) the SDK returns; it throws RestCallError for the others. */
+export type CreatePullRequestReviewSuccess = Extract<CreatePullRequestReviewResult, { status: 201 }>;
+
+/** Path parameters of listPullRequestComments (GET /repos/{repo_id}/pulls/{number}/comments). */
+export interface ListPullRequestCommentsPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** The pull request's number in the repository. */
+  number: number;
+}
+
+/** What the SDK sends for listPullRequestComments (GET /repos/{repo_id}/pulls/{number}/comments). */
+export interface ListPullRequestCommentsCall {
+  path: ListPullRequestCommentsPathParams;
+}
+
+/** Every response listPullRequestComments (GET /repos/{repo_id}/pulls/{number}/comments) documents. */
+export type ListPullRequestCommentsResult =
+  /** The comments. */
+  | { status: 200; body: CommentList }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of listPullRequestComments (GET /repos/{repo_id}/pulls/{number}/comments) the SDK returns; it throws RestCallError for the others. */
+export type ListPullRequestCommentsSuccess = Extract<ListPullRequestCommentsResult, { status: 200 }>;
+
+/** Path parameters of createPullRequestComment (POST /repos/{repo_id}/pulls/{number}/comments). */
+export interface CreatePullRequestCommentPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** The pull request's number in the repository. */
+  number: number;
+}
+
+/** Request body of createPullRequestComment (POST /repos/{repo_id}/pulls/{number}/comments). */
+export type CreatePullRequestCommentRequestBody = CreateCommentRequest;
+
+/** What the SDK sends for createPullRequestComment (POST /repos/{repo_id}/pulls/{number}/comments). */
+export interface CreatePullRequestCommentCall {
+  path: CreatePullRequestCommentPathParams;
+  body: CreatePullRequestCommentRequestBody;
+}
+
+/** Every response createPullRequestComment (POST /repos/{repo_id}/pulls/{number}/comments) documents. */
+export type CreatePullRequestCommentResult =
+  /** The comment. */
+  | { status: 201; body: Comment }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 201 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of createPullRequestComment (POST /repos/{repo_id}/pulls/{number}/comments) the SDK returns; it throws RestCallError for the others. */
+export type CreatePullRequestCommentSuccess = Extract<CreatePullRequestCommentResult, { status: 201 }>;
+
+/** Path parameters of mergePullRequest (POST /repos/{repo_id}/pulls/{number}/merge). */
+export interface MergePullRequestPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** The pull request's number in the repository. */
+  number: number;
+}
+
+/** Request body of mergePullRequest (POST /repos/{repo_id}/pulls/{number}/merge). */
+export type MergePullRequestRequestBody = MergeRequest;
+
+/** What the SDK sends for mergePullRequest (POST /repos/{repo_id}/pulls/{number}/merge). */
+export interface MergePullRequestCall {
+  path: MergePullRequestPathParams;
+  body: MergePullRequestRequestBody;
+}
+
+/** Every response mergePullRequest (POST /repos/{repo_id}/pulls/{number}/merge) documents. */
+export type MergePullRequestResult =
+  /** Merged. */
+  | { status: 200; body: MergeResult }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The merge did not happen; a typed body for conflicting changes, plain text otherwise. */
+  | { status: 409; contentType: "application/json"; body: MergeConflict }
+  /** The merge did not happen; a typed body for conflicting changes, plain text otherwise. */
+  | { status: 409; contentType: "text/plain"; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of mergePullRequest (POST /repos/{repo_id}/pulls/{number}/merge) the SDK returns; it throws RestCallError for the others. */
+export type MergePullRequestSuccess = Extract<MergePullRequestResult, { status: 200 }>;
+
+/** Path parameters of createCheck (POST /repos/{repo_id}/checks). */
+export interface CreateCheckPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+}
+
+/** Request body of createCheck (POST /repos/{repo_id}/checks). */
+export type CreateCheckRequestBody = CreateCheckRequest;
+
+/** What the SDK sends for createCheck (POST /repos/{repo_id}/checks). */
+export interface CreateCheckCall {
+  path: CreateCheckPathParams;
+  body: CreateCheckRequestBody;
+}
+
+/** Every response createCheck (POST /repos/{repo_id}/checks) documents. */
+export type CreateCheckResult =
+  /** The check. */
+  | { status: 201; body: Check }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 201 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of createCheck (POST /repos/{repo_id}/checks) the SDK returns; it throws RestCallError for the others. */
+export type CreateCheckSuccess = Extract<CreateCheckResult, { status: 201 }>;
+
+/** Path parameters of getCheck (GET /repos/{repo_id}/checks/{check_id}). */
+export interface GetCheckPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  check_id: string;
+}
+
+/** What the SDK sends for getCheck (GET /repos/{repo_id}/checks/{check_id}). */
+export interface GetCheckCall {
+  path: GetCheckPathParams;
+}
+
+/** Every response getCheck (GET /repos/{repo_id}/checks/{check_id}) documents. */
+export type GetCheckResult =
+  /** The check. */
+  | { status: 200; body: Check }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of getCheck (GET /repos/{repo_id}/checks/{check_id}) the SDK returns; it throws RestCallError for the others. */
+export type GetCheckSuccess = Extract<GetCheckResult, { status: 200 }>;
+
+/** Path parameters of updateCheck (PATCH /repos/{repo_id}/checks/{check_id}). */
+export interface UpdateCheckPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  check_id: string;
+}
+
+/** Request body of updateCheck (PATCH /repos/{repo_id}/checks/{check_id}). */
+export type UpdateCheckRequestBody = UpdateCheckRequest;
+
+/** What the SDK sends for updateCheck (PATCH /repos/{repo_id}/checks/{check_id}). */
+export interface UpdateCheckCall {
+  path: UpdateCheckPathParams;
+  body: UpdateCheckRequestBody;
+}
+
+/** Every response updateCheck (PATCH /repos/{repo_id}/checks/{check_id}) documents. */
+export type UpdateCheckResult =
+  /** The check. */
+  | { status: 200; body: Check }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of updateCheck (PATCH /repos/{repo_id}/checks/{check_id}) the SDK returns; it throws RestCallError for the others. */
+export type UpdateCheckSuccess = Extract<UpdateCheckResult, { status: 200 }>;
+
+/** Path parameters of getCheckLog (GET /repos/{repo_id}/checks/{check_id}/logs). */
+export interface GetCheckLogPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  check_id: string;
+}
+
+/** What the SDK sends for getCheckLog (GET /repos/{repo_id}/checks/{check_id}/logs). */
+export interface GetCheckLogCall {
+  path: GetCheckLogPathParams;
+}
+
+/** Every response getCheckLog (GET /repos/{repo_id}/checks/{check_id}/logs) documents. */
+export type GetCheckLogResult =
+  /** The log. */
+  | { status: 200; contentType: "text/plain"; body: string }
+  /** The log. */
+  | { status: 200; contentType: "text/event-stream"; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of getCheckLog (GET /repos/{repo_id}/checks/{check_id}/logs) the SDK returns; it throws RestCallError for the others. */
+export type GetCheckLogSuccess = Extract<GetCheckLogResult, { status: 200 }>;
+
+/** Path parameters of appendCheckLog (POST /repos/{repo_id}/checks/{check_id}/logs). */
+export interface AppendCheckLogPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  check_id: string;
+}
+
+/** Request body of appendCheckLog (POST /repos/{repo_id}/checks/{check_id}/logs). */
+export type AppendCheckLogRequestBody = string;
+
+/** What the SDK sends for appendCheckLog (POST /repos/{repo_id}/checks/{check_id}/logs). */
+export interface AppendCheckLogCall {
+  path: AppendCheckLogPathParams;
+  body: AppendCheckLogRequestBody;
+}
+
+/** Every response appendCheckLog (POST /repos/{repo_id}/checks/{check_id}/logs) documents. */
+export type AppendCheckLogResult =
+  /** Where the chunk landed. */
+  | { status: 200; body: LogAppend }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of appendCheckLog (POST /repos/{repo_id}/checks/{check_id}/logs) the SDK returns; it throws RestCallError for the others. */
+export type AppendCheckLogSuccess = Extract<AppendCheckLogResult, { status: 200 }>;
+
+/** Path parameters of listCommitChecks (GET /repos/{repo_id}/commits/{sha}/checks). */
+export interface ListCommitChecksPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** The commit's full id. */
+  sha: string;
+}
+
+/** What the SDK sends for listCommitChecks (GET /repos/{repo_id}/commits/{sha}/checks). */
+export interface ListCommitChecksCall {
+  path: ListCommitChecksPathParams;
+}
+
+/** Every response listCommitChecks (GET /repos/{repo_id}/commits/{sha}/checks) documents. */
+export type ListCommitChecksResult =
+  /** The checks, oldest first. */
+  | { status: 200; body: CommitChecks }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of listCommitChecks (GET /repos/{repo_id}/commits/{sha}/checks) the SDK returns; it throws RestCallError for the others. */
+export type ListCommitChecksSuccess = Extract<ListCommitChecksResult, { status: 200 }>;
+
+/** What the SDK sends for listOrganizationCiSecrets (GET /ci/secrets). */
+export type ListOrganizationCiSecretsCall = Record<string, never>;
+
+/** Every response listOrganizationCiSecrets (GET /ci/secrets) documents. */
+export type ListOrganizationCiSecretsResult =
+  /** The secrets' names and times. */
+  | { status: 200; body: CiSecretList }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of listOrganizationCiSecrets (GET /ci/secrets) the SDK returns; it throws RestCallError for the others. */
+export type ListOrganizationCiSecretsSuccess = Extract<ListOrganizationCiSecretsResult, { status: 200 }>;
+
+/** Path parameters of putOrganizationCiSecret (PUT /ci/secrets/{name}). */
+export interface PutOrganizationCiSecretPathParams {
+  /** `[A-Z_][A-Z0-9_]*`, 1 to 255 characters, as environment variables take them. */
+  name: string;
+}
+
+/** Request body of putOrganizationCiSecret (PUT /ci/secrets/{name}). */
+export type PutOrganizationCiSecretRequestBody = PutCiSecretRequest;
+
+/** What the SDK sends for putOrganizationCiSecret (PUT /ci/secrets/{name}). */
+export interface PutOrganizationCiSecretCall {
+  path: PutOrganizationCiSecretPathParams;
+  body: PutOrganizationCiSecretRequestBody;
+}
+
+/** Every response putOrganizationCiSecret (PUT /ci/secrets/{name}) documents. */
+export type PutOrganizationCiSecretResult =
+  /** The secret's name and times. */
+  | { status: 200; body: CiSecret }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of putOrganizationCiSecret (PUT /ci/secrets/{name}) the SDK returns; it throws RestCallError for the others. */
+export type PutOrganizationCiSecretSuccess = Extract<PutOrganizationCiSecretResult, { status: 200 }>;
+
+/** Path parameters of deleteOrganizationCiSecret (DELETE /ci/secrets/{name}). */
+export interface DeleteOrganizationCiSecretPathParams {
+  /** `[A-Z_][A-Z0-9_]*`, 1 to 255 characters, as environment variables take them. */
+  name: string;
+}
+
+/** What the SDK sends for deleteOrganizationCiSecret (DELETE /ci/secrets/{name}). */
+export interface DeleteOrganizationCiSecretCall {
+  path: DeleteOrganizationCiSecretPathParams;
+}
+
+/** Every response deleteOrganizationCiSecret (DELETE /ci/secrets/{name}) documents. */
+export type DeleteOrganizationCiSecretResult =
+  /** Deleted. */
+  | { status: 200; body: Deleted }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of deleteOrganizationCiSecret (DELETE /ci/secrets/{name}) the SDK returns; it throws RestCallError for the others. */
+export type DeleteOrganizationCiSecretSuccess = Extract<DeleteOrganizationCiSecretResult, { status: 200 }>;
+
+/** Path parameters of listRepositoryCiSecrets (GET /repos/{repo_id}/ci/secrets). */
+export interface ListRepositoryCiSecretsPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+}
+
+/** What the SDK sends for listRepositoryCiSecrets (GET /repos/{repo_id}/ci/secrets). */
+export interface ListRepositoryCiSecretsCall {
+  path: ListRepositoryCiSecretsPathParams;
+}
+
+/** Every response listRepositoryCiSecrets (GET /repos/{repo_id}/ci/secrets) documents. */
+export type ListRepositoryCiSecretsResult =
+  /** The secrets' names and times. */
+  | { status: 200; body: CiSecretList }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of listRepositoryCiSecrets (GET /repos/{repo_id}/ci/secrets) the SDK returns; it throws RestCallError for the others. */
+export type ListRepositoryCiSecretsSuccess = Extract<ListRepositoryCiSecretsResult, { status: 200 }>;
+
+/** Path parameters of putRepositoryCiSecret (PUT /repos/{repo_id}/ci/secrets/{name}). */
+export interface PutRepositoryCiSecretPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** `[A-Z_][A-Z0-9_]*`, 1 to 255 characters, as environment variables take them. */
+  name: string;
+}
+
+/** Request body of putRepositoryCiSecret (PUT /repos/{repo_id}/ci/secrets/{name}). */
+export type PutRepositoryCiSecretRequestBody = PutCiSecretRequest;
+
+/** What the SDK sends for putRepositoryCiSecret (PUT /repos/{repo_id}/ci/secrets/{name}). */
+export interface PutRepositoryCiSecretCall {
+  path: PutRepositoryCiSecretPathParams;
+  body: PutRepositoryCiSecretRequestBody;
+}
+
+/** Every response putRepositoryCiSecret (PUT /repos/{repo_id}/ci/secrets/{name}) documents. */
+export type PutRepositoryCiSecretResult =
+  /** The secret's name and times. */
+  | { status: 200; body: CiSecret }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of putRepositoryCiSecret (PUT /repos/{repo_id}/ci/secrets/{name}) the SDK returns; it throws RestCallError for the others. */
+export type PutRepositoryCiSecretSuccess = Extract<PutRepositoryCiSecretResult, { status: 200 }>;
+
+/** Path parameters of deleteRepositoryCiSecret (DELETE /repos/{repo_id}/ci/secrets/{name}). */
+export interface DeleteRepositoryCiSecretPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** `[A-Z_][A-Z0-9_]*`, 1 to 255 characters, as environment variables take them. */
+  name: string;
+}
+
+/** What the SDK sends for deleteRepositoryCiSecret (DELETE /repos/{repo_id}/ci/secrets/{name}). */
+export interface DeleteRepositoryCiSecretCall {
+  path: DeleteRepositoryCiSecretPathParams;
+}
+
+/** Every response deleteRepositoryCiSecret (DELETE /repos/{repo_id}/ci/secrets/{name}) documents. */
+export type DeleteRepositoryCiSecretResult =
+  /** Deleted. */
+  | { status: 200; body: Deleted }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of deleteRepositoryCiSecret (DELETE /repos/{repo_id}/ci/secrets/{name}) the SDK returns; it throws RestCallError for the others. */
+export type DeleteRepositoryCiSecretSuccess = Extract<DeleteRepositoryCiSecretResult, { status: 200 }>;
+
+/** Path parameters of listEnvironmentCiSecrets (GET /repos/{repo_id}/environments/{environment}/ci/secrets). */
+export interface ListEnvironmentCiSecretsPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** A deployment environment of the repository (`production`). */
+  environment: string;
+}
+
+/** What the SDK sends for listEnvironmentCiSecrets (GET /repos/{repo_id}/environments/{environment}/ci/secrets). */
+export interface ListEnvironmentCiSecretsCall {
+  path: ListEnvironmentCiSecretsPathParams;
+}
+
+/** Every response listEnvironmentCiSecrets (GET /repos/{repo_id}/environments/{environment}/ci/secrets) documents. */
+export type ListEnvironmentCiSecretsResult =
+  /** The secrets' names and times. */
+  | { status: 200; body: CiSecretList }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of listEnvironmentCiSecrets (GET /repos/{repo_id}/environments/{environment}/ci/secrets) the SDK returns; it throws RestCallError for the others. */
+export type ListEnvironmentCiSecretsSuccess = Extract<ListEnvironmentCiSecretsResult, { status: 200 }>;
+
+/** Path parameters of putEnvironmentCiSecret (PUT /repos/{repo_id}/environments/{environment}/ci/secrets/{name}). */
+export interface PutEnvironmentCiSecretPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** A deployment environment of the repository (`production`). */
+  environment: string;
+  /** `[A-Z_][A-Z0-9_]*`, 1 to 255 characters, as environment variables take them. */
+  name: string;
+}
+
+/** Request body of putEnvironmentCiSecret (PUT /repos/{repo_id}/environments/{environment}/ci/secrets/{name}). */
+export type PutEnvironmentCiSecretRequestBody = PutCiSecretRequest;
+
+/** What the SDK sends for putEnvironmentCiSecret (PUT /repos/{repo_id}/environments/{environment}/ci/secrets/{name}). */
+export interface PutEnvironmentCiSecretCall {
+  path: PutEnvironmentCiSecretPathParams;
+  body: PutEnvironmentCiSecretRequestBody;
+}
+
+/** Every response putEnvironmentCiSecret (PUT /repos/{repo_id}/environments/{environment}/ci/secrets/{name}) documents. */
+export type PutEnvironmentCiSecretResult =
+  /** The secret's name and times. */
+  | { status: 200; body: CiSecret }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of putEnvironmentCiSecret (PUT /repos/{repo_id}/environments/{environment}/ci/secrets/{name}) the SDK returns; it throws RestCallError for the others. */
+export type PutEnvironmentCiSecretSuccess = Extract<PutEnvironmentCiSecretResult, { status: 200 }>;
+
+/** Path parameters of deleteEnvironmentCiSecret (DELETE /repos/{repo_id}/environments/{environment}/ci/secrets/{name}). */
+export interface DeleteEnvironmentCiSecretPathParams {
+  /** The repository's id (a UUIDv7). */
+  repo_id: string;
+  /** A deployment environment of the repository (`production`). */
+  environment: string;
+  /** `[A-Z_][A-Z0-9_]*`, 1 to 255 characters, as environment variables take them. */
+  name: string;
+}
+
+/** What the SDK sends for deleteEnvironmentCiSecret (DELETE /repos/{repo_id}/environments/{environment}/ci/secrets/{name}). */
+export interface DeleteEnvironmentCiSecretCall {
+  path: DeleteEnvironmentCiSecretPathParams;
+}
+
+/** Every response deleteEnvironmentCiSecret (DELETE /repos/{repo_id}/environments/{environment}/ci/secrets/{name}) documents. */
+export type DeleteEnvironmentCiSecretResult =
+  /** Deleted. */
+  | { status: 200; body: Deleted }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 400; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 401; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 403; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 404; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: 409; body: string }
+  /** The failure, as plain text with the HTTP status. */
+  | { status: Exclude<HttpErrorStatus, 200 | 400 | 401 | 403 | 404 | 409>; body: string };
+
+/** The responses of deleteEnvironmentCiSecret (DELETE /repos/{repo_id}/environments/{environment}/ci/secrets/{name}) the SDK returns; it throws RestCallError for the others. */
+export type DeleteEnvironmentCiSecretSuccess = Extract<DeleteEnvironmentCiSecretResult, { status: 200 }>;

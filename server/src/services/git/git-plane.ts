@@ -2,7 +2,9 @@ import type { BlobStore } from "../../blob/blob-store.js";
 import type { Logger } from "../../log/logger.js";
 import type { NodeRequest, NodeResponse, NodeRequestHandler } from "../../transport/plane-handler.js";
 import { assertGitRole, GitAccessError, identifyGitCaller, type GitAccessOptions } from "./git-access.js";
+import { createCheckLogTail } from "./control/check-log-tail.js";
 import { createGitControlPlane } from "./control/git-control-plane.js";
+import type { CheckLogSignals } from "./collab/checks/check-log-signals.js";
 import { BASIC_CHALLENGE } from "./control/git-control-auth.js";
 import { findRepositoryById, findRepositoryByName, repositoryGitDir, type RepositoryRow } from "./repository-store.js";
 import { serveInfoRefs, serveRpc, type GitService } from "./smart-http.js";
@@ -15,6 +17,8 @@ export interface GitPlaneOptions extends GitAccessOptions {
   readonly logger: Logger;
   /** Where Git LFS objects are kept. */
   readonly blobs: BlobStore;
+  /** Wakes live tails of check logs, across processes. */
+  readonly checkSignals: CheckLogSignals;
 }
 
 /** `/{repo_id}.git/<rest>` or `/{org_slug}/{name}.git/<rest>`. */
@@ -61,8 +65,10 @@ export function createGitPlane(options: GitPlaneOptions): NodeRequestHandler {
     if (wire) return serveWire(req, res, wire);
     text(res, 404, "not found");
   };
-  // The control plane's routes first; every other path is the wire's (or LFS's), or unknown.
-  return createGitControlPlane(options).nodeHandler((req, res) => {
+  const tail = createCheckLogTail(options);
+  // The live tail of check logs, then the control plane's routes; every other path is the wire's
+  // (or LFS's), or unknown.
+  const control = createGitControlPlane(options).nodeHandler((req, res) => {
     serve(req, res).catch((error: unknown) => {
       if (res.headersSent) {
         if (!(error instanceof GitAccessError)) options.logger.error("git request failed", { error });
@@ -78,4 +84,7 @@ export function createGitPlane(options: GitPlaneOptions): NodeRequestHandler {
       text(res, 500, "internal error");
     });
   });
+  return (req, res) => {
+    if (!tail.handle(req, res)) control(req, res);
+  };
 }

@@ -30,10 +30,14 @@ import {
   type RepositoryRow,
 } from "../repository-store.js";
 import { addSshKey, deleteSshKey, listSshKeys, type SshKeyRow } from "../ssh-keys.js";
+import type { CheckLogSignals } from "../collab/checks/check-log-signals.js";
 import { gitCaller } from "./git-control-auth.js";
+import { createGitCollabHandlers } from "./git-collab-handlers.js";
 
 export interface GitControlOptions extends GitAccessOptions {
   readonly dataDir: string;
+  /** Wakes live tails of check logs, across processes. */
+  readonly checkSignals: CheckLogSignals;
 }
 
 type GitRole = "git.viewer" | "git.editor" | "git.admin";
@@ -97,13 +101,16 @@ export function createGitControlHandlers(options: GitControlOptions): GitImpleme
     return repo;
   }
 
-  /** The repository's git directory, readable by the caller. */
-  async function readable(context: GitContext, repoId: string) {
-    const repo = await repository(context, repoId, "git.viewer");
+  /** The repository and its git directory, if the caller holds `role` on it. */
+  async function withGitDir(context: GitContext, repoId: string, role: GitRole) {
+    const repo = await repository(context, repoId, role);
     return { repo, gitDir: repositoryGitDir(dataDir, repo.orgId, repo.id) };
   }
+  const readable = (context: GitContext, repoId: string) => withGitDir(context, repoId, "git.viewer");
 
   return {
+    ...createGitCollabHandlers({ db, box: options.box, signals: options.checkSignals, repository: withGitDir }),
+
     async listGitRepositories(_input, context) {
       const rows = await listRepositories(db, gitCaller(context).orgId);
       return { status: 200, body: { repos: rows.map((row) => repositoryDto(row, context)) } };

@@ -26,7 +26,7 @@ const queued = (repoId: string, name: string): CheckCreate => ({
 describe(`check store (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"})`, () => {
   it("creates, completes and lists the checks of a commit with their rollup", async () => {
     const orgId = await database.createOrganization();
-    const repoId = randomUUID();
+    const repoId = await database.createGitRepository(orgId);
     const build = await store.create(orgId, queued(repoId, "build"));
     const lint = await store.create(orgId, { ...queued(repoId, "lint"), status: "completed", conclusion: "success" });
     expect(build).toMatchObject({ name: "build", status: "queued", conclusion: null, completedAt: null, logBytes: 0 });
@@ -49,7 +49,7 @@ describe(`check store (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"
   it("hides checks of another organization or repository", async () => {
     const orgId = await database.createOrganization();
     const otherOrg = await database.createOrganization();
-    const repoId = randomUUID();
+    const repoId = await database.createGitRepository(orgId);
     const check = await store.create(orgId, queued(repoId, "build"));
     expect(await store.get(otherOrg, repoId, check.id)).toBeUndefined();
     expect(await store.get(orgId, randomUUID(), check.id)).toBeUndefined();
@@ -61,7 +61,7 @@ describe(`check store (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"
 
   it("appends log chunks at byte offsets, also from concurrent writers, and resumes after one", async () => {
     const orgId = await database.createOrganization();
-    const repoId = randomUUID();
+    const repoId = await database.createGitRepository(orgId);
     const check = await store.create(orgId, queued(repoId, "build"));
     expect(await store.appendLog(orgId, repoId, check.id, "héllo\n")).toEqual({ offset: 0, text: "héllo\n" });
     expect(await store.appendLog(orgId, repoId, check.id, "second\n")).toEqual({ offset: 7, text: "second\n" });

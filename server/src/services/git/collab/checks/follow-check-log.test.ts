@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type DatabaseHandle } from "../../../../db/database.js";
 import { openTestDatabase, type TestDatabase } from "../../../../../test/test-database.js";
@@ -37,7 +36,7 @@ const sha = "c".repeat(40);
 describe(`check log tail (${process.env.TEST_DATABASE_URL ? "postgres" : "embedded"})`, () => {
   it("replays, follows appends woken by signals, resumes after an offset and ends on completion", async () => {
     const orgId = await database.createOrganization();
-    const repoId = randomUUID();
+    const repoId = await database.createGitRepository(orgId);
     const check = await writer.create(orgId, {
       repoId,
       headSha: sha,
@@ -94,7 +93,7 @@ describe(`check log tail (${process.env.TEST_DATABASE_URL ? "postgres" : "embedd
 
   it("ends at once for another organization's check and when the reader aborts", async () => {
     const orgId = await database.createOrganization();
-    const repoId = randomUUID();
+    const repoId = await database.createGitRepository(orgId);
     const check = await writer.create(orgId, {
       repoId,
       headSha: sha,

@@ -2,14 +2,14 @@ import { sql } from "drizzle-orm";
 import { bigint, index, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
 import { epochMs, nowMs } from "../../../../db/column-types.js";
 import { organizations } from "../../../../auth/auth-schema.js";
+import { gitRepositories } from "../../git-schema.js";
 import { checkConclusions, checkStatuses } from "./check-rollup.js";
 
 /** The tables of commit checks: one row per check run, its log as ordered text chunks. */
 
 /**
- * A check run on one commit, written by CI through the control plane. `repo_id` is the git
- * repository's id; rows go with their organization, and the repository's deletion removes them
- * through the store (the repository table belongs to the gateway).
+ * A check run on one commit, written by CI through the control plane; rows go with their
+ * repository.
  */
 export const gitChecks = pgTable(
   "git_checks",
@@ -20,7 +20,9 @@ export const gitChecks = pgTable(
     orgId: uuid("org_id")
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
-    repoId: uuid("repo_id").notNull(),
+    repoId: uuid("repo_id")
+      .notNull()
+      .references(() => gitRepositories.id, { onDelete: "cascade" }),
     headSha: text("head_sha").notNull(),
     name: text("name").notNull(),
     status: text("status", { enum: checkStatuses }).notNull(),

@@ -39,7 +39,7 @@ describe(`CI secret store (${process.env.TEST_DATABASE_URL ? "postgres" : "embed
 
   it("keeps scopes apart and resolves the narrowest value for a job", async () => {
     const orgId = await database.createOrganization();
-    const repoId = randomUUID();
+    const repoId = await database.createGitRepository(orgId);
     const repo = { kind: "repository", repoId } as const;
     const prod = { kind: "environment", repoId, environment: "prod" } as const;
     await store.put(orgId, org, "TOKEN", "from-org");
