@@ -31,6 +31,9 @@ export interface ReceivePackSetup {
 
 export async function receivePackSetup(db: Database, repo: RepositoryRow): Promise<ReceivePackSetup> {
   const rules = await listProtectionRules(db, repo.id);
+  // Nothing to check: no hook, and no Node.js start-up in the push.
+  if (rules.length === 0 && repo.sizeLimitBytes === null && repo.packCountLimit === null)
+    return { config: [], env: {} };
   const policy: PushPolicy = {
     rules: rules.map((rule) => ({
       pattern: rule.branchPattern,
