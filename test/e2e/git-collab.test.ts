@@ -1,14 +1,12 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { createGitClient, type GitClient } from "../../gen/openapi/git/client.js";
+import { gitCli } from "./git-cli.js";
 import { createOrganization, type TestOrganization } from "./shared-server.js";
 
-const run = promisify(execFile);
 const gitUrl = (): string => inject("platformUrls").git!;
 
 async function rest(method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -33,20 +31,7 @@ describe("pull requests, checks and CI secrets", () => {
   let repoId: string;
   let dir: string;
 
-  const git = (args: string[], cwd = dir) =>
-    run("git", args, {
-      cwd,
-      env: {
-        PATH: process.env.PATH,
-        HOME: work,
-        GIT_TERMINAL_PROMPT: "0",
-        GIT_CONFIG_NOSYSTEM: "1",
-        GIT_AUTHOR_NAME: "Ada",
-        GIT_AUTHOR_EMAIL: "ada@example.com",
-        GIT_COMMITTER_NAME: "Ada",
-        GIT_COMMITTER_EMAIL: "ada@example.com",
-      },
-    });
+  const git = (args: string[], cwd = dir) => gitCli(work)(args, cwd);
   /** A branch from main with one commit writing `file`, pushed; answers its head. */
   async function pushBranch(branch: string, file: string, content: string): Promise<string> {
     await git(["checkout", "-q", "-B", branch, "origin/main"]);
@@ -68,9 +53,7 @@ describe("pull requests, checks and CI secrets", () => {
     await writeFile(join(work, ".gitconfig"), "[init]\n\tdefaultBranch = main\n");
     repoId = (await client.createRepository({ body: { name: "collab" } })).body.repo_id;
     dir = join(work, "collab");
-    await run("git", ["clone", "-q", `${gitUrl().replace("http://", `http://x:${acme.token}@`)}/${repoId}.git`, dir], {
-      env: { PATH: process.env.PATH, HOME: work, GIT_TERMINAL_PROMPT: "0" },
-    });
+    await git(["clone", "-q", `${gitUrl().replace("http://", `http://x:${acme.token}@`)}/${repoId}.git`, dir], work);
     await writeFile(join(dir, "shared.txt"), "line one\n");
     await git(["add", "."]);
     await git(["commit", "-qm", "base"]);

@@ -1,13 +1,11 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
+import { gitCli } from "./git-cli.js";
 import { createOrganization, type TestOrganization } from "./shared-server.js";
 
-const run = promisify(execFile);
 const gitUrl = (): string => inject("platformUrls").git!;
 
 interface RepoDto {
@@ -34,26 +32,14 @@ describe("the git gateway over smart HTTP", () => {
   let acme: TestOrganization;
   let other: TestOrganization;
   let work: string;
-  let env: NodeJS.ProcessEnv;
   /** Runs the real git CLI with an empty HOME and no prompts; rejects on a non-zero exit. */
-  const git = (args: string[], cwd = work, extra: NodeJS.ProcessEnv = {}) =>
-    run("git", args, { cwd, env: { ...env, ...extra } });
+  const git = (args: string[], cwd = work, extra: NodeJS.ProcessEnv = {}) => gitCli(work)(args, cwd, extra);
   const wireUrl = (key: string | undefined, address: string) =>
     `${gitUrl().replace("http://", key ? `http://x:${key}@` : "http://")}/${address}.git`;
 
   beforeAll(async () => {
     [acme, other] = await Promise.all([createOrganization("git"), createOrganization("git-other")]);
     work = await mkdtemp(join(tmpdir(), "git-e2e-"));
-    env = {
-      PATH: process.env.PATH,
-      HOME: work,
-      GIT_TERMINAL_PROMPT: "0",
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_AUTHOR_NAME: "Ada",
-      GIT_AUTHOR_EMAIL: "ada@example.com",
-      GIT_COMMITTER_NAME: "Ada",
-      GIT_COMMITTER_EMAIL: "ada@example.com",
-    };
     await writeFile(join(work, ".gitconfig"), "[init]\n\tdefaultBranch = main\n[protocol]\n\tversion = 2\n");
   });
   afterAll(async () => {

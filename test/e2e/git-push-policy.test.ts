@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { createGitClient, type GitClient } from "../../gen/openapi/git/client.js";
+import { gitCli, sshWith } from "./git-cli.js";
 import { createOrganization, type TestOrganization } from "./shared-server.js";
 
 const run = promisify(execFile);
@@ -18,22 +19,7 @@ describe("branch protection and quotas inside the push", () => {
   let work: string;
   let counter = 0;
 
-  const git = (args: string[], cwd = work, extra: NodeJS.ProcessEnv = {}) =>
-    run("git", args, {
-      cwd,
-      maxBuffer: 16 * 1024 * 1024,
-      env: {
-        PATH: process.env.PATH,
-        HOME: work,
-        GIT_TERMINAL_PROMPT: "0",
-        GIT_CONFIG_NOSYSTEM: "1",
-        GIT_AUTHOR_NAME: "Ada",
-        GIT_AUTHOR_EMAIL: "ada@example.com",
-        GIT_COMMITTER_NAME: "Ada",
-        GIT_COMMITTER_EMAIL: "ada@example.com",
-        ...extra,
-      },
-    });
+  const git = (args: string[], cwd = work, extra: NodeJS.ProcessEnv = {}) => gitCli(work)(args, cwd, extra);
   /** The push's stderr when it is refused; fails the test when it is accepted. */
   const refusedPush = (args: string[], cwd: string, extra: NodeJS.ProcessEnv = {}) =>
     git(["push", ...args], cwd, extra).then(
@@ -161,9 +147,7 @@ describe("branch protection and quotas inside the push", () => {
     const key = join(work, "ssh-key");
     await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
     await client.addSshKey({ body: { name: "policy", public_key: (await readFile(`${key}.pub`, "utf8")).trim() } });
-    const ssh = {
-      GIT_SSH_COMMAND: `ssh -i ${key} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR`,
-    };
+    const ssh = sshWith(key);
     const address = `ssh://git@127.0.0.1:${new URL(urls().gitSsh!).port}/${repo.repo_id}.git`;
     await git(["reset", "-q", "--hard", "HEAD~1"], dir);
     await commit(dir, "rewritten");

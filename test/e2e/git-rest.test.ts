@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { createGitClient, type GitClient } from "../../gen/openapi/git/client.js";
 import { RestCallError } from "../../codegen/runtime/client/rest-call-error.js";
+import { gitCli } from "./git-cli.js";
 import { createOrganization, type TestOrganization } from "./shared-server.js";
 
 const run = promisify(execFile);
@@ -44,20 +45,7 @@ describe("the git control plane", () => {
   let repoId: string;
   let first: string;
   let head: string;
-  const git = (args: string[], cwd = work) =>
-    run("git", args, {
-      cwd,
-      env: {
-        PATH: process.env.PATH,
-        HOME: work,
-        GIT_TERMINAL_PROMPT: "0",
-        GIT_CONFIG_NOSYSTEM: "1",
-        GIT_AUTHOR_NAME: "Ada",
-        GIT_AUTHOR_EMAIL: "ada@example.com",
-        GIT_COMMITTER_NAME: "Ada",
-        GIT_COMMITTER_EMAIL: "ada@example.com",
-      },
-    });
+  const git = (args: string[], cwd = work) => gitCli(work)(args, cwd);
 
   beforeAll(async () => {
     [acme, other] = await Promise.all([createOrganization("gitrest"), createOrganization("gitrest-other")]);

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { createGitClient, type GitClient } from "../../gen/openapi/git/client.js";
+import { gitCli, sshWith } from "./git-cli.js";
 import { createOrganization, type TestOrganization } from "./shared-server.js";
 
 const run = promisify(execFile);
@@ -29,21 +30,7 @@ describe("the git wire over SSH", () => {
   }
 
   /** The git CLI with `key` as its only SSH identity, and no host key remembered. */
-  const git = (key: string, args: string[], cwd = work) =>
-    run("git", args, {
-      cwd,
-      env: {
-        PATH: process.env.PATH,
-        HOME: work,
-        GIT_TERMINAL_PROMPT: "0",
-        GIT_CONFIG_NOSYSTEM: "1",
-        GIT_AUTHOR_NAME: "Ada",
-        GIT_AUTHOR_EMAIL: "ada@example.com",
-        GIT_COMMITTER_NAME: "Ada",
-        GIT_COMMITTER_EMAIL: "ada@example.com",
-        GIT_SSH_COMMAND: `ssh -i ${key} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR`,
-      },
-    });
+  const git = (key: string, args: string[], cwd = work) => gitCli(work)(args, cwd, sshWith(key));
   const address = (repo: string) => `ssh://git@127.0.0.1:${sshPort}/${repo}.git`;
 
   beforeAll(async () => {

@@ -113,6 +113,11 @@ function unauthenticated(message: string): ConnectError {
  * The key, its organization and its organization-wide roles in one round trip, as a prepared
  * statement: it runs on every call that misses the credential cache.
  */
+/** The organization-wide roles of the API key of the row being read (not those on one resource). */
+export const apiKeyOrgWideRoles = sql<string[]>`coalesce((select array_agg(${permissions.role}) from ${permissions}
+  where ${permissions.orgId} = ${apiKeys.orgId} and ${permissions.principal} = ${apiKeys.id}::text
+  and ${permissions.resource} = ''), '{}')`;
+
 const credentialBySecretHash = perDatabase((db) =>
   db
     .select({
@@ -124,9 +129,7 @@ const credentialBySecretHash = perDatabase((db) =>
       lastUsedAt: apiKeys.lastUsedAt,
       hasS3Secret: sql<boolean>`${apiKeys.s3SecretSealed} is not null`,
       orgName: organizations.name,
-      roles: sql<string[]>`coalesce((select array_agg(${permissions.role}) from ${permissions}
-        where ${permissions.orgId} = ${apiKeys.orgId} and ${permissions.principal} = ${apiKeys.id}::text
-        and ${permissions.resource} = ''), '{}')`,
+      roles: apiKeyOrgWideRoles,
     })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))

@@ -1,6 +1,6 @@
 import { ConnectError } from "@connectrpc/connect";
-import { and, eq, like, sql } from "drizzle-orm";
-import { authenticate } from "../../auth/auth-interceptor.js";
+import { and, eq, like } from "drizzle-orm";
+import { apiKeyOrgWideRoles, authenticate } from "../../auth/auth-interceptor.js";
 import { AuthorizationHeaderError, readAuthorization } from "../../auth/authorization-header.js";
 import { apiKeys, organizations, permissions } from "../../auth/auth-schema.js";
 import type { CredentialCache } from "../../auth/credential-cache.js";
@@ -73,9 +73,7 @@ export async function callerOfApiKey(db: Database, keyId: string): Promise<GitCa
       orgName: organizations.name,
       state: apiKeys.state,
       expiresAt: apiKeys.expiresAt,
-      roles: sql<string[]>`coalesce((select array_agg(${permissions.role}) from ${permissions}
-        where ${permissions.orgId} = ${apiKeys.orgId} and ${permissions.principal} = ${apiKeys.id}::text
-        and ${permissions.resource} = ''), '{}')`,
+      roles: apiKeyOrgWideRoles,
     })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
