@@ -31,6 +31,33 @@ function wireEnvironment(req: NodeRequest): NodeJS.ProcessEnv {
 
 const noCache = { "cache-control": "no-cache, max-age=0, must-revalidate", expires: "Fri, 01 Jan 1980 00:00:00 GMT" };
 
+/**
+ * Protocol v2's first answer to a fetch is upload-pack's capabilities, which list no refs: they
+ * change only with the repository's configuration (set once, at its creation) and the git
+ * version. Kept per repository, so a fetch starts no process for them after the first.
+ */
+const v2Capabilities = new Map<string, Buffer>();
+const MAX_KEPT_CAPABILITIES = 10_000;
+
+async function uploadPackCapabilities(gitDir: string, env: NodeJS.ProcessEnv): Promise<Buffer | undefined> {
+  const kept = v2Capabilities.get(gitDir);
+  if (kept) return kept;
+  const child = spawn("git", ["upload-pack", "--stateless-rpc", "--advertise-refs", gitDir], {
+    env,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const chunks: Buffer[] = [];
+  for await (const chunk of child.stdout) chunks.push(chunk as Buffer);
+  const code = await new Promise<number | null>((resolve) =>
+    child.exitCode !== null ? resolve(child.exitCode) : child.once("close", resolve),
+  );
+  if (code !== 0) return undefined;
+  const answer = Buffer.concat(chunks);
+  if (v2Capabilities.size >= MAX_KEPT_CAPABILITIES) v2Capabilities.clear();
+  v2Capabilities.set(gitDir, answer);
+  return answer;
+}
+
 /** `GET info/refs?service=`: the ref advertisement, streamed from git. */
 export async function serveInfoRefs(
   req: NodeRequest,
@@ -39,6 +66,13 @@ export async function serveInfoRefs(
   service: GitService,
 ): Promise<void> {
   const env = wireEnvironment(req);
+  if (service === "git-upload-pack" && env.GIT_PROTOCOL === "version=2") {
+    const capabilities = await uploadPackCapabilities(gitDir, env);
+    if (capabilities) {
+      res.writeHead(200, { "content-type": `application/x-${service}-advertisement`, ...noCache });
+      return void res.end(capabilities);
+    }
+  }
   const child = spawn("git", [service.slice(4), "--stateless-rpc", "--advertise-refs", gitDir], {
     env,
     stdio: ["ignore", "pipe", "ignore"],
