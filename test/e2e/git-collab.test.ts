@@ -74,6 +74,10 @@ describe("pull requests, checks and CI secrets", () => {
       mergeable: true,
       merge_blockers: [],
     });
+    // A listing runs no trial merge: mergeability is on the single read only.
+    const listed = await client.listPullRequests({ path: { repo_id: repoId } });
+    expect(listed.body.pulls[0]).toMatchObject({ number: 1, head_sha: head });
+    expect(listed.body.pulls[0]!.mergeable).toBeUndefined();
     const diff = await client.getPullRequestDiff({ path: { repo_id: repoId, number: 1 } });
     expect(diff.body.files.map((f) => [f.path, f.status])).toEqual([["feature.txt", "added"]]);
 

@@ -259,7 +259,7 @@ export interface GitClient {
   /**
    * List pull requests
    *
-   * Newest first.
+   * Newest first. Items leave out what a trial merge tells (`mergeable`, `conflicting_files`, `approvals`, `checks`, `merge_blockers`): read one pull request for it.
    *
    * `GET /repos/{repo_id}/pulls`
    */

@@ -567,7 +567,7 @@ export interface GitImplementation {
   /**
    * List pull requests
    *
-   * Newest first.
+   * Newest first. Items leave out what a trial merge tells (`mergeable`, `conflicting_files`, `approvals`, `checks`, `merge_blockers`): read one pull request for it.
    *
    * `GET /repos/{repo_id}/pulls`
    */

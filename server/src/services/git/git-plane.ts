@@ -5,7 +5,7 @@ import { assertGitRole, GitAccessError, identifyGitCaller, type GitAccessOptions
 import { createCheckLogTail } from "./control/check-log-tail.js";
 import { createGitControlPlane } from "./control/git-control-plane.js";
 import type { CheckLogSignals } from "./collab/checks/check-log-signals.js";
-import { BASIC_CHALLENGE } from "./control/git-control-auth.js";
+import { writeAccessRefusal } from "./control/git-control-auth.js";
 import { findRepositoryById, findRepositoryByName, repositoryGitDir, type RepositoryRow } from "./repository-store.js";
 import { serveInfoRefs, serveRpc, type GitService } from "./smart-http.js";
 import { refreshRepositorySize } from "./repository-accounting.js";
@@ -75,11 +75,7 @@ export function createGitPlane(options: GitPlaneOptions): NodeRequestHandler {
         res.destroy();
         return;
       }
-      if (error instanceof GitAccessError) {
-        const challenge: Record<string, string> = error.status === 401 ? { "www-authenticate": BASIC_CHALLENGE } : {};
-        const prefix = error.status === 404 ? "not found" : error.status === 403 ? "forbidden" : "unauthorized";
-        return text(res, error.status, `${prefix}: ${error.message}`, challenge);
-      }
+      if (error instanceof GitAccessError) return writeAccessRefusal(res, error);
       options.logger.error("git request failed", { error });
       text(res, 500, "internal error");
     });

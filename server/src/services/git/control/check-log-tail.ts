@@ -7,7 +7,7 @@ import { createCheckStore } from "../collab/checks/check-store.js";
 import { followCheckLog } from "../collab/checks/follow-check-log.js";
 import { assertGitRole, GitAccessError, identifyGitCaller, type GitAccessOptions } from "../git-access.js";
 import { findRepositoryById } from "../repository-store.js";
-import { BASIC_CHALLENGE } from "./git-control-auth.js";
+import { writeAccessRefusal } from "./git-control-auth.js";
 
 const tailPath =
   /^\/api\/v1\/repos\/([^/]+)\/checks\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/logs$/i;
@@ -34,14 +34,6 @@ export function createCheckLogTail(
   },
 ) {
   const store = createCheckStore(options.db);
-
-  function refuse(res: NodeResponse, status: number, message: string): void {
-    res.writeHead(status, {
-      "content-type": "text/plain; charset=utf-8",
-      ...(status === 401 ? { "www-authenticate": BASIC_CHALLENGE } : {}),
-    });
-    res.end(`${message}\n`);
-  }
 
   async function serve(req: NodeRequest, response: NodeResponse, repoId: string, checkId: string): Promise<void> {
     // Both response kinds are writable streams; the union type of the two does not say so.
@@ -90,12 +82,10 @@ export function createCheckLogTail(
       if (!match) return false;
       serve(req, res, match[1]!, match[2]!).catch((error: unknown) => {
         if (res.headersSent) return void res.end();
-        if (error instanceof GitAccessError) {
-          const prefix = error.status === 404 ? "not found" : error.status === 403 ? "forbidden" : "unauthorized";
-          return refuse(res, error.status, `${prefix}: ${error.message}`);
-        }
+        if (error instanceof GitAccessError) return writeAccessRefusal(res, error);
         options.logger.error("check log tail failed", { error });
-        refuse(res, 500, "internal error");
+        res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
+        res.end("internal error\n");
       });
       return true;
     },

@@ -116,7 +116,17 @@ export function createGitCollabHandlers(options: GitCollabOptions): GitCollabOpe
     return { ...gate, rollup };
   }
 
-  async function pullDto(repo: RepositoryRow, gitDir: string, pull: PullRequestRow): Promise<PullRequest> {
+  /**
+   * The pull request as the plane shows it. With `mergeability` (single reads and writes, not
+   * lists: it takes a trial merge and the gate's queries) an open one also says whether it
+   * merges and what its base branch's protection still asks.
+   */
+  async function pullDto(
+    repo: RepositoryRow,
+    gitDir: string,
+    pull: PullRequestRow,
+    mergeability = true,
+  ): Promise<PullRequest> {
     const [headSha, baseSha] = await Promise.all([
       pull.state === "merged" ? Promise.resolve(pull.mergedHeadSha ?? "") : branchSha(gitDir, pull.headBranch),
       branchSha(gitDir, pull.baseBranch),
@@ -138,7 +148,7 @@ export function createGitCollabHandlers(options: GitCollabOptions): GitCollabOpe
       ...(pull.mergeCommitSha === null ? {} : { merge_commit_sha: pull.mergeCommitSha }),
       ...(pull.mergeMethod === null ? {} : { merge_method: pull.mergeMethod as PullRequest["merge_method"] }),
     };
-    if (pull.state !== "open") return dto;
+    if (pull.state !== "open" || !mergeability) return dto;
     if (!headSha || !baseSha) return { ...dto, mergeable: null };
     const gate = await gateOf(repo, pull, headSha);
     // A trial merge writes objects only; no ref moves.
@@ -191,7 +201,7 @@ export function createGitCollabHandlers(options: GitCollabOptions): GitCollabOpe
         query.page_size ?? 30,
         ((query.page ?? 1) - 1) * (query.page_size ?? 30),
       );
-      const items = await Promise.all(rows.map((row) => pullDto(repo, gitDir, row)));
+      const items = await Promise.all(rows.map((row) => pullDto(repo, gitDir, row, false)));
       return { status: 200, body: { pulls: items, total_count: total } };
     },
 

@@ -1,5 +1,6 @@
 import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
 import type { RestCallContext, RestMiddleware } from "@platform/codegen/runtime/server";
+import type { NodeResponse } from "../../../transport/plane-handler.js";
 import { GitAccessError, identifyGitCaller, type GitAccessOptions, type GitCaller } from "../git-access.js";
 import { GitRepositoryError } from "../repository/index.js";
 import { SshKeyInputError } from "../ssh-keys.js";
@@ -70,6 +71,18 @@ export function createGitControlAuth(options: GitAccessOptions): RestMiddleware 
       throw wire;
     }
   };
+}
+
+/**
+ * An access refusal answered outside the generated plane (the wire, the log tail), in the
+ * plane's plain-text form: the status's prefix, and the Basic challenge on a 401.
+ */
+export function writeAccessRefusal(res: NodeResponse, error: GitAccessError): void {
+  res.writeHead(error.status, {
+    "content-type": "text/plain; charset=utf-8",
+    ...(error.status === 401 ? { "www-authenticate": BASIC_CHALLENGE } : {}),
+  });
+  res.end(`${prefixes[accessCodes[error.status]]}: ${error.message}\n`);
 }
 
 export function gitCaller(context: Pick<RestCallContext, "values">): KeyCaller {
