@@ -51,6 +51,7 @@ import { createThreadWorker, type ThreadWorker } from "./services/script/engine/
 import { createRegistryPlane } from "./services/registry/registry-plane.js";
 import { createGitPlane } from "./services/git/git-plane.js";
 import { startGitSshGateway } from "./services/git/git-ssh-gateway.js";
+import { prepareGitLauncher } from "./services/git/launcher/launch-git.js";
 import { createCheckLogSignals } from "./services/git/collab/checks/check-log-signals.js";
 import type { GitSshListener } from "./services/git/ssh/git-ssh-server.js";
 import { createRegistryTokens, REGISTRY_TOKEN_KEY_PURPOSE } from "./services/registry/access/registry-token.js";
@@ -412,6 +413,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     listenerNames.push("registry");
 
     // The git gateway: the smart HTTP wire and its REST control plane, with the api listener's credentials.
+    // Its git processes start from a small helper process, running before the first request.
+    prepareGitLauncher();
     const checkSignals = await createCheckLogSignals(database);
     closeCheckSignals = () => checkSignals.close();
     listeners.push(

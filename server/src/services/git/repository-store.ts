@@ -1,8 +1,9 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { organizations } from "../../auth/auth-schema.js";
 import type { Database } from "../../db/database.js";
+import { perDatabase } from "../../db/prepared-statements.js";
 import { uuidV7 } from "../actions/run-keys.js";
 import { nowMs } from "../../db/column-types.js";
 import { runGitOk } from "./repository/index.js";
@@ -31,14 +32,28 @@ const columns = {
   orgSlug: organizations.name,
 };
 
-/** A repository by id, with its organization's slug; undefined when there is none. */
-export async function findRepositoryById(db: Database, repoId: string): Promise<RepositoryRow | undefined> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(repoId)) return undefined;
-  const [row] = await db
+// Every request of the git wire looks its repository up: prepared statements.
+const repositoryById = perDatabase((db) =>
+  db
     .select(columns)
     .from(gitRepositories)
     .innerJoin(organizations, eq(organizations.id, gitRepositories.orgId))
-    .where(eq(gitRepositories.id, repoId.toLowerCase()));
+    .where(eq(gitRepositories.id, sql.placeholder("repoId")))
+    .prepare("git_repository_by_id"),
+);
+const repositoryByName = perDatabase((db) =>
+  db
+    .select(columns)
+    .from(gitRepositories)
+    .innerJoin(organizations, eq(organizations.id, gitRepositories.orgId))
+    .where(and(eq(organizations.name, sql.placeholder("orgSlug")), eq(gitRepositories.name, sql.placeholder("name"))))
+    .prepare("git_repository_by_name"),
+);
+
+/** A repository by id, with its organization's slug; undefined when there is none. */
+export async function findRepositoryById(db: Database, repoId: string): Promise<RepositoryRow | undefined> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(repoId)) return undefined;
+  const [row] = await repositoryById(db).execute({ repoId: repoId.toLowerCase() });
   return row;
 }
 
@@ -58,11 +73,7 @@ export async function findRepositoryByName(
   orgSlug: string,
   name: string,
 ): Promise<RepositoryRow | undefined> {
-  const [row] = await db
-    .select(columns)
-    .from(gitRepositories)
-    .innerJoin(organizations, eq(organizations.id, gitRepositories.orgId))
-    .where(and(eq(organizations.name, orgSlug), eq(gitRepositories.name, name)));
+  const [row] = await repositoryByName(db).execute({ orgSlug, name });
   return row;
 }
 

@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
 import type { NodeRequest, NodeResponse } from "../../transport/plane-handler.js";
+import { launchGit, type LaunchedGit } from "./launcher/launch-git.js";
 
 export type GitService = "git-upload-pack" | "git-receive-pack";
 
@@ -42,16 +42,15 @@ const MAX_KEPT_CAPABILITIES = 10_000;
 async function uploadPackCapabilities(gitDir: string, env: NodeJS.ProcessEnv): Promise<Buffer | undefined> {
   const kept = v2Capabilities.get(gitDir);
   if (kept) return kept;
-  const child = spawn("git", ["upload-pack", "--stateless-rpc", "--advertise-refs", gitDir], {
+  const git = await launchGit({
+    args: ["upload-pack", "--stateless-rpc", "--advertise-refs", gitDir],
     env,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
+    stdio: [false, true, false],
+  }).catch(() => undefined);
+  if (!git) return undefined;
   const chunks: Buffer[] = [];
-  for await (const chunk of child.stdout) chunks.push(chunk as Buffer);
-  const code = await new Promise<number | null>((resolve) =>
-    child.exitCode !== null ? resolve(child.exitCode) : child.once("close", resolve),
-  );
-  if (code !== 0) return undefined;
+  for await (const chunk of git.stdout!) chunks.push(chunk as Buffer);
+  if ((await git.closed) !== 0) return undefined;
   const answer = Buffer.concat(chunks);
   if (v2Capabilities.size >= MAX_KEPT_CAPABILITIES) v2Capabilities.clear();
   v2Capabilities.set(gitDir, answer);
@@ -73,14 +72,15 @@ export async function serveInfoRefs(
       return void res.end(capabilities);
     }
   }
-  const child = spawn("git", [service.slice(4), "--stateless-rpc", "--advertise-refs", gitDir], {
+  const git = await launchGit({
+    args: [service.slice(4), "--stateless-rpc", "--advertise-refs", gitDir],
     env,
-    stdio: ["ignore", "pipe", "ignore"],
+    stdio: [false, true, false],
   });
   res.writeHead(200, { "content-type": `application/x-${service}-advertisement`, ...noCache });
   // Protocol v2 starts with its own capability advertisement; v0/v1 need the service header.
   if (env.GIT_PROTOCOL !== "version=2") (res as ServerResponse).write(pktLine(`# service=${service}\n`) + "0000");
-  await finish(child, child.stdout, res);
+  await finish(git, res);
 }
 
 /**
@@ -100,38 +100,32 @@ export async function serveRpc(
   } = {},
 ): Promise<void> {
   const config = (setup.config ?? []).flatMap((pair) => ["-c", pair]);
-  const child = spawn("git", [...config, service.slice(4), "--stateless-rpc", gitDir], {
+  const git = await launchGit({
+    args: [...config, service.slice(4), "--stateless-rpc", gitDir],
     env: { ...setup.env, ...wireEnvironment(req) },
-    stdio: ["pipe", "pipe", "ignore"],
+    stdio: [true, true, false],
   });
   res.writeHead(200, { "content-type": `application/x-${service}-result`, ...noCache });
   const gzipped = req.headers["content-encoding"] === "gzip";
   // Both request kinds are readable streams; the union type of the two does not say so.
   const body = req as IncomingMessage;
-  const input = (gzipped ? pipeline(body, createGunzip(), child.stdin) : pipeline(body, child.stdin)).catch(() =>
-    child.kill(),
-  );
-  await Promise.all([input, finish(child, child.stdout, res, setup.afterExit)]);
+  const stdin = git.stdin!;
+  const input = (gzipped ? pipeline(body, createGunzip(), stdin) : pipeline(body, stdin)).catch(() => git.kill());
+  await Promise.all([input, finish(git, res, setup.afterExit)]);
 }
 
-async function finish(
-  child: ReturnType<typeof spawn>,
-  stdout: NodeJS.ReadableStream | null,
-  response: NodeResponse,
-  afterExit?: () => Promise<void>,
-): Promise<void> {
+async function finish(git: LaunchedGit, response: NodeResponse, afterExit?: () => Promise<void>): Promise<void> {
   const res = response as ServerResponse;
-  // A git that cannot start ends the response like one that failed: the client sees a broken stream.
-  child.once("error", () => res.destroy());
-  res.on("close", () => {
-    if (child.exitCode === null) child.kill();
-  });
-  if (stdout) {
-    for await (const chunk of stdout) {
+  res.on("close", () => git.kill());
+  try {
+    for await (const chunk of git.stdout!) {
       if (!res.write(chunk as Buffer)) await new Promise((resolve) => res.once("drain", resolve));
     }
+  } catch {
+    // A broken stream from git ends the response like a failed git: the client sees it cut short.
+    return void res.destroy();
   }
-  await new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once("close", () => resolve())));
+  await git.closed;
   try {
     await afterExit?.();
   } finally {

@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { launchGit, type LaunchedGit } from "../launcher/launch-git.js";
 import { GitRepositoryError } from "./git-repository-error.js";
 
 /** Wall-clock budget of one git process unless the caller gives another. */
@@ -80,81 +80,61 @@ const SAFE_CONFIG = ["-c", "core.hooksPath=/dev/null", "-c", "protocol.allow=nev
  * after `--end-of-options` or `--`. A non-zero exit is returned, not thrown: what it means depends on
  * the sub-command. Timeouts and spawn failures throw {@link GitRepositoryError}.
  */
-export function runGit(
+export async function runGit(
   gitDir: string,
   args: readonly string[],
   options: GitCommandOptions = {},
 ): Promise<GitCommandResult> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_GIT_OUTPUT_BYTES;
-  return new Promise((resolve, reject) => {
-    // A process group of its own, so that killing it also ends whatever git started.
-    const child = spawn("git", [`--git-dir=${gitDir}`, ...SAFE_CONFIG, ...args], {
+  let git: LaunchedGit;
+  try {
+    git = await launchGit({
+      args: [`--git-dir=${gitDir}`, ...SAFE_CONFIG, ...args],
       env: gitEnvironment(options.env),
       cwd: emptyHomeDir(),
-      detached: true,
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: [true, true, true],
     });
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    let truncated = false;
-    let timedOut = false;
-    let stderr = "";
-    let settled = false;
+  } catch (error) {
+    throw new GitRepositoryError("failed", "git could not be started", undefined, (error as Error).message);
+  }
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let truncated = false;
+  let timedOut = false;
+  let stderr = "";
+  // SIGKILL reaches git's whole process group, so whatever git started ends too.
+  const timer = setTimeout(() => {
+    timedOut = true;
+    git.kill("SIGKILL");
+  }, timeoutMs);
 
-    const killGroup = (): void => {
-      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // Already gone.
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, timeoutMs);
-
-    child.stdout.on("data", (chunk: Buffer) => {
-      if (truncated) return;
-      const room = maxOutputBytes - kept;
-      if (chunk.length > room) {
-        chunks.push(chunk.subarray(0, room));
-        kept += room;
-        truncated = true;
-        killGroup();
-        return;
-      }
-      chunks.push(chunk);
-      kept += chunk.length;
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      if (stderr.length < STDERR_KEEP_BYTES)
-        stderr += chunk.toString("utf8").slice(0, STDERR_KEEP_BYTES - stderr.length);
-    });
-    // git may exit before reading all its input (or be killed); that is not an error of ours.
-    child.stdin.on("error", () => {});
-    child.stdin.end(options.input ?? "");
-
-    child.on("error", (error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      reject(new GitRepositoryError("failed", "git could not be started", undefined, error.message));
-    });
-    child.on("close", (code) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (timedOut && !truncated) {
-        reject(
-          new GitRepositoryError("timeout", `git ${args[0] ?? ""} took longer than ${timeoutMs} ms`, undefined, stderr),
-        );
-        return;
-      }
-      resolve({ stdout: Buffer.concat(chunks, kept), stderr, exitCode: truncated ? null : code, truncated });
-    });
+  git.stdout!.on("data", (chunk: Buffer) => {
+    if (truncated) return;
+    const room = maxOutputBytes - kept;
+    if (chunk.length > room) {
+      chunks.push(chunk.subarray(0, room));
+      kept += room;
+      truncated = true;
+      git.kill("SIGKILL");
+      return;
+    }
+    chunks.push(chunk);
+    kept += chunk.length;
   });
+  git.stderr!.on("data", (chunk: Buffer) => {
+    if (stderr.length < STDERR_KEEP_BYTES) stderr += chunk.toString("utf8").slice(0, STDERR_KEEP_BYTES - stderr.length);
+  });
+  // git may exit before reading all its input (or be killed); that is not an error of ours.
+  git.stdin!.on("error", () => {});
+  git.stdin!.end(options.input ?? "");
+
+  const code = await git.closed;
+  clearTimeout(timer);
+  if (timedOut && !truncated) {
+    throw new GitRepositoryError("timeout", `git ${args[0] ?? ""} took longer than ${timeoutMs} ms`, undefined, stderr);
+  }
+  return { stdout: Buffer.concat(chunks, kept), stderr, exitCode: truncated ? null : code, truncated };
 }
 
 /**

@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ServerChannel } from "ssh2";
+import { launchGit } from "../launcher/launch-git.js";
 import type { GitSshService } from "./git-ssh-command.js";
 
 /** The repository a channel serves, and what the gateway needs git to carry (pre-receive hook setup). */
@@ -21,7 +21,7 @@ let emptyHome: string | undefined;
  * to the channel's stderr, where the client prints it) and answers the exit status. The environment
  * is built from nothing, so no configuration of the server's own user shapes what git does.
  */
-export function runGitService(
+export async function runGitService(
   service: GitSshService,
   target: GitServiceTarget,
   channel: ServerChannel,
@@ -29,8 +29,8 @@ export function runGitService(
 ): Promise<number> {
   emptyHome ??= mkdtempSync(join(tmpdir(), "git-ssh-home-"));
   const config = (target.config ?? []).flatMap((pair) => ["-c", pair]);
-  const child = spawn("git", [...config, service.slice("git-".length), target.gitDir], {
-    stdio: ["pipe", "pipe", "pipe"],
+  const git = await launchGit({
+    args: [...config, service.slice("git-".length), target.gitDir],
     env: {
       ...target.env,
       PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -41,15 +41,14 @@ export function runGitService(
       GIT_TERMINAL_PROMPT: "0",
       ...(gitProtocol ? { GIT_PROTOCOL: gitProtocol } : {}),
     },
-  });
-  channel.pipe(child.stdin);
-  child.stdout.pipe(channel, { end: false });
-  child.stderr.pipe(channel.stderr, { end: false });
-  // A client that goes away must not leave git waiting on a pipe nobody reads.
-  channel.on("close", () => child.kill("SIGTERM"));
-  child.stdin.on("error", () => undefined);
-  return new Promise((resolve) => {
-    child.on("error", () => resolve(128));
-    child.on("close", (code) => resolve(code ?? 128));
-  });
+    stdio: [true, true, true],
+  }).catch(() => undefined);
+  if (!git) return 128;
+  channel.pipe(git.stdin!);
+  git.stdout!.pipe(channel, { end: false });
+  git.stderr!.pipe(channel.stderr, { end: false });
+  // A client that goes away must not leave git waiting on a stream nobody reads.
+  channel.on("close", () => git.kill());
+  git.stdin!.on("error", () => undefined);
+  return (await git.closed) ?? 128;
 }

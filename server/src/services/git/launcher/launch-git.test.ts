@@ -1,0 +1,65 @@
+import { randomBytes } from "node:crypto";
+import { describe, expect, test } from "vitest";
+import { childProcessesRunning } from "../../../../test/child-processes.js";
+import { launchGit, type LaunchedGit } from "./launch-git.js";
+
+const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
+
+async function output(git: LaunchedGit): Promise<{ stdout: Buffer; stderr: string; code: number | null }> {
+  const read = async (stream: NodeJS.ReadableStream | null) => {
+    const chunks: Buffer[] = [];
+    if (stream) for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  };
+  const [stdout, stderr] = await Promise.all([read(git.stdout), read(git.stderr)]);
+  return { stdout, stderr: stderr.toString(), code: await git.closed };
+}
+
+const launcherPids = () => childProcessesRunning(process.pid, "git-launcher.mjs");
+
+describe("launchGit", () => {
+  test("connects git's stdin and stdout to the caller and passes every byte both ways", async () => {
+    const input = randomBytes(3 * 1024 * 1024);
+    const git = await launchGit({ args: ["hash-object", "--stdin", "--literally"], env, stdio: [true, true, true] });
+    git.stdin!.end(input);
+    const { stdout, code } = await output(git);
+    expect(code).toBe(0);
+    const expected = await launchGit({ args: ["hash-object", "--stdin"], env, stdio: [true, true, false] });
+    expected.stdin!.end(input);
+    expect(stdout.toString()).toBe((await output(expected)).stdout.toString());
+    expect(stdout.toString()).toMatch(/^[0-9a-f]{40}\n$/);
+  });
+
+  test("gives the exit code and what git wrote to stderr", async () => {
+    const git = await launchGit({ args: ["rev-parse", "--git-dir"], env, cwd: "/", stdio: [false, true, true] });
+    const { stderr, code } = await output(git);
+    expect(code).toBe(128);
+    expect(stderr).toContain("not a git repository");
+  });
+
+  test("refuses when git cannot be started", async () => {
+    await expect(
+      launchGit({ args: ["--version"], env: { PATH: "/nonexistent" }, stdio: [false, true, false] }),
+    ).rejects.toThrow(/git could not be started/);
+  });
+
+  test("a kill ends git and what it started, and the streams end", async () => {
+    const git = await launchGit({ args: ["-c", "alias.slow=!sleep 5", "slow"], env, stdio: [true, true, true] });
+    const started = Date.now();
+    git.kill("SIGKILL");
+    const { code } = await output(git);
+    expect(code).toBeNull();
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  test("starts a new launcher when the one it had died, and fails only what was running", async () => {
+    const running = await launchGit({ args: ["-c", "alias.slow=!sleep 5", "slow"], env, stdio: [true, true, true] });
+    const [launcher] = launcherPids();
+    expect(launcher).toBeDefined();
+    process.kill(launcher!, "SIGKILL");
+    expect(await running.closed).toBeNull();
+    const git = await launchGit({ args: ["--version"], env, stdio: [false, true, false] });
+    expect((await output(git)).stdout.toString()).toMatch(/^git version/);
+    expect(launcherPids()).not.toContain(launcher);
+  });
+});
