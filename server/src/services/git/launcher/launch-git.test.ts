@@ -1,4 +1,6 @@
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { promisify } from "node:util";
 import { describe, expect, test } from "vitest";
 import { childProcessesRunning } from "../../../../test/child-processes.js";
 import { launchGit, type LaunchedGit } from "./launch-git.js";
@@ -15,6 +17,7 @@ async function output(git: LaunchedGit): Promise<{ stdout: Buffer; stderr: strin
   return { stdout, stderr: stderr.toString(), code: await git.closed };
 }
 
+const run = promisify(execFile);
 const launcherPids = () => childProcessesRunning(process.pid, "git-launcher.mjs");
 
 describe("launchGit", () => {
@@ -35,6 +38,18 @@ describe("launchGit", () => {
     const { stderr, code } = await output(git);
     expect(code).toBe(128);
     expect(stderr).toContain("not a git repository");
+  });
+
+  test("keeps a process with nothing else to do alive until git has answered", async () => {
+    // A fresh process whose only work is one git: nothing but the launcher's channel holds it open.
+    const script = `
+      const { launchGit } = await import(${JSON.stringify(new URL("./launch-git.ts", import.meta.url).href)});
+      const git = await launchGit({ args: ["--version"], env: { PATH: process.env.PATH }, stdio: [false, true, false] });
+      for await (const chunk of git.stdout) process.stdout.write(chunk);
+      process.stdout.write("exit " + (await git.closed) + "\\n");
+    `;
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script]);
+    expect(stdout).toMatch(/^git version .*\nexit 0\n$/);
   });
 
   test("refuses when git cannot be started", async () => {

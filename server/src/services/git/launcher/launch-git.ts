@@ -63,8 +63,11 @@ function currentLauncher(): Promise<Launcher> {
     });
     const requests = new Map<string, Request>();
     child.on("message", (message: LauncherMessage) => {
-      if (message.type === "ready") resolve({ process: child, socketPath: message.path, requests });
-      else requests.get(message.id)?.onMessage(message);
+      if (message.type !== "ready") return requests.get(message.id)?.onMessage(message);
+      // Until now the channel kept this process alive for whoever waits on the launcher; from now
+      // on only requests in flight do (see track).
+      child.channel?.unref();
+      resolve({ process: child, socketPath: message.path, requests });
     });
     child.once("error", (error) => {
       launcher = undefined;
@@ -76,9 +79,7 @@ function currentLauncher(): Promise<Launcher> {
       for (const request of requests.values()) request.onLost();
       requests.clear();
     });
-    // The launcher never keeps this process alive on its own; requests in flight do (see track).
     child.unref();
-    child.channel?.unref();
   });
   return launcher;
 }
