@@ -1,9 +1,8 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import ssh2 from "ssh2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { createGitClient, type GitClient } from "../../gen/openapi/git/client.js";
@@ -297,9 +296,8 @@ describe("the git control plane", () => {
   });
 
   it("keeps SSH keys per API key: fingerprint, read-only, 409 on a duplicate, delete", async () => {
-    const pair = ssh2.utils.generateKeyPairSync("ed25519");
-    const line = `${pair.public.trim()} ada@laptop`;
-    await writeFile(join(work, "key.pub"), `${line}\n`);
+    await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "ada@laptop", "-f", join(work, "key")]);
+    const line = (await readFile(join(work, "key.pub"), "utf8")).trim();
     const printed = (await run("ssh-keygen", ["-l", "-E", "sha256", "-f", join(work, "key.pub")])).stdout.split(" ")[1];
     const added = await client.addSshKey({ body: { name: "laptop", public_key: line, read_only: true } });
     expect(added.status).toBe(201);

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import ssh2 from "ssh2";
 import { describe, expect, it } from "vitest";
+import { generateEd25519KeyPair } from "./ssh/ssh-host-key.js";
 import { parseAuthorizedKey, SshKeyInputError } from "./ssh-keys.js";
 
 describe("parseAuthorizedKey", () => {
@@ -14,7 +15,8 @@ describe("parseAuthorizedKey", () => {
       ["ecdsa", { bits: 256 }],
       ["rsa", { bits: 2048 }],
     ] as const) {
-      const pair = ssh2.utils.generateKeyPairSync(type, options as never);
+      const pair =
+        type === "ed25519" ? generateEd25519KeyPair() : ssh2.utils.generateKeyPairSync(type, options as never);
       const line = `${pair.public.trim()} someone@laptop`;
       writeFileSync(join(dir, `${type}.pub`), `${line}\n`);
       const printed = execFileSync("ssh-keygen", ["-l", "-E", "sha256", "-f", join(dir, `${type}.pub`)], {
@@ -27,7 +29,7 @@ describe("parseAuthorizedKey", () => {
   });
 
   it("refuses what is not a key, naming public_key", () => {
-    const ed = ssh2.utils.generateKeyPairSync("ed25519").public.split(" ")[1]!;
+    const ed = generateEd25519KeyPair().public.split(" ")[1]!;
     for (const bad of [
       undefined,
       "",

@@ -18,6 +18,18 @@ export function sshKeyFingerprint(publicKeyBlob: Buffer): string {
 }
 
 /**
+ * A new ed25519 key pair in OpenSSH form. ssh2's generator writes the public key without its
+ * leading byte when that byte is zero (about one key in 256 is 31 bytes long), and such a key
+ * parses nowhere: a server would never start on it. Another pair is generated instead.
+ */
+export function generateEd25519KeyPair(): { readonly private: string; readonly public: string } {
+  for (;;) {
+    const pair = ssh2.utils.generateKeyPairSync("ed25519");
+    if (!(ssh2.utils.parseKey(pair.private) instanceof Error)) return pair;
+  }
+}
+
+/**
  * The server's ed25519 host key, made at the first start and reused after, so clients that pinned it
  * in known_hosts keep trusting the server across restarts. The file is written owner-only.
  */
@@ -28,7 +40,7 @@ export async function loadOrCreateHostKey(dataDir: string): Promise<SshHostKey> 
     privateKey = await readFile(path, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    privateKey = ssh2.utils.generateKeyPairSync("ed25519").private;
+    privateKey = generateEd25519KeyPair().private;
     // `wx` so two processes sharing a data directory never overwrite each other's key.
     await writeFile(path, privateKey, { mode: 0o600, flag: "wx" }).catch(async (writeError: unknown) => {
       if ((writeError as NodeJS.ErrnoException).code !== "EEXIST") throw writeError;
@@ -37,6 +49,10 @@ export async function loadOrCreateHostKey(dataDir: string): Promise<SshHostKey> 
     await chmod(path, 0o600);
   }
   const parsed = ssh2.utils.parseKey(privateKey);
-  if (parsed instanceof Error) throw new Error(`${path} does not hold an SSH private key`);
+  if (parsed instanceof Error) {
+    throw new Error(
+      `${path} does not hold an SSH private key: remove it, and a new host key is made at the next start`,
+    );
+  }
   return { privateKey, fingerprint: sshKeyFingerprint(parsed.getPublicSSH()) };
 }
