@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { BlobStore, OpenBlob } from "../../../blob/blob-store.js";
 import type { Database } from "../../../db/database.js";
+import { perDatabase } from "../../../db/prepared-statements.js";
 import { OciError } from "../oci/oci-error.js";
 import { registryBlobs, registryRepositoryBlobs, registryUploads } from "../registry-schema.js";
 import { digestHasher, digestOf, type Digest } from "./digest.js";
@@ -171,6 +172,24 @@ export async function blobRow(db: Pick<Database, "select">, orgId: string, diges
   return row;
 }
 
+// Every blob GET looks its link up: a prepared statement.
+const linkedBlob = perDatabase((db) =>
+  db
+    .select({ storageKey: registryBlobs.storageKey })
+    .from(registryRepositoryBlobs)
+    .innerJoin(
+      registryBlobs,
+      and(eq(registryBlobs.orgId, sql.placeholder("orgId")), eq(registryBlobs.digest, registryRepositoryBlobs.digest)),
+    )
+    .where(
+      and(
+        eq(registryRepositoryBlobs.repositoryId, sql.placeholder("repositoryId")),
+        eq(registryRepositoryBlobs.digest, sql.placeholder("digest")),
+      ),
+    )
+    .prepare("registry_linked_blob"),
+);
+
 /** The blob if the repository may serve it (it is linked to it), opened for reading. */
 export async function openLinkedBlob(
   db: Database,
@@ -179,14 +198,7 @@ export async function openLinkedBlob(
   repositoryId: string,
   digest: string,
 ): Promise<OpenBlob | undefined> {
-  const [row] = await db
-    .select({ storageKey: registryBlobs.storageKey })
-    .from(registryRepositoryBlobs)
-    .innerJoin(
-      registryBlobs,
-      and(eq(registryBlobs.orgId, orgId), eq(registryBlobs.digest, registryRepositoryBlobs.digest)),
-    )
-    .where(and(eq(registryRepositoryBlobs.repositoryId, repositoryId), eq(registryRepositoryBlobs.digest, digest)));
+  const [row] = await linkedBlob(db).execute({ orgId, repositoryId, digest });
   return row ? blobs.open(row.storageKey) : undefined;
 }
 

@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { organizations } from "../../../auth/auth-schema.js";
 import type { Database } from "../../../db/database.js";
+import { perDatabase } from "../../../db/prepared-statements.js";
 import type { RepositoryFacts } from "../access/registry-access.js";
 import { OciError } from "../oci/oci-error.js";
 import type { OciRepositoryTarget } from "../oci/oci-route.js";
@@ -28,17 +29,23 @@ export interface ResolvedRepository {
   readonly facts: RepositoryFacts;
 }
 
-/** The organization and repository a name designates, as far as they exist. */
-export async function resolveRepository(db: Database, fullName: string): Promise<ResolvedRepository> {
-  const { orgName, name } = parseRepositoryName(fullName);
-  const [row] = await db
+// Every request of the distribution protocol resolves its repository: a prepared statement.
+const repositoryByName = perDatabase((db) =>
+  db
     .select({ orgId: organizations.id, repositoryId: registryRepositories.id, public: registryRepositories.public })
     .from(organizations)
     .leftJoin(
       registryRepositories,
-      and(eq(registryRepositories.orgId, organizations.id), eq(registryRepositories.name, name)),
+      and(eq(registryRepositories.orgId, organizations.id), eq(registryRepositories.name, sql.placeholder("name"))),
     )
-    .where(eq(organizations.name, orgName));
+    .where(eq(organizations.name, sql.placeholder("orgName")))
+    .prepare("registry_repository_by_name"),
+);
+
+/** The organization and repository a name designates, as far as they exist. */
+export async function resolveRepository(db: Database, fullName: string): Promise<ResolvedRepository> {
+  const { orgName, name } = parseRepositoryName(fullName);
+  const [row] = await repositoryByName(db).execute({ orgName, name });
   return {
     target: { orgId: row?.orgId ?? "", orgName, name, fullName, repositoryId: row?.repositoryId ?? undefined },
     facts: { orgId: row?.orgId, fullName, exists: Boolean(row?.repositoryId), public: row?.public ?? false },

@@ -3,6 +3,7 @@ import type { Database } from "../../../db/database.js";
 import { blobRow } from "../content/blob-content.js";
 import { digestOfBytes, looksLikeDigest, parseDigest } from "../content/digest.js";
 import { MAX_MANIFEST_BYTES, parseManifest, type ParsedManifest } from "../content/manifest-parser.js";
+import { readManifest } from "../content/manifest-reads.js";
 import { ensureRepository, existingRepository } from "../content/repositories.js";
 import { immutableTagPattern } from "../content/tag-immutability.js";
 import {
@@ -32,37 +33,13 @@ function parseReference(reference: string): { digest: string } | { tag: string }
 
 /** GET, HEAD, PUT and DELETE of `/v2/<name>/manifests/<reference>`. */
 export function createManifestRoutes(db: Database): Record<"read" | "put" | "remove", OciRouteHandler> {
-  async function findManifest(repositoryId: string, reference: { digest: string } | { tag: string }) {
-    const digest =
-      "digest" in reference
-        ? reference.digest
-        : (
-            await db
-              .select({ digest: registryTags.manifestDigest })
-              .from(registryTags)
-              .where(and(eq(registryTags.repositoryId, repositoryId), eq(registryTags.name, reference.tag)))
-          )[0]?.digest;
-    if (!digest) return undefined;
-    const [row] = await db
-      .select({
-        digest: registryManifests.digest,
-        mediaType: registryManifests.mediaType,
-        content: registryManifests.content,
-      })
-      .from(registryManifests)
-      .where(and(eq(registryManifests.repositoryId, repositoryId), eq(registryManifests.digest, digest)));
-    return row;
-  }
-
   return {
     async read({ req, res, target, params }) {
       const reference = parseReference(params.reference!);
       const repositoryId = existingRepository(target);
-      const manifest = await findManifest(repositoryId, reference);
+      const manifest = await readManifest(db, repositoryId, reference, req.method === "GET");
       if (!manifest)
         throw new OciError("MANIFEST_UNKNOWN", `manifest ${params.reference} is not in ${target.fullName}`);
-      if (req.method === "GET")
-        await recordPull(db, repositoryId, manifest.digest, "tag" in reference ? reference.tag : undefined);
       const headers = {
         "content-type": manifest.mediaType,
         "docker-content-digest": manifest.digest,
@@ -244,22 +221,4 @@ async function moveTag(tx: Tx, repositoryId: string, tag: string, digest: string
       target: [registryTags.repositoryId, registryTags.name],
       set: { manifestDigest: digest, pushedAt: sql`excluded.pushed_at`, pulledAt: null },
     });
-}
-
-/**
- * A manifest GET (never a HEAD) counts as a pull of the repository, the manifest and the tag used:
- * one statement, so a pull costs one round trip to the database rather than three.
- */
-async function recordPull(db: Database, repositoryId: string, digest: string, tag: string | undefined): Promise<void> {
-  const now = Date.now();
-  await db.execute(sql`
-    with repository as (
-      update ${registryRepositories} set ${sql.identifier(registryRepositories.pullCount.name)} = ${registryRepositories.pullCount} + 1
-      where ${registryRepositories.id} = ${repositoryId}
-    ), manifest as (
-      update ${registryManifests} set ${sql.identifier(registryManifests.pulledAt.name)} = ${now}
-      where ${registryManifests.repositoryId} = ${repositoryId} and ${registryManifests.digest} = ${digest}
-    )
-    update ${registryTags} set ${sql.identifier(registryTags.pulledAt.name)} = ${now}
-    where ${registryTags.repositoryId} = ${repositoryId} and ${registryTags.name} = ${tag ?? null}`);
 }
