@@ -114,7 +114,7 @@ process.on("message", (message) => {
 });
 
 // The server is gone: nobody reads what git writes any more.
-process.on("disconnect", () => {
+function shutDown() {
   for (const child of running.values()) {
     try {
       process.kill(-child.pid, "SIGTERM");
@@ -125,4 +125,7 @@ process.on("disconnect", () => {
   server.close();
   rmSync(directory, { recursive: true, force: true });
   process.exit(0);
-});
+}
+process.on("disconnect", shutDown);
+// A server that died while this module loaded closed the channel before anyone listened.
+if (!process.connected) shutDown();

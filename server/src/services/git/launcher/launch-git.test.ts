@@ -1,9 +1,9 @@
-import { execFile } from "node:child_process";
+import { execFile, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { describe, expect, test } from "vitest";
 import { childProcessesRunning } from "../../../../test/child-processes.js";
-import { launchGit, type LaunchedGit } from "./launch-git.js";
+import { LAUNCHER_SCRIPT, launchGit, type LaunchedGit } from "./launch-git.js";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
 
@@ -65,6 +65,14 @@ describe("launchGit", () => {
     const { code } = await output(git);
     expect(code).toBeNull();
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  test("a launcher whose server went away while it started exits", async () => {
+    const launcher = fork(LAUNCHER_SCRIPT, [], { execArgv: [], stdio: ["ignore", "ignore", "inherit", "ipc"] });
+    // Gone before the launcher's module has even loaded.
+    launcher.disconnect();
+    const code = await new Promise((resolve) => launcher.once("exit", resolve));
+    expect(code).toBe(0);
   });
 
   test("starts a new launcher when the one it had died, and fails only what was running", async () => {

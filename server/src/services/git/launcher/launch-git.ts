@@ -1,6 +1,8 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
+import { basename, dirname } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
@@ -42,7 +44,7 @@ interface Launcher {
   readonly requests: Map<string, Request>;
 }
 
-const LAUNCHER_SCRIPT = fileURLToPath(new URL("./git-launcher.mjs", import.meta.url));
+export const LAUNCHER_SCRIPT = fileURLToPath(new URL("./git-launcher.mjs", import.meta.url));
 
 let launcher: Promise<Launcher> | undefined;
 
@@ -62,8 +64,10 @@ function currentLauncher(): Promise<Launcher> {
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });
     const requests = new Map<string, Request>();
+    let socketPath: string | undefined;
     child.on("message", (message: LauncherMessage) => {
       if (message.type !== "ready") return requests.get(message.id)?.onMessage(message);
+      socketPath = message.path;
       // Until now the channel kept this process alive for whoever waits on the launcher; from now
       // on only requests in flight do (see track).
       child.channel?.unref();
@@ -75,6 +79,9 @@ function currentLauncher(): Promise<Launcher> {
     });
     child.once("exit", () => {
       launcher = undefined;
+      // A launcher that was killed could not remove its socket's directory.
+      if (socketPath && basename(dirname(socketPath)).startsWith("git-launcher-"))
+        rmSync(dirname(socketPath), { recursive: true, force: true });
       reject(new Error("the git launcher exited before it was ready"));
       for (const request of requests.values()) request.onLost();
       requests.clear();
