@@ -11,22 +11,10 @@ function pktLine(payload: string): string {
   return (payload.length + 4).toString(16).padStart(4, "0") + payload;
 }
 
-/**
- * The environment of a wire process, built from nothing so the server's own GIT_* variables and
- * configuration never shape it. `Git-Protocol` from the client selects protocol v2.
- */
-function wireEnvironment(req: NodeRequest): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: "/nonexistent",
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_CONFIG_GLOBAL: "/dev/null",
-    GIT_TERMINAL_PROMPT: "0",
-  };
+/** `Git-Protocol` from the client, which selects protocol v2; only the documented `version=N` form is passed on. */
+function wireEnvironment(req: NodeRequest): Record<string, string> {
   const protocol = req.headers["git-protocol"];
-  // Only the documented `version=N` form is passed on.
-  if (typeof protocol === "string" && /^version=[0-9]$/.test(protocol)) env.GIT_PROTOCOL = protocol;
-  return env;
+  return typeof protocol === "string" && /^version=[0-9]$/.test(protocol) ? { GIT_PROTOCOL: protocol } : {};
 }
 
 const noCache = { "cache-control": "no-cache, max-age=0, must-revalidate", expires: "Fri, 01 Jan 1980 00:00:00 GMT" };
@@ -39,7 +27,7 @@ const noCache = { "cache-control": "no-cache, max-age=0, must-revalidate", expir
 const v2Capabilities = new Map<string, Buffer>();
 const MAX_KEPT_CAPABILITIES = 10_000;
 
-async function uploadPackCapabilities(gitDir: string, env: NodeJS.ProcessEnv): Promise<Buffer | undefined> {
+async function uploadPackCapabilities(gitDir: string, env: Record<string, string>): Promise<Buffer | undefined> {
   const kept = v2Capabilities.get(gitDir);
   if (kept) return kept;
   const git = await launchGit({

@@ -1,15 +1,18 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { basename, dirname } from "node:path";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
-/** What to run: `git <args>` with exactly this environment. */
+/** What to run: `git <args>`. */
 export interface GitLaunch {
   readonly args: readonly string[];
-  readonly env: NodeJS.ProcessEnv;
+  /** Variables beside the isolation every git gets (see gitEnvironment); they cannot override it. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The working directory; an empty one by default. */
   readonly cwd?: string;
   /** Which of stdin, stdout and stderr the caller uses; the others are /dev/null. */
   readonly stdio: readonly [stdin: boolean, stdout: boolean, stderr: boolean];
@@ -47,6 +50,33 @@ interface Launcher {
 export const LAUNCHER_SCRIPT = fileURLToPath(new URL("./git-launcher.mjs", import.meta.url));
 
 let launcher: Promise<Launcher> | undefined;
+let emptyHome: string | undefined;
+
+/**
+ * An empty folder made once per process, git's HOME and XDG config: an operator's own
+ * configuration (aliases, hooks, credential helpers) must never shape what the server does.
+ */
+function emptyHomeDir(): string {
+  emptyHome ??= mkdtempSync(join(tmpdir(), "git-home-"));
+  return emptyHome;
+}
+
+/**
+ * git's whole environment, built from nothing rather than filtered from the server's, so that no
+ * `GIT_*` variable of the server (GIT_DIR, GIT_CONFIG_PARAMETERS, GIT_EXEC_PATH...) leaks in.
+ */
+function gitEnvironment(extra: Readonly<Record<string, string>> | undefined): NodeJS.ProcessEnv {
+  const home = emptyHomeDir();
+  return {
+    ...extra,
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    XDG_CONFIG_HOME: home,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_TERMINAL_PROMPT: "0",
+  };
+}
 
 /**
  * Starting a process copies the page tables of the one that starts it, and the server's are large
@@ -158,8 +188,8 @@ export async function launchGit(launch: GitLaunch): Promise<LaunchedGit> {
       id,
       file: "git",
       args: launch.args,
-      env: launch.env,
-      cwd: launch.cwd,
+      env: gitEnvironment(launch.env),
+      cwd: launch.cwd ?? emptyHomeDir(),
       stdio: launch.stdio,
     });
   });

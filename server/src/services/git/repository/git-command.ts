@@ -1,6 +1,3 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { launchGit, type LaunchedGit } from "../launcher/launch-git.js";
 import { GitRepositoryError } from "./git-repository-error.js";
 
@@ -29,44 +26,22 @@ export interface GitCommandResult {
 
 const STDERR_KEEP_BYTES = 16 * 1024;
 
-let emptyHome: string | undefined;
-
 /**
- * An empty HOME made once per process: git reads `~/.gitconfig` and XDG config from there, and an
- * operator's own configuration (aliases, hooks, credential helpers) must never shape what the server does.
+ * What plumbing reads need beyond the isolation every git gets; the caller's variables cannot
+ * override them.
  */
-function emptyHomeDir(): string {
-  emptyHome ??= mkdtempSync(join(tmpdir(), "git-home-"));
-  return emptyHome;
-}
-
-/**
- * The whole environment of a git process, built from nothing rather than filtered from ours, so that
- * no `GIT_*` variable of the server's own environment (GIT_DIR, GIT_CONFIG_PARAMETERS, GIT_EXEC_PATH...)
- * leaks in.
- */
-function gitEnvironment(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
-  const home = emptyHomeDir();
-  return {
-    ...extra,
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: home,
-    XDG_CONFIG_HOME: home,
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_CONFIG_GLOBAL: "/dev/null",
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_ASKPASS: "/bin/false",
-    // Paths given after `--` are literal names, never `:(glob)` or other pathspec magic.
-    GIT_LITERAL_PATHSPECS: "1",
-    GIT_NO_REPLACE_OBJECTS: "1",
-    // Reads never take the index or refresh locks that would race a concurrent push.
-    GIT_OPTIONAL_LOCKS: "0",
-    GIT_ATTR_NOSYSTEM: "1",
-    // Messages parsed below are English whatever the host's locale.
-    LC_ALL: "C",
-    LANG: "C",
-  };
-}
+const PLUMBING_ENVIRONMENT = {
+  GIT_ASKPASS: "/bin/false",
+  // Paths given after `--` are literal names, never `:(glob)` or other pathspec magic.
+  GIT_LITERAL_PATHSPECS: "1",
+  GIT_NO_REPLACE_OBJECTS: "1",
+  // Reads never take the index or refresh locks that would race a concurrent push.
+  GIT_OPTIONAL_LOCKS: "0",
+  GIT_ATTR_NOSYSTEM: "1",
+  // Messages parsed below are English whatever the host's locale.
+  LC_ALL: "C",
+  LANG: "C",
+};
 
 /**
  * Options placed before every sub-command: no hooks (the repository's own `hooks/` included), no
@@ -91,8 +66,7 @@ export async function runGit(
   try {
     git = await launchGit({
       args: [`--git-dir=${gitDir}`, ...SAFE_CONFIG, ...args],
-      env: gitEnvironment(options.env),
-      cwd: emptyHomeDir(),
+      env: { ...options.env, ...PLUMBING_ENVIRONMENT },
       stdio: [true, true, true],
     });
   } catch (error) {

@@ -1,6 +1,3 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { ServerChannel } from "ssh2";
 import { launchGit } from "../launcher/launch-git.js";
 import type { GitSshService } from "./git-ssh-command.js";
@@ -14,12 +11,9 @@ export interface GitServiceTarget {
   readonly config?: readonly string[];
 }
 
-let emptyHome: string | undefined;
-
 /**
  * Runs `git upload-pack|receive-pack <gitDir>` with the channel as its stdin and stdout (stderr goes
- * to the channel's stderr, where the client prints it) and answers the exit status. The environment
- * is built from nothing, so no configuration of the server's own user shapes what git does.
+ * to the channel's stderr, where the client prints it) and answers the exit status.
  */
 export async function runGitService(
   service: GitSshService,
@@ -27,20 +21,10 @@ export async function runGitService(
   channel: ServerChannel,
   gitProtocol: string | undefined,
 ): Promise<number> {
-  emptyHome ??= mkdtempSync(join(tmpdir(), "git-ssh-home-"));
   const config = (target.config ?? []).flatMap((pair) => ["-c", pair]);
   const git = await launchGit({
     args: [...config, service.slice("git-".length), target.gitDir],
-    env: {
-      ...target.env,
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: emptyHome,
-      XDG_CONFIG_HOME: emptyHome,
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_CONFIG_GLOBAL: "/dev/null",
-      GIT_TERMINAL_PROMPT: "0",
-      ...(gitProtocol ? { GIT_PROTOCOL: gitProtocol } : {}),
-    },
+    env: { ...target.env, ...(gitProtocol ? { GIT_PROTOCOL: gitProtocol } : {}) },
     stdio: [true, true, true],
   }).catch(() => undefined);
   if (!git) return 128;

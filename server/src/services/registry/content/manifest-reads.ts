@@ -122,11 +122,5 @@ export async function readManifest(
       ? await pullByTag(db).execute({ ...values, tag: reference.tag })
       : await pullByDigest(db).execute({ ...values, digest: reference.digest });
   if (!row) return undefined;
-  const content = row.content;
-  return {
-    digest: row.digest,
-    mediaType: row.media_type,
-    // postgres.js reads bytea as a Buffer, PGlite as a Uint8Array.
-    content: new Uint8Array(content.buffer, content.byteOffset, content.byteLength),
-  };
+  return { digest: row.digest, mediaType: row.media_type, content: row.content };
 }
