@@ -115,6 +115,27 @@ describe.each(drivers)("the %s blob store", (driver, create) => {
     await store.deletePrefix(`${base}/nothing/here/`);
   });
 
+  it("lists the objects under a prefix with when each was written, and nothing beside them", async () => {
+    const before = Date.now() - 2000;
+    const keys = [`${base}/list/a/1`, `${base}/list/a/b/2`, `${base}/list/100%25/x%blob`, `${base}/list/a`];
+    for (const key of keys) await store.put(key, bytes(key), { contentType: "text/plain" });
+    await store.put(`${base}/list-other/3`, bytes("beside"), { contentType: "text/plain" });
+    const listed = [];
+    for await (const object of store.list(`${base}/list/`)) listed.push(object);
+    expect(listed.map((object) => object.key).sort()).toEqual([...keys].sort());
+    for (const object of listed) {
+      expect(object.updatedAt).toBeGreaterThan(before);
+      expect(object.updatedAt).toBeLessThanOrEqual(Date.now() + 2000);
+    }
+    expect(await store.stat(listed[0]!.key)).toBeDefined();
+    const nothing = [];
+    for await (const object of store.list(`${base}/nothing/`)) nothing.push(object);
+    expect(nothing).toEqual([]);
+    await expect(async () => {
+      for await (const _ of store.list("no-slash")) break;
+    }).rejects.toThrow(BlobKeyError);
+  });
+
   it("keeps every byte in order when a write arrives in many small chunks of uneven sizes", async () => {
     // Drivers gather chunks into larger writes and parts: the seams must not lose or move a byte.
     const chunks = Array.from({ length: 3000 }, (_, i) => randomBytes(1 + ((i * 7919) % 1400)));

@@ -12,6 +12,13 @@ export interface BlobInfo {
   readonly updatedAt: number;
 }
 
+/** An object as a listing names it. */
+export interface ListedBlob {
+  readonly key: string;
+  /** When this version of the object was written, in epoch milliseconds. */
+  readonly updatedAt: number;
+}
+
 /** A byte range, both ends included, as HTTP counts them. */
 export interface ByteRange {
   readonly start: number;
@@ -55,4 +62,9 @@ export interface BlobStore {
   delete(key: string): Promise<boolean>;
   /** Deletes every object whose key starts with `prefix`, a folder ending in `/` (`threads/<id>/`). */
   deletePrefix(prefix: string): Promise<void>;
+  /**
+   * Every object whose key starts with `prefix` (a folder ending in `/`), in no particular order,
+   * read as the listing goes: objects written or deleted meanwhile may or may not appear.
+   */
+  list(prefix: string): AsyncIterable<ListedBlob>;
 }

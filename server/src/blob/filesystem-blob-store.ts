@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, rename, rm, unlink, type FileHandle } from "node:fs/promises";
+import { lstat, mkdir, open, opendir, rename, rm, unlink, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { BlobKeyError, checkBlobKey, checkBlobPrefix, checkContentType } from "./blob-key.js";
-import type { BlobInfo, BlobStore, OpenBlob } from "./blob-store.js";
+import type { BlobInfo, BlobStore, ListedBlob, OpenBlob } from "./blob-store.js";
 
 /** Longest file name most filesystems take (NAME_MAX), in bytes. */
 const NAME_MAX_BYTES = 255;
@@ -34,6 +34,9 @@ interface Header {
 export function createFilesystemBlobStore(root: string): BlobStore {
   const objects = join(root, "objects");
   const temporary = join(root, "tmp");
+
+  const folderOf = (prefix: string): string =>
+    join(objects, ...checkBlobPrefix(prefix).slice(0, -1).split("/").map(segmentName));
 
   const fileOf = (key: string): string => {
     const segments = checkBlobKey(key).split("/").map(segmentName);
@@ -184,15 +187,48 @@ export function createFilesystemBlobStore(root: string): BlobStore {
     },
 
     async deletePrefix(prefix) {
-      const folder = checkBlobPrefix(prefix).slice(0, -1).split("/").map(segmentName);
-      await rm(join(objects, ...folder), { recursive: true, force: true, maxRetries: 3 });
+      await rm(folderOf(prefix), { recursive: true, force: true, maxRetries: 3 });
     },
+
+    list: (prefix) => listFolder(folderOf(prefix), checkBlobPrefix(prefix)),
   };
+}
+
+/** The objects under `folder`, whose keys start with `keyPrefix`; entries removed while listing are skipped. */
+async function* listFolder(folder: string, keyPrefix: string): AsyncGenerator<ListedBlob> {
+  let entries;
+  try {
+    entries = await opendir(folder);
+  } catch (error) {
+    if (isMissing(error)) return;
+    throw error;
+  }
+  for await (const entry of entries) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) {
+      yield* listFolder(path, `${keyPrefix}${keySegment(entry.name)}/`);
+    } else if (entry.isFile() && entry.name.endsWith(OBJECT_SUFFIX)) {
+      let stats;
+      try {
+        stats = await lstat(path);
+      } catch (error) {
+        if (isMissing(error)) continue;
+        throw error;
+      }
+      const key = `${keyPrefix}${keySegment(entry.name.slice(0, -OBJECT_SUFFIX.length))}`;
+      yield { key, updatedAt: Math.floor(stats.mtimeMs) };
+    }
+  }
 }
 
 /** A key segment as a file or folder name: only `%` is escaped, which keeps `%blob` for object files. */
 function segmentName(segment: string): string {
   return segment.replaceAll("%", "%25");
+}
+
+/** The key segment a file or folder name stands for: segmentName undone. */
+function keySegment(name: string): string {
+  return name.replaceAll("%25", "%");
 }
 
 async function readHeader(handle: FileHandle, key: string): Promise<{ header: Header; offset: number }> {

@@ -14,7 +14,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { BlobKeyError, checkBlobKey, checkBlobPrefix, checkContentType } from "./blob-key.js";
-import type { BlobInfo, BlobStore, OpenBlob } from "./blob-store.js";
+import type { BlobInfo, BlobStore, ListedBlob, OpenBlob } from "./blob-store.js";
 
 /** Part size of multipart uploads: also the largest object written in one PutObject. */
 const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
@@ -22,7 +22,7 @@ const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
 const DEFAULT_QUEUE_SIZE = 2;
 /** Where multipart uploads are staged until their hash is known; no object key may start so. */
 const STAGING_FOLDER = ".uploads/";
-/** DeleteObjects takes at most this many keys. */
+/** DeleteObjects takes at most this many keys; ListObjectsV2 answers at most this many. */
 const DELETE_BATCH = 1000;
 
 export interface S3BlobStoreOptions {
@@ -213,25 +213,39 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     },
 
     async deletePrefix(prefix) {
-      const folder = `${root}${checkBlobPrefix(prefix)}`;
-      let token: string | undefined;
-      do {
-        const page = await client.send(
-          new ListObjectsV2Command({ Bucket: bucket, Prefix: folder, ContinuationToken: token, MaxKeys: DELETE_BATCH }),
+      for await (const page of listPages(prefix)) {
+        const keys = page.map((object) => ({ Key: object.Key }));
+        if (keys.length === 0) continue;
+        const result = await client.send(
+          new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }),
         );
-        const keys = (page.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
-        if (keys.length > 0) {
-          const result = await client.send(
-            new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }),
-          );
-          if (result.Errors?.length) {
-            throw new Error(`deleting under ${JSON.stringify(prefix)} failed for ${result.Errors.length} objects`);
-          }
+        if (result.Errors?.length) {
+          throw new Error(`deleting under ${JSON.stringify(prefix)} failed for ${result.Errors.length} objects`);
         }
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
+      }
+    },
+
+    async *list(prefix): AsyncGenerator<ListedBlob> {
+      for await (const page of listPages(prefix)) {
+        for (const object of page) {
+          yield { key: object.Key.slice(root.length), updatedAt: object.LastModified?.getTime() ?? 0 };
+        }
+      }
     },
   };
+
+  /** The bucket's objects under `prefix`, a page at a time. */
+  async function* listPages(prefix: string): AsyncGenerator<{ Key: string; LastModified?: Date }[]> {
+    const folder = `${root}${checkBlobPrefix(prefix)}`;
+    let token: string | undefined;
+    do {
+      const page = await client.send(
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: folder, ContinuationToken: token, MaxKeys: DELETE_BATCH }),
+      );
+      yield (page.Contents ?? []).flatMap((object) => (object.Key ? [{ ...object, Key: object.Key }] : []));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
 }
 
 function describe(key: string, output: HeadObjectCommandOutput): BlobInfo {

@@ -56,11 +56,16 @@ export const registryBlobs = pgTable(
     /** `sha256:<64 hex>` or `sha512:<128 hex>`, as clients name it. */
     digest: text("digest").notNull(),
     size: bigint("size", { mode: "number" }).notNull(),
-    /** Where the bytes are in object storage (an upload's part, kept in place when it was a single one). */
+    /**
+     * Where the bytes are in object storage (an upload's part, kept in place when it was a single
+     * one; another organization's object after a mount from its public repository).
+     */
     storageKey: text("storage_key").notNull(),
     createdAt: epochMs("created_at").notNull().default(nowMs),
   },
-  (t) => [primaryKey({ columns: [t.orgId, t.digest] })],
+  // Several organizations' rows may name one object (a mount from another organization's public
+  // repository): the object goes when the last row naming it does.
+  (t) => [primaryKey({ columns: [t.orgId, t.digest] }), index("registry_blobs_storage_key").on(t.storageKey)],
 );
 
 /** Blobs a repository may serve: uploaded or mounted into it, or referenced by one of its manifests. */

@@ -143,4 +143,63 @@ describe("collectGarbage", () => {
     expect(left.map((u) => u.id)).toContain(live);
     expect(left.map((u) => u.id)).not.toContain(stale);
   });
+
+  it("keeps an object another organization's row still names, and deletes it with the last row", async () => {
+    const owner = await database.createOrganization();
+    const mounter = await database.createOrganization();
+    const mounterRepo = await repository(mounter);
+    const key = await blob(owner, "f", 48 * HOUR);
+    await database.db
+      .insert(registryBlobs)
+      .values({ orgId: mounter, digest: digest("f"), size: 1, storageKey: key, createdAt: Date.now() - 48 * HOUR });
+    await database.db.insert(registryRepositoryBlobs).values({ repositoryId: mounterRepo, digest: digest("f") });
+
+    await collectGarbage({ db: database.db, blobs, graceMs: 24 * HOUR });
+    expect(await blobExists(owner, "f")).toBe(false);
+    expect(await blobExists(mounter, "f")).toBe(true);
+    expect(await blobs.stat(key)).toBeDefined();
+
+    await database.db.delete(registryRepositoryBlobs).where(eq(registryRepositoryBlobs.repositoryId, mounterRepo));
+    await collectGarbage({ db: database.db, blobs, graceMs: 24 * HOUR });
+    expect(await blobExists(mounter, "f")).toBe(false);
+    expect(await blobs.stat(key)).toBeUndefined();
+  });
+
+  // Last: it moves the clock two days on, past every row and object of this file.
+  it("deletes objects under registry/ that no row names once they are past the grace", async () => {
+    const orgId = await database.createOrganization();
+    const repositoryId = await repository(orgId);
+    const upload = "00000000-0000-4000-8000-000000000003";
+    const named = await blobs.put(uploadPartKey(upload, 0), new Uint8Array([1]), OCTETS);
+    await database.db.insert(registryUploads).values({
+      id: upload,
+      repositoryId,
+      size: 1,
+      parts: [{ key: named.key, size: named.size, sha256: named.sha256 }],
+    });
+    // A chunk that lost its race, and a layer whose row never came: a crash between the two writes.
+    const lostChunk = uploadPartKey(upload, 1);
+    const rowless = `registry/blobs/${orgId}/sha256/${"9".repeat(64)}`;
+    const beside = `artifacts/${orgId}/kept`;
+    for (const key of [lostChunk, rowless, beside]) await blobs.put(key, new Uint8Array([2]), OCTETS);
+    const kept = await blob(orgId, "7", 0, repositoryId);
+    await manifestReferencing(repositoryId, digest("7"));
+
+    const young = await collectGarbage({ db: database.db, blobs, graceMs: 24 * HOUR });
+    expect(young.orphans).toBe(0);
+    expect(await blobs.stat(rowless)).toBeDefined();
+
+    const later = await collectGarbage({
+      db: database.db,
+      blobs,
+      graceMs: 24 * HOUR,
+      now: () => Date.now() + 48 * HOUR,
+    });
+    expect(later.orphans).toBeGreaterThanOrEqual(2);
+    expect(await blobs.stat(lostChunk)).toBeUndefined();
+    expect(await blobs.stat(rowless)).toBeUndefined();
+    expect(await blobs.stat(named.key)).toBeDefined();
+    expect(await blobs.stat(kept)).toBeDefined();
+    expect(await blobs.stat(beside)).toBeDefined();
+  });
 });

@@ -32,12 +32,19 @@ export interface CollectedGarbage {
   readonly links: number;
   readonly blobs: number;
   readonly uploads: number;
+  /** Objects under `registry/` that no row named. */
+  readonly orphans: number;
 }
+
+/** Folders whose every object a blob row or an upload's part names. */
+const SWEPT_FOLDERS = ["registry/blobs/", "registry/uploads/"];
 
 /**
  * One pass: repository links older than the grace that no manifest of the repository references
  * (an upload or mount never used by a manifest), then blobs of an organization with no link and no
- * manifest reference left, then uploads idle past their expiry with their part objects.
+ * manifest reference left, then uploads idle past their expiry with their part objects, then
+ * objects older than the grace that no row names (left by a crash between an object's write and
+ * its row).
  */
 export async function collectGarbage(options: GarbageCollectorOptions): Promise<CollectedGarbage> {
   const { db } = options;
@@ -46,7 +53,8 @@ export async function collectGarbage(options: GarbageCollectorOptions): Promise<
   const links = await unlinkUnreferenced(db, cutoff);
   const blobs = await deleteUnusedBlobs(options, cutoff);
   const uploads = await deleteExpiredUploads(options, now - (options.uploadExpiryMs ?? DEFAULT_UPLOAD_EXPIRY_MS));
-  return { links, blobs, uploads };
+  const orphans = await deleteOrphanObjects(options, cutoff);
+  return { links, blobs, uploads, orphans };
 }
 
 async function unlinkUnreferenced(db: Database, cutoff: number): Promise<number> {
@@ -80,7 +88,8 @@ async function inUse(tx: Pick<Database, "execute">, orgId: string, digest: strin
  * references are read again. A manifest push locks the blob row (shared) before linking it, so
  * either the push committed its link before the re-check (the blob stays) or it waits for this
  * delete and then finds no blob (MANIFEST_BLOB_UNKNOWN): never a manifest naming a deleted blob.
- * The object goes only after the row's delete committed.
+ * The object goes only after the row's delete committed, and only when no other organization's
+ * row names it (a mount from a public repository shares the object).
  */
 async function deleteUnusedBlobs(options: GarbageCollectorOptions, cutoff: number): Promise<number> {
   const { db, blobs } = options;
@@ -108,10 +117,17 @@ async function deleteUnusedBlobs(options: GarbageCollectorOptions, cutoff: numbe
       await tx
         .delete(registryBlobs)
         .where(and(eq(registryBlobs.orgId, candidate.orgId), eq(registryBlobs.digest, candidate.digest)));
-      return row.storageKey;
+      // Two such deletes at once may each see the other's row and both keep the object: the
+      // orphan sweep takes it then.
+      const [shared] = await tx
+        .select({ orgId: registryBlobs.orgId })
+        .from(registryBlobs)
+        .where(eq(registryBlobs.storageKey, row.storageKey))
+        .limit(1);
+      return shared ? null : row.storageKey;
     });
     if (storageKey === undefined) continue;
-    await blobs.delete(storageKey);
+    if (storageKey !== null) await blobs.delete(storageKey);
     deleted++;
   }
   return deleted;
@@ -140,6 +156,42 @@ async function deleteExpiredUploads(options: GarbageCollectorOptions, cutoff: nu
     else for (const key of keys) if (!kept.some((k) => k.key === key)) await blobs.delete(key);
   }
   return expired.length;
+}
+
+/**
+ * Deletes the objects under SWEPT_FOLDERS written before `cutoff` that neither a blob row nor an
+ * upload's part names. Which are named is read in one statement, so one snapshot: an upload that
+ * completes meanwhile moves its part from the upload's row to the blob's at once. A row only ever
+ * comes to name an object that a row named already (a completed part, a mount) or one written just
+ * before it (younger than the cutoff), so an object found unnamed stays unnamed.
+ */
+async function deleteOrphanObjects(options: GarbageCollectorOptions, cutoff: number): Promise<number> {
+  const { db, blobs } = options;
+  let deleted = 0;
+  const deleteUnnamed = async (keys: string[]) => {
+    const candidates = sql.join(
+      keys.map((key) => sql`(${key})`),
+      sql`, `,
+    );
+    const unnamed = await db.execute(sql`select k.key from (values ${candidates}) as k(key)
+      where not exists (select 1 from ${registryBlobs} b where b.storage_key = k.key)
+        and not exists (select 1 from ${registryUploads} u
+          where u.parts @> jsonb_build_array(jsonb_build_object('key', k.key)))`);
+    for (const { key } of resultRows<{ key: string }>(unnamed)) if (await blobs.delete(key)) deleted++;
+  };
+  for (const folder of SWEPT_FOLDERS) {
+    let batch: string[] = [];
+    for await (const object of blobs.list(folder)) {
+      if (object.updatedAt >= cutoff) continue;
+      batch.push(object.key);
+      if (batch.length === BATCH) {
+        await deleteUnnamed(batch);
+        batch = [];
+      }
+    }
+    if (batch.length > 0) await deleteUnnamed(batch);
+  }
+  return deleted;
 }
 
 /** The periodic sweep in the server's background. */

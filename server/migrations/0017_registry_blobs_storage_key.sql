@@ -1,0 +1,1 @@
+CREATE INDEX "registry_blobs_storage_key" ON "registry_blobs" USING btree ("storage_key");
