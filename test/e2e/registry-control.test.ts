@@ -135,6 +135,45 @@ describe("the registry control plane", () => {
     expect(tags.body.items[0]!.immutable).toBe(true);
   });
 
+  it("mounts a layer from another organization's public repository into the mounter's quota", async () => {
+    const mounter = await createOrganization("regmount");
+    const mounterClient = createRegistryClient({ baseUrl: registryUrl(), token: mounter.token });
+    const layer = `public layer ${Math.random()}`;
+    const digest = await pushBlob(acme.token, `${acme.name}/base`, layer);
+    const unserved = await pushBlob(acme.token, `${acme.name}/unlisted`, `private layer ${Math.random()}`);
+    const mount = (blob: string) =>
+      registry(`/v2/${mounter.name}/app/blobs/uploads/?mount=${blob}&from=${acme.name}/base`, {
+        method: "POST",
+        key: mounter.token,
+      });
+    // Private, the source is not readable: an ordinary upload, nothing revealed.
+    expect((await mount(digest)).status).toBe(202);
+    await call(`/${acme.name}/base/visibility`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ public: true }),
+    });
+    const mounted = await mount(digest);
+    expect(mounted.status).toBe(201);
+    expect(mounted.headers.get("docker-content-digest")).toBe(digest);
+    const pulled = await registry(`/v2/${mounter.name}/app/blobs/${digest}`, { key: mounter.token });
+    expect(pulled.status).toBe(200);
+    expect(await pulled.text()).toBe(layer);
+    expect((await mounterClient.getQuota({ path: { org: mounter.name } })).body.used_bytes).toBe(layer.length);
+    // A blob of the organization that the public repository does not serve stays hidden.
+    expect((await mount(unserved)).status).toBe(202);
+
+    // A mount that would pass the mounter's quota is refused and keeps nothing.
+    await mounterClient.setQuota({ path: { org: mounter.name }, body: { limit_bytes: layer.length } });
+    const second = await pushBlob(acme.token, `${acme.name}/base`, `another public layer ${Math.random()}`);
+    const refused = await mount(second);
+    expect(refused.status).toBe(403);
+    expect(await errorCode(refused)).toBe("DENIED");
+    expect(
+      (await registry(`/v2/${mounter.name}/app/blobs/${second}`, { method: "HEAD", key: mounter.token })).status,
+    ).toBe(404);
+  });
+
   it("refuses a push past the organization's quota and keeps nothing of it", async () => {
     const quotaOrg = await createOrganization("regquota");
     const quotaClient = createRegistryClient({ baseUrl: registryUrl(), token: quotaOrg.token });

@@ -202,9 +202,51 @@ export async function openLinkedBlob(
   return row ? blobs.open(row.storageKey) : undefined;
 }
 
-/** Links an organization's existing blob into a repository (a mount); false when the organization has no such blob. */
-export async function linkBlob(db: Database, orgId: string, repositoryId: string, digest: string): Promise<boolean> {
-  if (!(await blobRow(db, orgId, digest))) return false;
-  await db.insert(registryRepositoryBlobs).values({ repositoryId, digest }).onConflictDoNothing();
-  return true;
+/** Where a mount takes its blob from: a repository the caller may pull. */
+export interface MountSource {
+  readonly orgId: string;
+  readonly repositoryId: string;
+}
+
+/**
+ * Links a blob into the organization's repository without its bytes being sent again (a mount);
+ * false when there is nothing to mount. Without a source, or from the same organization, any blob
+ * the organization holds. From another organization's repository the caller may pull (a public
+ * one), only a blob that repository serves: the organization then holds it too, with a row of its
+ * own naming the same object and counted in its quota (DENIED when it does not fit). The source
+ * row is locked (shared) until the link commits, so garbage collection cannot delete it between.
+ */
+export async function mountBlob(
+  db: Database,
+  orgId: string,
+  repositoryId: string,
+  digest: string,
+  from?: MountSource,
+): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    if (from && from.orgId !== orgId) {
+      const [source] = await tx
+        .select({ size: registryBlobs.size, storageKey: registryBlobs.storageKey })
+        .from(registryRepositoryBlobs)
+        .innerJoin(
+          registryBlobs,
+          and(eq(registryBlobs.orgId, from.orgId), eq(registryBlobs.digest, registryRepositoryBlobs.digest)),
+        )
+        .where(
+          and(eq(registryRepositoryBlobs.repositoryId, from.repositoryId), eq(registryRepositoryBlobs.digest, digest)),
+        )
+        .for("share", { of: registryBlobs });
+      if (!source) return false;
+      const inserted = await tx
+        .insert(registryBlobs)
+        .values({ orgId, digest, size: source.size, storageKey: source.storageKey })
+        .onConflictDoNothing()
+        .returning({ digest: registryBlobs.digest });
+      if (inserted.length > 0) await assertQuota(tx, orgId, 0);
+    } else if (!(await blobRow(tx, orgId, digest, "share"))) {
+      return false;
+    }
+    await tx.insert(registryRepositoryBlobs).values({ repositoryId, digest }).onConflictDoNothing();
+    return true;
+  });
 }

@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import type { BlobStore } from "../../../blob/blob-store.js";
 import type { Database } from "../../../db/database.js";
-import { assertMayDo, type RepositoryFacts } from "../access/registry-access.js";
+import { assertMayDo } from "../access/registry-access.js";
 import {
   appendPart,
   completeUpload,
   findUpload,
-  linkBlob,
+  mountBlob,
   uploadPrefix,
   type UploadState,
 } from "../content/blob-content.js";
@@ -50,17 +50,16 @@ export function createUploadRoutes(db: Database, blobs: BlobStore): Record<Uploa
       if (mount) {
         const digest = parseDigest(mount, "mount").text;
         const from = query.get("from");
-        // Only from a repository of the same organization that the caller may read: a mount never
-        // reveals a blob the caller cannot read, and never moves bytes between organizations.
-        const source: RepositoryFacts | undefined = from
-          ? (await resolveRepository(db, from).catch(() => undefined))?.facts
-          : undefined;
+        // Only from a repository the caller may read, which serves the blob: a mount never
+        // reveals a blob the caller cannot read. Anything else is an ordinary upload.
+        const source = from ? await resolveRepository(db, from).catch(() => undefined) : undefined;
         const readable = source
-          ? tryAccess(() => assertMayDo(caller, source, "pull")) && source.orgId === target.orgId
+          ? source.target.repositoryId !== undefined && tryAccess(() => assertMayDo(caller, source.facts, "pull"))
           : !from;
         if (readable) {
           const repositoryId = await ensureRepository(db, target);
-          if (await linkBlob(db, target.orgId, repositoryId, digest)) {
+          const mountSource = source && { orgId: source.target.orgId, repositoryId: source.target.repositoryId! };
+          if (await mountBlob(db, target.orgId, repositoryId, digest, mountSource)) {
             return answer(request.res, 201, {
               location: `/v2/${target.fullName}/blobs/${digest}`,
               "docker-content-digest": digest,
