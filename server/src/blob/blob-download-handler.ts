@@ -1,4 +1,3 @@
-import { pipeline } from "node:stream/promises";
 import type { NodeRequest, NodeRequestHandler, NodeResponse } from "../transport/plane-handler.js";
 import { blobKeyFromUrlPath } from "./blob-key.js";
 import type { BlobStore, OpenBlob } from "./blob-store.js";
@@ -102,7 +101,7 @@ export function createBlobDownloadHandler(options: BlobDownloadOptions): NodeReq
       response.end();
       return;
     }
-    await pipeline(blob.read(range.kind === "range" ? range : undefined), response);
+    await blob.sendTo(response, range.kind === "range" ? range : undefined);
   }
 
   return (request, response) => {

@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { createServer } from "node:http";
+import { connect, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -177,6 +179,59 @@ describe.each(drivers)("the %s blob store", (driver, create) => {
       driver === "s3" ? { error: expect.stringContaining("replaced") } : { content: "first version" },
     );
     expect(await readAll(key)).toBe("second, longer version");
+  });
+
+  it("sends whole objects and ranges to HTTP responses, many at once, each byte right", async () => {
+    const contents = [3 * MiB + 17, 2 * MiB, 5].map((size) => randomBytes(size));
+    for (const [i, content] of contents.entries()) {
+      await store.put(`${base}/send/${i}`, content, { contentType: "application/octet-stream" });
+    }
+    const server = createServer((request, response) => {
+      const [, index, start, end] = /^\/(\d+)(?:\/(\d+)-(\d+))?$/.exec(request.url!)!;
+      void store
+        .open(`${base}/send/${index}`)
+        .then((blob) =>
+          blob!.sendTo(response, start === undefined ? undefined : { start: Number(start), end: Number(end) }),
+        );
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const expected: [string, Buffer][] = [];
+      for (let round = 0; round < 3; round++) {
+        for (const [i, content] of contents.entries()) {
+          expected.push([`/${i}`, content]);
+          const start = Math.floor(content.length / 3);
+          expected.push([`/${i}/${start}-${content.length - 2}`, content.subarray(start, content.length - 1)]);
+        }
+      }
+      const bodies = await Promise.all(
+        expected.map(async ([path]) => Buffer.from(await (await fetch(`${url}${path}`)).arrayBuffer())),
+      );
+      for (const [i, body] of bodies.entries()) expect(sha256(body)).toBe(sha256(expected[i]![1]));
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("stops sending, and says so, when the client goes away", async () => {
+    await store.put(`${base}/send/large`, randomBytes(16 * MiB), { contentType: "application/octet-stream" });
+    let sent: Promise<void> | undefined;
+    const server = createServer((_request, response) => {
+      sent = store.open(`${base}/send/large`).then((blob) => blob!.sendTo(response));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const socket = connect((server.address() as AddressInfo).port, "127.0.0.1");
+      socket.write("GET / HTTP/1.1\r\nhost: x\r\n\r\n");
+      // Read a little, then hang up with most of the body unsent.
+      await new Promise((resolve) => socket.once("data", resolve));
+      socket.destroy();
+      await expect(sent).rejects.toMatchObject({ code: "ERR_STREAM_PREMATURE_CLOSE" });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   // The S3 server runs in this process too, so its buffers count: the bound is loose but well

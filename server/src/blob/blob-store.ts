@@ -1,4 +1,4 @@
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 
 /** What a stored object says about itself. */
 export interface BlobInfo {
@@ -32,6 +32,14 @@ export interface ByteRange {
 export interface OpenBlob extends BlobInfo {
   /** The content, or `range` of it. Call once; the stream releases the object when it ends or is destroyed. */
   read(range?: ByteRange): Readable;
+  /**
+   * Writes the content, or `range` of it, to `destination` (an HTTP response) and ends it; rejects
+   * with ERR_STREAM_PREMATURE_CLOSE when the destination closes first. Call once, instead of read():
+   * it releases the object when done. Unlike read(), a store may hand the destination buffers it
+   * reuses once the destination has written them, which spares the garbage collector a fresh
+   * buffer per chunk on large downloads.
+   */
+  sendTo(destination: Writable, range?: ByteRange): Promise<void>;
   /** Releases the object without reading it (a HEAD, a 304 or a 416); harmless after read(). */
   close(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { lstat, mkdir, open, opendir, rename, rm, unlink, type FileHandle } from
 import { dirname, join } from "node:path";
 import { BlobKeyError, checkBlobKey, checkBlobPrefix, checkContentType } from "./blob-key.js";
 import type { BlobInfo, BlobStore, ListedBlob, OpenBlob } from "./blob-store.js";
+import { sendFileRange } from "./send-file.js";
 
 /** Longest file name most filesystems take (NAME_MAX), in bytes. */
 const NAME_MAX_BYTES = 255;
@@ -76,6 +77,11 @@ export function createFilesystemBlobStore(root: string): BlobStore {
             highWaterMark: READ_CHUNK_BYTES,
             autoClose: true,
           });
+        },
+        sendTo(destination, range) {
+          released = true;
+          const start = offset + (range?.start ?? 0);
+          return sendFileRange(handle, start, range ? offset + range.end + 1 : stats.size, destination);
         },
         async close() {
           if (released) return;
@@ -172,7 +178,7 @@ export function createFilesystemBlobStore(root: string): BlobStore {
       const blob = await openBlob(key);
       if (!blob) return undefined;
       await blob.close();
-      const { read: _read, close: _close, ...info } = blob;
+      const { read: _read, sendTo: _sendTo, close: _close, ...info } = blob;
       return info;
     },
 

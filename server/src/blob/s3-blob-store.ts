@@ -176,7 +176,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
       if (!output) return undefined;
       const info = describe(key, output);
       const etag = output.ETag;
-      return {
+      const blob: OpenBlob = {
         ...info,
         read(range) {
           const stream = new PassThrough();
@@ -200,8 +200,10 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
             });
           return stream;
         },
+        sendTo: (destination, range) => pipeline(blob.read(range), destination),
         async close() {},
       };
+      return blob;
     },
 
     stat,

@@ -1,4 +1,3 @@
-import { pipeline } from "node:stream/promises";
 import { and, eq } from "drizzle-orm";
 import { parseByteRange } from "../../../blob/byte-range.js";
 import type { BlobStore } from "../../../blob/blob-store.js";
@@ -34,7 +33,6 @@ export function createBlobRoutes(db: Database, blobs: BlobStore): Record<"read" 
         }
         return answer(res, 200, { ...headers, "content-length": blob.size });
       }
-      const stream = range.kind === "range" ? blob.read({ start: range.start, end: range.end }) : blob.read();
       if (range.kind === "range") {
         res.writeHead(206, {
           ...headers,
@@ -44,7 +42,7 @@ export function createBlobRoutes(db: Database, blobs: BlobStore): Record<"read" 
       } else {
         res.writeHead(200, { ...headers, "content-length": blob.size });
       }
-      await pipeline(stream, res as NodeJS.WritableStream);
+      await blob.sendTo(res, range.kind === "range" ? range : undefined);
     },
 
     /** Unlinks the blob from the repository; the bytes go when garbage collection finds them unused. */
