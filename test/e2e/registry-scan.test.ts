@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRegistryClient } from "../../gen/openapi/registry/client.js";
+import { buildRpmDatabase } from "../../server/src/services/registry/scan/rpm-test-database.js";
 import { DEBIAN_STATUS, TEST_FEED_DIR } from "../../server/src/services/registry/scan/scan-test-images.js";
 import { buildImage, ociWorkspace, skopeo } from "./oci-tools.js";
 import { runAdmin, startPlatformServer, type StartedServer } from "./platform-server.js";
@@ -19,16 +20,11 @@ describe("vulnerability scanning of pushed images", () => {
     await server?.stop();
   });
 
-  it("reports the feed's advisories for the image's dpkg packages, worst first", async () => {
+  /** Builds an image of `layers` with umoci, pushes it with skopeo and waits for its scan to end. */
+  async function pushAndScan(repo: string, layers: Record<string, Uint8Array | string>[]) {
     const workspace = await ociWorkspace();
-    const layout = join(workspace.dir, "debian");
-    await buildImage(layout, "v1", [
-      {
-        "etc/os-release": 'ID=debian\nVERSION_ID="12"\nVERSION_CODENAME=bookworm\n',
-        "var/lib/dpkg/status": DEBIAN_STATUS,
-      },
-      { "app/server.js": "console.log('hello')\n" },
-    ]);
+    const layout = join(workspace.dir, repo);
+    await buildImage(layout, "v1", layers);
     const host = new URL(server.urls.registry!).host;
     await skopeo(workspace.policy, [
       "copy",
@@ -36,14 +32,26 @@ describe("vulnerability scanning of pushed images", () => {
       "--dest-creds",
       `x:${org.key}`,
       `oci:${layout}:v1`,
-      `docker://${host}/${org.name}/app:v1`,
+      `docker://${host}/${org.name}/${repo}:v1`,
     ]);
     const client = createRegistryClient({ baseUrl: server.urls.registry!, token: org.key });
-    let report = (await client.getVulnerabilities({ path: { org: org.name, repo: "app", reference: "v1" } })).body;
+    const path = { org: org.name, repo, reference: "v1" };
+    let report = (await client.getVulnerabilities({ path })).body;
     for (let i = 0; i < 120 && report.scan_status !== "Success" && report.scan_status !== "Error"; i++) {
       await new Promise((resolve) => setTimeout(resolve, 500));
-      report = (await client.getVulnerabilities({ path: { org: org.name, repo: "app", reference: "v1" } })).body;
+      report = (await client.getVulnerabilities({ path })).body;
     }
+    return { client, report };
+  }
+
+  it("reports the feed's advisories for the image's dpkg packages, worst first", async () => {
+    const { client, report } = await pushAndScan("app", [
+      {
+        "etc/os-release": 'ID=debian\nVERSION_ID="12"\nVERSION_CODENAME=bookworm\n',
+        "var/lib/dpkg/status": DEBIAN_STATUS,
+      },
+      { "app/server.js": "console.log('hello')\n" },
+    ]);
     expect(report.scan_status).toBe("Success");
     expect(report.total).toBeGreaterThan(0);
     expect(report.total).toBe(report.vulnerabilities.length);
@@ -64,5 +72,21 @@ describe("vulnerability scanning of pushed images", () => {
       total: report.total,
       fixable: report.fixable,
     });
+  });
+
+  it("reads an AlmaLinux image's rpm database", async () => {
+    const rpmdb = await buildRpmDatabase([
+      { name: "openssl", epoch: 1, version: "3.0.7", release: "24.el9", subpackages: ["libs"] },
+    ]);
+    const { report } = await pushAndScan("alma", [
+      { "etc/os-release": 'ID="almalinux"\nVERSION_ID="9.3"\n', "var/lib/rpm/rpmdb.sqlite": rpmdb },
+    ]);
+    expect(report.scan_status).toBe("Success");
+    expect(report.vulnerabilities.map((v) => [v.id, v.package, v.version, v.fix_version])).toEqual([
+      ["TEST-ALMA-0001", "openssl-libs", "1:3.0.7-24.el9", "1:3.0.7-27.el9"],
+      ["TEST-ALMA-0004", "openssl", "1:3.0.7-24.el9", ""],
+      ["TEST-ALMA-0004", "openssl-libs", "1:3.0.7-24.el9", ""],
+    ]);
+    expect(report.severity).toBe("High");
   });
 });

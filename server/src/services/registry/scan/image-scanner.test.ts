@@ -11,6 +11,8 @@ import {
   type TestImage,
 } from "./scan-test-images.js";
 import { buildTar } from "./build-tar.js";
+import { buildRpmDatabase, withUncheckpointedLog } from "./rpm-test-database.js";
+import { SqliteFormatError } from "./sqlite-reader.js";
 
 let feed: AdvisoryFeed;
 beforeAll(async () => {
@@ -125,5 +127,60 @@ describe("image scanner", () => {
       message: `the layer ${image.layerDigests[1]} is not stored`,
     });
     expect(await scan({ ...image, manifest: Buffer.from("{") })).toMatchObject({ status: "Error" });
+  });
+
+  describe("rpm images", () => {
+    let rpmdb: Buffer;
+    beforeAll(async () => {
+      rpmdb = await buildRpmDatabase([
+        { name: "openssl", epoch: 1, version: "3.0.7", release: "24.el9", subpackages: ["libs"] },
+        { name: "zlib", version: "1.2.11", release: "40.el9" },
+      ]);
+    }, 60_000);
+    const almaRelease = { path: "etc/os-release", content: 'NAME="AlmaLinux"\nID="almalinux"\nVERSION_ID="9.3"\n' };
+
+    it("reads an AlmaLinux image's rpm database, matching binary and source package names with epochs", async () => {
+      const image = buildImage([[almaRelease, { path: "var/lib/rpm/rpmdb.sqlite", content: rpmdb }]]);
+      expect(summary(await scan(image))).toEqual([
+        ["TEST-ALMA-0001", "High", "openssl-libs", "1:3.0.7-24.el9", "1:3.0.7-27.el9"],
+        ["TEST-ALMA-0002", "Medium", "zlib", "1.2.11-40.el9", "1.2.11-41.el9"],
+        ["TEST-ALMA-0004", "Low", "openssl", "1:3.0.7-24.el9", ""],
+        ["TEST-ALMA-0004", "Low", "openssl-libs", "1:3.0.7-24.el9", ""],
+      ]);
+    });
+
+    it("reads the database where Fedora-based images now keep it, with its write-ahead log", async () => {
+      const { file, wal } = await withUncheckpointedLog(
+        rpmdb,
+        "DELETE FROM Packages WHERE hnum IN (SELECT hnum FROM Name WHERE key = 'zlib');",
+      );
+      const image = buildImage([
+        [
+          almaRelease,
+          { path: "var/lib/rpm", type: "symlink", linkName: "../../usr/lib/sysimage/rpm" },
+          { path: "usr/lib/sysimage/rpm/rpmdb.sqlite", content: file },
+          { path: "usr/lib/sysimage/rpm/rpmdb.sqlite-wal", content: wal },
+        ],
+      ]);
+      const outcome = await scan(image);
+      expect(outcome).toMatchObject({ status: "Success" });
+      expect(outcome.status === "Success" && outcome.report.vulnerabilities.map((v) => v.package)).toEqual([
+        "openssl-libs",
+        "openssl",
+        "openssl-libs",
+      ]);
+    });
+
+    it("says which rpm databases it cannot read, and answers Error for a damaged one", async () => {
+      const berkeley = buildImage([[almaRelease, { path: "var/lib/rpm/Packages", content: "\0".repeat(64) }]]);
+      expect(await scan(berkeley)).toEqual({
+        status: "Unsupported",
+        message: expect.stringContaining("Berkeley DB"),
+      });
+      const damaged = buildImage([
+        [almaRelease, { path: "var/lib/rpm/rpmdb.sqlite", content: rpmdb.subarray(0, 5000) }],
+      ]);
+      await expect(scan(damaged)).rejects.toThrow(SqliteFormatError);
+    });
   });
 });

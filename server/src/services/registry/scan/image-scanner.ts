@@ -4,7 +4,8 @@ import { parseDpkgStatus } from "./dpkg-status.js";
 import { ImageFilesystem } from "./image-filesystem.js";
 import type { InstalledPackage } from "./installed-package.js";
 import { layerTarStream, UnsupportedLayerError } from "./layer-stream.js";
-import { distributionOf, parseOsRelease } from "./os-release.js";
+import { distributionOf, parseOsRelease, type Distribution } from "./os-release.js";
+import { parseRpmDatabase } from "./rpm-database.js";
 import { readTarEntries } from "./tar-entries.js";
 import { buildVulnerabilityReport, type VulnerabilityReport } from "./vulnerability-report.js";
 
@@ -29,10 +30,14 @@ const OS_RELEASE = ["etc/os-release", "usr/lib/os-release"];
 const DPKG_STATUS = "var/lib/dpkg/status";
 const DPKG_STATUS_DIR = "var/lib/dpkg/status.d";
 const APK_INSTALLED = "lib/apk/db/installed";
+/** rpm's SQLite database (rpm 4.16 and later), where Fedora-based images now keep it and where they kept it. */
+const RPM_SQLITE = ["usr/lib/sysimage/rpm/rpmdb.sqlite", "var/lib/rpm/rpmdb.sqlite"];
+const WAL_SUFFIX = "-wal";
 
 /** The files the scanner keeps of each layer; everything else streams past. */
 function wanted(path: string): boolean {
   if (OS_RELEASE.includes(path) || path === DPKG_STATUS || path === APK_INSTALLED) return true;
+  if (RPM_SQLITE.some((database) => path === database || path === `${database}${WAL_SUFFIX}`)) return true;
   // Distroless keeps one file per package in status.d, beside `<name>.md5sums` lists that are not paragraphs.
   return (
     path.startsWith(`${DPKG_STATUS_DIR}/`) &&
@@ -91,11 +96,27 @@ export async function scanImage(
     };
   const packages = installedPackages(filesystem, distribution.packageFormat);
   if (!packages)
-    return { status: "Unsupported", message: `the image has no ${distribution.packageFormat} package database` };
+    return {
+      status: "Unsupported",
+      message:
+        distribution.packageFormat === "rpm"
+          ? "the image has no rpm database in SQLite format (rpm 4.16 and later): Berkeley DB and NDB databases are not read"
+          : `the image has no ${distribution.packageFormat} package database`,
+    };
   return { status: "Success", report: buildVulnerabilityReport(packages, distribution, feed) };
 }
 
-function installedPackages(filesystem: ImageFilesystem, format: "dpkg" | "apk"): InstalledPackage[] | undefined {
+function installedPackages(
+  filesystem: ImageFilesystem,
+  format: Distribution["packageFormat"],
+): InstalledPackage[] | undefined {
+  if (format === "rpm") {
+    for (const path of RPM_SQLITE) {
+      const database = filesystem.read(path);
+      if (database) return parseRpmDatabase(database, filesystem.read(`${path}${WAL_SUFFIX}`));
+    }
+    return undefined;
+  }
   if (format === "apk") {
     const installed = filesystem.read(APK_INSTALLED);
     return installed ? parseApkInstalled(installed.toString("utf8")) : undefined;

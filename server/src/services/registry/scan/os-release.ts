@@ -36,10 +36,16 @@ const DEBIAN_CODENAMES: Record<string, string> = {
   trixie: "13",
 };
 
+/** os-release IDs of rpm distributions, with the OSV ecosystem their advisories are filed under. */
+const RPM_ECOSYSTEMS: Record<string, string> = {
+  almalinux: "AlmaLinux",
+  rocky: "Rocky Linux",
+};
+
 /** Which package database a distribution keeps and the OSV ecosystems its advisories are filed under. */
 export interface Distribution {
-  readonly packageFormat: "dpkg" | "apk";
-  /** The OSV ecosystem names to match, the main one first (`Debian:12`, `Alpine:v3.19`). */
+  readonly packageFormat: "dpkg" | "apk" | "rpm";
+  /** The OSV ecosystem names to match, the main one first (`Debian:12`, `Alpine:v3.19`, `AlmaLinux:9`). */
   readonly ecosystems: readonly string[];
 }
 
@@ -57,6 +63,12 @@ export function distributionOf(os: OsRelease): Distribution | undefined {
   if (os.id === "alpine") {
     const branch = /^([0-9]+\.[0-9]+)/.exec(os.versionId)?.[1];
     return branch ? { packageFormat: "apk", ecosystems: [`Alpine:v${branch}`] } : undefined;
+  }
+  // The rpm distributions that publish OSV advisories, filed by major release.
+  const rpmEcosystem = RPM_ECOSYSTEMS[os.id];
+  if (rpmEcosystem) {
+    const major = /^([0-9]+)/.exec(os.versionId)?.[1];
+    return major ? { packageFormat: "rpm", ecosystems: [`${rpmEcosystem}:${major}`] } : undefined;
   }
   return undefined;
 }

@@ -50,6 +50,12 @@ describe("os-release", () => {
       "Ubuntu:22.04:LTS",
     ]);
     expect(distributionOf(parseOsRelease("ID=debian\nVERSION_CODENAME=sid\n"))).toBeUndefined();
+    expect(distributionOf(parseOsRelease('ID="rocky"\nVERSION_ID="9.4"\n'))).toEqual({
+      packageFormat: "rpm",
+      ecosystems: ["Rocky Linux:9"],
+    });
+    expect(distributionOf(parseOsRelease('ID="almalinux"\nVERSION_ID="8.10"\n'))?.ecosystems).toEqual(["AlmaLinux:8"]);
+    // Fedora publishes no OSV advisories.
     expect(distributionOf(parseOsRelease("ID=fedora\nVERSION_ID=40\n"))).toBeUndefined();
   });
 });

@@ -5,8 +5,7 @@ import { compareDigitRuns } from "./dpkg-version.js";
  * separators (anything but letters, digits, `~` and `^`) only split segments; `~` sorts before
  * everything, even the end (1.0~rc1 < 1.0); `^` sorts after the end but before anything else
  * (1.0 < 1.0^git1 < 1.0.1); digit segments compare as numbers and beat letter segments; when one
- * side runs out, the longer side is newer. No rpm package database is read yet: this is the order
- * an rpm-based distribution's advisories will be matched with.
+ * side runs out, the longer side is newer. A missing epoch is 0.
  */
 export function compareRpmVersions(a: string, b: string): number {
   const left = parseEvr(a);

@@ -4,7 +4,9 @@ import type { Database } from "../../../db/database.js";
 import type { Logger } from "../../../log/logger.js";
 import { loadAdvisoryFeed, type AdvisoryFeed } from "./advisory-feed.js";
 import { scanImage, type OpenBlobBytes } from "./image-scanner.js";
+import { RpmHeaderError } from "./rpm-database.js";
 import { createScanStore, type ScanCandidate, type ScanResult } from "./scan-store.js";
+import { SqliteFormatError } from "./sqlite-reader.js";
 import { TarFormatError } from "./tar-entries.js";
 
 export const DEFAULT_ADVISORY_REFRESH_MS = 3_600_000;
@@ -163,12 +165,16 @@ export function createScanWorker(options: ScanWorkerOptions): ScanWorker {
 function isLayerFormatError(error: unknown): boolean {
   return (
     error instanceof TarFormatError ||
+    isDatabaseFormatError(error) ||
     (error instanceof Error && "errno" in error && "code" in error && String(error.code).startsWith("Z_"))
   );
 }
 
+const isDatabaseFormatError = (error: unknown) => error instanceof SqliteFormatError || error instanceof RpmHeaderError;
+
 function publicMessage(error: unknown): string {
   if (error instanceof TarFormatError) return `a layer is not a readable tar archive: ${error.message}`;
+  if (isDatabaseFormatError(error)) return `the rpm database cannot be read: ${(error as Error).message}`;
   if (isLayerFormatError(error)) return "a layer is not valid gzip data";
   return "the scan failed";
 }
