@@ -191,6 +191,12 @@ async function main(): Promise<void> {
     console.log(
       `| ratio ours/theirs | ${(median(ours!.push) / median(theirs!.push)).toFixed(2)} | ${(median(ours!.pull) / median(theirs!.pull)).toFixed(2)} |`,
     );
+    console.log("\nEvery round, seconds:");
+    for (const registry of registries) {
+      const entry = times.get(registry.name)!;
+      const seconds = (values: number[]) => values.map((v) => v.toFixed(2)).join(" ");
+      console.log(`- ${registry.name}: push ${seconds(entry.push)}; pull ${seconds(entry.pull)}`);
+    }
 
     const big = join(dir, "big");
     await buildRandomImage(big, "t", [1024 * MiB]);

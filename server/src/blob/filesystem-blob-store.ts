@@ -13,6 +13,12 @@ const OBJECT_SUFFIX = "%blob";
 const HEADER_READ_BYTES = 2048;
 /** Bytes gathered before one write to the file: bounds memory per write in progress. */
 const WRITE_BATCH_BYTES = 1024 * 1024;
+/**
+ * Bytes written between flushes to the disk started while the write goes on, so that the flush
+ * before the rename waits only for the last of them: flushing a whole large object at the end
+ * stalls each upload behind the disk for as long as that takes.
+ */
+const EARLY_FLUSH_BYTES = 8 * 1024 * 1024;
 /** Bytes per read of an object's file: larger than the stream default of 64 KiB, for fewer reads and socket writes. */
 const READ_CHUNK_BYTES = 1024 * 1024;
 
@@ -110,6 +116,7 @@ export function createFilesystemBlobStore(root: string): BlobStore {
     const handle = await open(written, "wx", 0o600);
     let header: Header;
     let size = 0;
+    let earlyFlush: Promise<void> | undefined;
     let updatedAt: number;
     try {
       // The header line leads the file but holds the content's hash: the content goes after a
@@ -122,7 +129,7 @@ export function createFilesystemBlobStore(root: string): BlobStore {
       // one system call and one thread-pool round trip per batch instead of per chunk.
       let batch: Uint8Array[] = [];
       let batchBytes = 0;
-      const flush = async () => {
+      const writeBatch = async () => {
         const chunks = batch;
         const bytes = batchBytes;
         batch = [];
@@ -139,20 +146,34 @@ export function createFilesystemBlobStore(root: string): BlobStore {
           position += bytesWritten;
         }
       };
+      // One early flush at a time, started once EARLY_FLUSH_BYTES more were written.
+      let flushedAt = 0;
+      const flushEarly = async () => {
+        await earlyFlush;
+        flushedAt = position;
+        earlyFlush = handle.datasync();
+        // Awaited later; handled now, so that a failure meanwhile is no unhandled rejection.
+        earlyFlush.catch(() => {});
+      };
       for await (const chunk of source) {
         hash.update(chunk);
         size += chunk.byteLength;
         batch.push(chunk);
         batchBytes += chunk.byteLength;
-        if (batchBytes >= WRITE_BATCH_BYTES) await flush();
+        if (batchBytes >= WRITE_BATCH_BYTES) {
+          await writeBatch();
+          if (position - flushedAt >= EARLY_FLUSH_BYTES) await flushEarly();
+        }
       }
-      if (batchBytes > 0) await flush();
+      if (batchBytes > 0) await writeBatch();
+      await earlyFlush;
       header = { contentType, sha256: hash.digest("hex") };
       await handle.write(`${JSON.stringify(header)}\n`, 0);
       // Flushed before the rename, so a crash never leaves a renamed but empty object.
       await handle.sync();
       updatedAt = Math.floor((await handle.stat()).mtimeMs);
     } catch (error) {
+      await earlyFlush?.catch(() => {});
       await handle.close();
       await rm(written, { force: true });
       throw error;
