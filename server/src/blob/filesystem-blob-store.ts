@@ -59,13 +59,8 @@ export function createFilesystemBlobStore(root: string): BlobStore {
   };
 
   async function openBlob(key: string): Promise<OpenBlob | undefined> {
-    let handle: FileHandle;
-    try {
-      handle = await open(fileOf(key), "r");
-    } catch (error) {
-      if (isMissing(error)) return undefined;
-      throw error;
-    }
+    const handle = await unlessMissing(open(fileOf(key), "r"));
+    if (!handle) return undefined;
     try {
       const [stats, { header, offset }] = await Promise.all([handle.stat(), readHeader(handle, key)]);
       let released = false;
@@ -204,13 +199,7 @@ export function createFilesystemBlobStore(root: string): BlobStore {
     },
 
     async delete(key) {
-      try {
-        await unlink(fileOf(key));
-        return true;
-      } catch (error) {
-        if (isMissing(error)) return false;
-        throw error;
-      }
+      return (await unlessMissing(unlink(fileOf(key)).then(() => true))) ?? false;
     },
 
     async deletePrefix(prefix) {
@@ -223,25 +212,15 @@ export function createFilesystemBlobStore(root: string): BlobStore {
 
 /** The objects under `folder`, whose keys start with `keyPrefix`; entries removed while listing are skipped. */
 async function* listFolder(folder: string, keyPrefix: string): AsyncGenerator<ListedBlob> {
-  let entries;
-  try {
-    entries = await opendir(folder);
-  } catch (error) {
-    if (isMissing(error)) return;
-    throw error;
-  }
+  const entries = await unlessMissing(opendir(folder));
+  if (!entries) return;
   for await (const entry of entries) {
     const path = join(folder, entry.name);
     if (entry.isDirectory()) {
       yield* listFolder(path, `${keyPrefix}${keySegment(entry.name)}/`);
     } else if (entry.isFile() && entry.name.endsWith(OBJECT_SUFFIX)) {
-      let stats;
-      try {
-        stats = await lstat(path);
-      } catch (error) {
-        if (isMissing(error)) continue;
-        throw error;
-      }
+      const stats = await unlessMissing(lstat(path));
+      if (!stats) continue;
       const key = `${keyPrefix}${keySegment(entry.name.slice(0, -OBJECT_SUFFIX.length))}`;
       yield { key, updatedAt: Math.floor(stats.mtimeMs) };
     }
@@ -266,6 +245,16 @@ async function readHeader(handle: FileHandle, key: string): Promise<{ header: He
     throw new Error(`object ${JSON.stringify(key)} has no header: the file was not written by this store`);
   const header = JSON.parse(buffer.subarray(0, end).toString("utf8")) as Header;
   return { header, offset: end + 1 };
+}
+
+/** What `operation` answers, or undefined when the file or folder it needs does not exist. */
+async function unlessMissing<T>(operation: Promise<T>): Promise<T | undefined> {
+  try {
+    return await operation;
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
 }
 
 function isMissing(error: unknown): boolean {
