@@ -19,6 +19,7 @@ import { createAuthInterceptor } from "./auth/auth-interceptor.js";
 import { createCredentialCache } from "./auth/credential-cache.js";
 import { followCredentialChanges } from "./auth/credential-changes.js";
 import { ensureOperator } from "./auth/operator.js";
+import { startAbandonedWriteSweeper } from "./blob/abandoned-write-sweeper.js";
 import { createBlobDownloadHandler } from "./blob/blob-download-handler.js";
 import { createBlobUrlSigner, DOWNLOAD_LINK_KEY_PURPOSE } from "./blob/blob-url-signer.js";
 import { createBlobStore } from "./blob/create-blob-store.js";
@@ -122,6 +123,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let worker: ThreadWorker | undefined;
   let registryScans: ScanWorker | undefined;
   let startRegistryGc: (() => PollLoop) | undefined;
+  let startBlobSweeper: (() => PollLoop) | undefined;
   let deliverer: CallbackDeliverer | undefined;
   let issuer: IssuerPlane | undefined;
   let signals: ThreadSignals | undefined;
@@ -160,6 +162,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     });
     const artifacts = createArtifactStore(db, blobs);
     registryScans = createScanWorker({ db, blobs, logger, ...config.registryScan });
+    startBlobSweeper = () =>
+      startAbandonedWriteSweeper(blobs, (error) => logger.error("sweeping abandoned blob writes failed", { error }));
     startRegistryGc = () =>
       startGarbageCollector({
         db,
@@ -461,6 +465,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   worker?.start();
   registryScans?.start();
   const registryGc = startRegistryGc?.();
+  const blobSweeper = startBlobSweeper?.();
   deliverer?.start();
   dataPlatform?.start();
   const mailDelivery = issuer?.startMailDelivery();
@@ -490,6 +495,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await worker?.stop();
       await registryScans?.stop();
       await registryGc?.stop();
+      await blobSweeper?.stop();
       await dataPlatform?.stop();
       await userStoreMigrations?.stop();
       await userStores?.close();

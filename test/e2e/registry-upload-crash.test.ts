@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, utimes } from "node:fs/promises";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, expect, it } from "vitest";
+import { afterAll, expect, it, vi } from "vitest";
 import {
   freshDatabase,
   runAdmin,
@@ -68,7 +68,18 @@ it("resumes an upload at its last complete chunk after the server is killed mid-
   server.process.kill("SIGKILL");
   await new Promise((resolve) => server!.process.once("exit", resolve));
   inFlight.destroy();
+  // The killed chunk's partial file is left in the store's tmp/ folder; once it is a day old, the
+  // server sweeps it (at start, then hourly). Aged here instead of waiting.
+  const temporary = join(dataDir, "blobs", "tmp");
+  const partial = await readdir(temporary);
+  expect(partial.length).toBeGreaterThan(0);
+  const twoDaysAgo = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000);
+  for (const name of partial) await utimes(join(temporary, name), twoDaysAgo, twoDaysAgo);
   server = await startPlatformServer([], { dataDir, database });
+  await vi.waitFor(
+    async () => expect((await readdir(temporary)).filter((name) => partial.includes(name))).toEqual([]),
+    { timeout: 10_000 },
+  );
 
   const status = await fetch(`${base()}${location}`, { headers: { authorization: auth } });
   expect(status.status).toBe(204);

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { createServer } from "node:http";
 import { connect, type AddressInfo } from "node:net";
@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { text } from "node:stream/consumers";
-import { ListObjectsV2Command } from "@aws-sdk/client-s3";
+import { ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startS3Server, type S3Server } from "../../../test/start-s3-server.js";
 import { BlobKeyError } from "./blob-key.js";
@@ -136,6 +136,31 @@ describe.each(drivers)("the %s blob store", (driver, create) => {
     await expect(async () => {
       for await (const _ of store.list("no-slash")) break;
     }).rejects.toThrow(BlobKeyError);
+  });
+
+  it("sweeps what an abandoned write left behind once it is old enough, and nothing else", async () => {
+    await store.put(`${base}/sweep/kept`, bytes("kept"), { contentType: "text/plain" });
+    // What a process stopped mid-write leaves: a temporary file, or a staging object.
+    const leftover = async () => {
+      if (driver === "filesystem") {
+        await mkdir(join(folder, "blobs", "tmp"), { recursive: true });
+        await writeFile(join(folder, "blobs", "tmp", "abandoned.tmp"), "partial");
+      } else {
+        await s3.client.send(
+          new PutObjectCommand({ Bucket: "contract", Key: "tenant/.uploads/abandoned", Body: "partial" }),
+        );
+      }
+    };
+    const leftoverExists = async () =>
+      driver === "filesystem"
+        ? (await readdir(join(folder, "blobs", "tmp"))).includes("abandoned.tmp")
+        : (await bucketLeftovers()).includes("tenant/.uploads/abandoned");
+    await leftover();
+    expect(await store.sweepAbandonedWrites(Date.now() - 60_000)).toBe(0);
+    expect(await leftoverExists()).toBe(true);
+    expect(await store.sweepAbandonedWrites(Date.now() + 60_000)).toBe(1);
+    expect(await leftoverExists()).toBe(false);
+    expect(await readAll(`${base}/sweep/kept`)).toBe("kept");
   });
 
   it("keeps every byte in order when a write arrives in many small chunks of uneven sizes", async () => {

@@ -75,4 +75,10 @@ export interface BlobStore {
    * read as the listing goes: objects written or deleted meanwhile may or may not appear.
    */
   list(prefix: string): AsyncIterable<ListedBlob>;
+  /**
+   * Deletes what writes that never finished left behind (the process stopped mid-write), when it
+   * was last touched before `olderThan` (epoch milliseconds); answers how many were deleted. A
+   * write still in progress is younger than any sensible cutoff.
+   */
+  sweepAbandonedWrites(olderThan: number): Promise<number>;
 }

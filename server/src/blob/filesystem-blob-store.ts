@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { lstat, mkdir, open, opendir, rename, rm, unlink, type FileHandle } from "node:fs/promises";
+import { lstat, mkdir, open, opendir, readdir, rename, rm, unlink, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { BlobKeyError, checkBlobKey, checkBlobPrefix, checkContentType } from "./blob-key.js";
 import type { BlobInfo, BlobStore, ListedBlob, OpenBlob } from "./blob-store.js";
@@ -207,6 +207,18 @@ export function createFilesystemBlobStore(root: string): BlobStore {
     },
 
     list: (prefix) => listFolder(folderOf(prefix), checkBlobPrefix(prefix)),
+
+    async sweepAbandonedWrites(olderThan) {
+      const entries = await unlessMissing(readdir(temporary));
+      let deleted = 0;
+      for (const name of entries ?? []) {
+        const path = join(temporary, name);
+        const stats = await unlessMissing(lstat(path));
+        if (!stats?.isFile() || stats.mtimeMs >= olderThan) continue;
+        if ((await unlessMissing(unlink(path).then(() => true))) === true) deleted++;
+      }
+      return deleted;
+    },
   };
 }
 

@@ -215,7 +215,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     },
 
     async deletePrefix(prefix) {
-      for await (const page of listPages(prefix)) {
+      for await (const page of listPages(`${root}${checkBlobPrefix(prefix)}`)) {
         const keys = page.map((object) => ({ Key: object.Key }));
         if (keys.length === 0) continue;
         const result = await client.send(
@@ -228,17 +228,31 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     },
 
     async *list(prefix): AsyncGenerator<ListedBlob> {
-      for await (const page of listPages(prefix)) {
+      for await (const page of listPages(`${root}${checkBlobPrefix(prefix)}`)) {
         for (const object of page) {
           yield { key: object.Key.slice(root.length), updatedAt: object.LastModified?.getTime() ?? 0 };
         }
       }
     },
+
+    // A staging object outlives its write when the process stopped between the multipart upload
+    // and the copy to its key. (A multipart upload the process left unfinished is not an object:
+    // the bucket's lifecycle rule for incomplete multipart uploads removes it.)
+    async sweepAbandonedWrites(olderThan) {
+      let deleted = 0;
+      for await (const page of listPages(`${root}${STAGING_FOLDER}`)) {
+        for (const object of page) {
+          if ((object.LastModified?.getTime() ?? olderThan) >= olderThan) continue;
+          await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: object.Key }));
+          deleted++;
+        }
+      }
+      return deleted;
+    },
   };
 
-  /** The bucket's objects under `prefix`, a page at a time. */
-  async function* listPages(prefix: string): AsyncGenerator<{ Key: string; LastModified?: Date }[]> {
-    const folder = `${root}${checkBlobPrefix(prefix)}`;
+  /** The bucket's objects under `folder` (the store's root included), a page at a time. */
+  async function* listPages(folder: string): AsyncGenerator<{ Key: string; LastModified?: Date }[]> {
     let token: string | undefined;
     do {
       const page = await client.send(
