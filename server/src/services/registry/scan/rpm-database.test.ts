@@ -57,7 +57,7 @@ describe("rpm's SQLite database", () => {
     expect(parseRpmDatabase(file, wal)).toHaveLength(2);
     // A log of another generation (its salts do not match the frames') adds nothing.
     const stale = Buffer.from(wal);
-    stale.writeUInt32BE(stale.readUInt32BE(16) ^ 1, 16);
+    stale.writeUInt32BE((stale.readUInt32BE(16) ^ 1) >>> 0, 16);
     expect(() => parseRpmDatabase(file, stale)).not.toThrow();
     expect(parseRpmDatabase(file, stale)).toHaveLength(3);
   });
