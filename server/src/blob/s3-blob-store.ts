@@ -215,20 +215,11 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     },
 
     async deletePrefix(prefix) {
-      for await (const page of listPages(`${root}${checkBlobPrefix(prefix)}`)) {
-        const keys = page.map((object) => ({ Key: object.Key }));
-        if (keys.length === 0) continue;
-        const result = await client.send(
-          new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }),
-        );
-        if (result.Errors?.length) {
-          throw new Error(`deleting under ${JSON.stringify(prefix)} failed for ${result.Errors.length} objects`);
-        }
-      }
+      for await (const page of listPages(folderOf(prefix))) await deleteObjects(page, prefix);
     },
 
     async *list(prefix): AsyncGenerator<ListedBlob> {
-      for await (const page of listPages(`${root}${checkBlobPrefix(prefix)}`)) {
+      for await (const page of listPages(folderOf(prefix))) {
         for (const object of page) {
           yield { key: object.Key.slice(root.length), updatedAt: object.LastModified?.getTime() ?? 0 };
         }
@@ -241,15 +232,32 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     async sweepAbandonedWrites(olderThan) {
       let deleted = 0;
       for await (const page of listPages(`${root}${STAGING_FOLDER}`)) {
-        for (const object of page) {
-          if ((object.LastModified?.getTime() ?? olderThan) >= olderThan) continue;
-          await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: object.Key }));
-          deleted++;
-        }
+        const abandoned = page.filter((object) => (object.LastModified?.getTime() ?? olderThan) < olderThan);
+        await deleteObjects(abandoned, STAGING_FOLDER);
+        deleted += abandoned.length;
       }
       return deleted;
     },
   };
+
+  /** The bucket folder of a store prefix. */
+  function folderOf(prefix: string): string {
+    return `${root}${checkBlobPrefix(prefix)}`;
+  }
+
+  /** Deletes one listed page of objects (at most DELETE_BATCH) in one request. */
+  async function deleteObjects(objects: readonly { Key: string }[], under: string): Promise<void> {
+    if (objects.length === 0) return;
+    const result = await client.send(
+      new DeleteObjectsCommand({
+        Bucket: bucket,
+        Delete: { Objects: objects.map(({ Key }) => ({ Key })), Quiet: true },
+      }),
+    );
+    if (result.Errors?.length) {
+      throw new Error(`deleting under ${JSON.stringify(under)} failed for ${result.Errors.length} objects`);
+    }
+  }
 
   /** The bucket's objects under `folder` (the store's root included), a page at a time. */
   async function* listPages(folder: string): AsyncGenerator<{ Key: string; LastModified?: Date }[]> {

@@ -119,8 +119,8 @@ export function createScanWorker(options: ScanWorkerOptions): ScanWorker {
         ? { status: "Success", report: outcome.report, feedVersion: current!.version }
         : { status: outcome.status, message: outcome.message, feedVersion: current?.version ?? null };
     } catch (error) {
-      if (isLayerFormatError(error))
-        logger.warn("image scan found an unreadable layer", { orgId, digest, message: publicMessage(error) });
+      if (isImageFormatError(error))
+        logger.warn("image scan found unreadable content", { orgId, digest, message: publicMessage(error) });
       else logger.error("image scan failed", { orgId, digest, error });
       return { status: "Error", message: publicMessage(error), feedVersion: current?.version ?? null };
     }
@@ -162,7 +162,8 @@ export function createScanWorker(options: ScanWorkerOptions): ScanWorker {
 }
 
 /** Layer errors are about the image and may be shown; anything else stays in the log. */
-function isLayerFormatError(error: unknown): boolean {
+/** A fault of the image's bytes (a layer, a package database), not of the server: its message is safe to show. */
+function isImageFormatError(error: unknown): boolean {
   return (
     error instanceof TarFormatError ||
     isDatabaseFormatError(error) ||
@@ -175,6 +176,6 @@ const isDatabaseFormatError = (error: unknown) => error instanceof SqliteFormatE
 function publicMessage(error: unknown): string {
   if (error instanceof TarFormatError) return `a layer is not a readable tar archive: ${error.message}`;
   if (isDatabaseFormatError(error)) return `the rpm database cannot be read: ${(error as Error).message}`;
-  if (isLayerFormatError(error)) return "a layer is not valid gzip data";
+  if (isImageFormatError(error)) return "a layer is not valid gzip data";
   return "the scan failed";
 }
