@@ -58,6 +58,7 @@ import type { GitSshListener } from "./services/git/ssh/git-ssh-server.js";
 import { createRegistryTokens, REGISTRY_TOKEN_KEY_PURPOSE } from "./services/registry/access/registry-token.js";
 import type { PollLoop } from "./background/poll-loop.js";
 import { startGarbageCollector } from "./services/registry/content/garbage-collector.js";
+import { createRepositoryCache, followRepositoryChanges } from "./services/registry/content/repository-cache.js";
 import { createScanWorker, type ScanWorker } from "./services/registry/scan/scan-worker.js";
 import { sealPlaintextEnvValues } from "./services/script/env-sealing.js";
 import { createScriptService } from "./services/script/script-handlers.js";
@@ -129,9 +130,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let signals: ThreadSignals | undefined;
   let userStores: UserStoreDirectory | undefined;
   let userStoreMigrations: MigrationWorker | undefined;
-  let stopFollowingCredentials: (() => Promise<void>) | undefined;
+  /** Stop each cache following its changes on the database. */
+  const stopFollowingChanges: (() => Promise<void>)[] = [];
   let dataPlatform: DataPlatform | undefined;
-  let stopFollowingS3Credentials: (() => Promise<void>) | undefined;
   let gitSsh: { listener: GitSshListener; fingerprint: string } | undefined;
   let closeCheckSignals: (() => Promise<void>) | undefined;
   /** Each listener's name in the ready line, in the order of `listeners`. */
@@ -175,7 +176,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
 
     // Verified API keys, dropped on every process when one is revoked, rotated or its grants change.
     const credentials = createCredentialCache();
-    stopFollowingCredentials = await followCredentialChanges(database, credentials);
+    stopFollowingChanges.push(await followCredentialChanges(database, credentials));
     // The auth interceptor reads the access rules of every service registered on the plane.
     const api = createServiceRouter({
       interceptors: [
@@ -368,7 +369,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     // Buckets and objects, served to S3 clients on a listener of their own. Its credential cache
     // follows the same change notices as the bearer path, so a revoked key stops working here too.
     const s3Credentials = createCredentialCache<S3Credential>();
-    stopFollowingS3Credentials = await followCredentialChanges(database, s3Credentials);
+    stopFollowingChanges.push(await followCredentialChanges(database, s3Credentials));
     const s3Handler = createS3Handler({
       directory: storage.directory,
       uploads: storage.uploads,
@@ -392,6 +393,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     listenerNames.push("s3");
 
     // The container registry: the OCI distribution protocol, its token endpoint and control plane.
+    const repositories = createRepositoryCache();
+    stopFollowingChanges.push(await followRepositoryChanges(database, repositories));
     listeners.push(
       await listenPlane({
         name: "registry",
@@ -403,6 +406,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
           credentials,
           box,
           tokens: createRegistryTokens(box.deriveKey(REGISTRY_TOKEN_KEY_PURPOSE)),
+          repositories,
           logger,
           readMaxBytes: config.maxBodyBytes,
         }),
@@ -456,8 +460,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     await userStores?.close();
     await celWorkers.close();
     await signals?.close();
-    await stopFollowingCredentials?.();
-    await stopFollowingS3Credentials?.();
+    for (const stop of stopFollowingChanges) await stop();
     mailSender?.close();
     await database.close();
     throw error;
@@ -504,8 +507,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       await mailDelivery?.stop();
       await signals?.close();
       await closeCheckSignals?.();
-      await stopFollowingCredentials?.();
-      await stopFollowingS3Credentials?.();
+      for (const stop of stopFollowingChanges) await stop();
       mailSender?.close();
       await rm(serverRecordFile(config.dataDir), { force: true });
       await database.close();

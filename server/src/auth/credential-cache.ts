@@ -1,4 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
+import { createFollowedCache, type FollowedCacheOptions } from "../cache/followed-cache.js";
 import type { Principal } from "./principal.js";
 
 /**
@@ -17,21 +18,11 @@ export interface VerifiedCredential {
   lastUsedAt: number;
 }
 
-export interface CredentialCacheOptions {
-  /** Entries kept at most; the oldest goes first. */
-  readonly maxEntries?: number;
-  /**
-   * How long an entry is trusted without a change notice: the bound on a revocation whose notice
-   * was lost. A LISTEN connection that drops and comes back flushes everything anyway.
-   */
-  readonly ttlMs?: number;
-  readonly now?: () => number;
-}
-
 /**
  * Verified API keys of this process, by the SHA-256 of their secret. Only keys the database
  * accepted are stored, so what it holds is bounded by the keys really issued (and by
- * `maxEntries`), never by what callers send.
+ * `maxEntries`), never by what callers send. `ttlMs` bounds a revocation whose notice was lost
+ * (a LISTEN connection that drops and comes back flushes everything anyway).
  *
  * A lookup that raced a change must not store what it read before the change: `ticket()` is taken
  * before reading the database and `put` drops the entry when any change arrived since.
@@ -46,58 +37,29 @@ export interface CredentialCache<C extends VerifiedCredential = VerifiedCredenti
   readonly size: number;
 }
 
-export const defaultCredentialCacheOptions = { maxEntries: 10_000, ttlMs: 15_000 } as const;
-
-interface Entry<C> {
-  readonly hash: Buffer;
-  readonly credential: C;
-  readonly storedAt: number;
-}
-
 /** Bytes of the hash the map is indexed by; the whole hash is then compared in constant time. */
 const indexBytes = 16;
 
 export function createCredentialCache<C extends VerifiedCredential = VerifiedCredential>(
-  options: CredentialCacheOptions = {},
+  options: FollowedCacheOptions = {},
 ): CredentialCache<C> {
-  const maxEntries = options.maxEntries ?? defaultCredentialCacheOptions.maxEntries;
-  const ttlMs = options.ttlMs ?? defaultCredentialCacheOptions.ttlMs;
-  const now = options.now ?? Date.now;
-  // Insertion order is age: the first entry is the oldest, the one to evict.
-  const entries = new Map<string, Entry<C>>();
-  let generation = 0;
-
+  const entries = createFollowedCache<string, { readonly hash: Buffer; readonly credential: C }>(options);
+  const indexOf = (secretHash: Buffer) => secretHash.toString("hex", 0, indexBytes);
   return {
     get(secretHash) {
-      const index = secretHash.toString("hex", 0, indexBytes);
-      const entry = entries.get(index);
-      if (!entry) return undefined;
-      if (now() - entry.storedAt >= ttlMs) {
-        entries.delete(index);
-        return undefined;
-      }
+      const entry = entries.get(indexOf(secretHash));
       // The index is half the hash; the rest is compared without an early exit.
-      return timingSafeEqual(entry.hash, secretHash) ? entry.credential : undefined;
+      return entry && timingSafeEqual(entry.hash, secretHash) ? entry.credential : undefined;
     },
-    ticket: () => generation,
+    ticket: () => entries.ticket(),
     put(secretHash, credential, ticket) {
-      if (ticket !== generation || maxEntries <= 0) return;
-      const index = secretHash.toString("hex", 0, indexBytes);
-      entries.delete(index);
-      while (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-      entries.set(index, { hash: Buffer.from(secretHash), credential, storedAt: now() });
+      entries.put(indexOf(secretHash), { hash: Buffer.from(secretHash), credential }, ticket);
     },
     apply(change) {
-      generation++;
-      if ("all" in change) return entries.clear();
-      for (const [index, entry] of entries) {
-        if (entry.credential.principal.keyId === change.keyId) entries.delete(index);
-      }
+      if ("all" in change) entries.flush();
+      else entries.forget((_, entry) => entry.credential.principal.keyId === change.keyId);
     },
-    flush() {
-      generation++;
-      entries.clear();
-    },
+    flush: () => entries.flush(),
     get size() {
       return entries.size;
     },

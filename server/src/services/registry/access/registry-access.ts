@@ -6,6 +6,7 @@ import { holdsRole } from "../../../auth/roles.js";
 import type { SecretBox } from "../../../crypto/secret-box.js";
 import type { Database } from "../../../db/database.js";
 import { OciError } from "../oci/oci-error.js";
+import type { RepositoryCache } from "../content/repository-cache.js";
 import type { RepositoryAction } from "../oci/oci-route.js";
 import type { RegistryCaller } from "./registry-caller.js";
 import type { RegistryTokens } from "./registry-token.js";
@@ -15,6 +16,8 @@ export interface RegistryAccessOptions {
   readonly credentials: CredentialCache;
   readonly box: SecretBox;
   readonly tokens: RegistryTokens;
+  /** Repositories resolved before, kept in step with their changes. */
+  readonly repositories: RepositoryCache;
 }
 
 /** The least role each action needs in the repository's organization. */

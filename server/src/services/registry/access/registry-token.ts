@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { RecentMap } from "../../../cache/recent-map.js";
 
 /** How long a registry token is good for: clients ask for another on the next 401. */
 export const REGISTRY_TOKEN_TTL_SECONDS = 300;
@@ -18,6 +19,9 @@ export interface RegistryTokenClaims {
   readonly exp: number;
 }
 
+/** Verified tokens kept, so that the requests after the first skip the signature check. */
+const VERIFIED_TOKENS_KEPT = 1024;
+
 const header = base64url(JSON.stringify({ alg: "HS256", typ: "JWT" }));
 
 /**
@@ -27,6 +31,20 @@ const header = base64url(JSON.stringify({ alg: "HS256", typ: "JWT" }));
  */
 export function createRegistryTokens(key: Uint8Array, now: () => number = Date.now) {
   const sign = (input: string) => createHmac("sha256", key).update(input).digest();
+  const verified = new RecentMap<string, RegistryTokenClaims>(VERIFIED_TOKENS_KEPT);
+  function genuineClaims(token: string): RegistryTokenClaims | undefined {
+    const parts = token.split(".");
+    if (parts.length !== 3 || parts[0] !== header) return undefined;
+    const expected = sign(`${parts[0]}.${parts[1]}`);
+    const given = Buffer.from(parts[2]!, "base64url");
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    try {
+      const claims = JSON.parse(Buffer.from(parts[1]!, "base64url").toString()) as RegistryTokenClaims;
+      return typeof claims.exp === "number" ? claims : undefined;
+    } catch {
+      return undefined;
+    }
+  }
   return {
     issue(claims: Omit<RegistryTokenClaims, "exp">): { token: string; expiresIn: number; issuedAt: string } {
       const issued = now();
@@ -40,18 +58,16 @@ export function createRegistryTokens(key: Uint8Array, now: () => number = Date.n
     },
     /** The claims of a genuine, unexpired token, else undefined. */
     verify(token: string): RegistryTokenClaims | undefined {
-      const parts = token.split(".");
-      if (parts.length !== 3 || parts[0] !== header) return undefined;
-      const expected = sign(`${parts[0]}.${parts[1]}`);
-      const given = Buffer.from(parts[2]!, "base64url");
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
-      try {
-        const claims = JSON.parse(Buffer.from(parts[1]!, "base64url").toString()) as RegistryTokenClaims;
-        if (typeof claims.exp !== "number" || claims.exp * 1000 <= now()) return undefined;
-        return claims;
-      } catch {
-        return undefined;
+      // A client sends the same token with every request of a push or pull: its signature is
+      // checked once. Only genuine tokens are kept, so what the map holds is bounded by the tokens
+      // this server issued, never by what callers send.
+      let claims = verified.get(token);
+      if (!claims) {
+        claims = genuineClaims(token);
+        if (!claims) return undefined;
+        verified.set(token, claims);
       }
+      return claims.exp * 1000 > now() ? claims : undefined;
     },
   };
 }

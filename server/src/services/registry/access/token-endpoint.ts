@@ -103,7 +103,7 @@ async function grantedAccess(
     if (!match) continue;
     const requested = match[2]!.split(",");
     const wanted = actions.filter((a) => requested.includes(a) || requested.includes("*"));
-    const resolved = await resolveRepository(options.db, match[1]!).catch(() => undefined);
+    const resolved = await resolveRepository(options.db, match[1]!, options.repositories).catch(() => undefined);
     if (!resolved) continue;
     const granted = wanted.filter((action) => mayDo(caller, resolved.facts, action));
     if (granted.length > 0) access[match[1]!] = [...new Set([...(access[match[1]!] ?? []), ...granted])];

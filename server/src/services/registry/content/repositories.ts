@@ -5,6 +5,7 @@ import { perDatabase } from "../../../db/prepared-statements.js";
 import type { RepositoryFacts } from "../access/registry-access.js";
 import { OciError } from "../oci/oci-error.js";
 import type { OciRepositoryTarget } from "../oci/oci-route.js";
+import { announceRepositoryChange, repositoryChangeCommitted, type RepositoryCache } from "./repository-cache.js";
 import { registryRepositories } from "../registry-schema.js";
 
 /** One path component of a repository name (distribution's reference grammar). */
@@ -42,14 +43,23 @@ const repositoryByName = perDatabase((db) =>
     .prepare("registry_repository_by_name"),
 );
 
-/** The organization and repository a name designates, as far as they exist. */
-export async function resolveRepository(db: Database, fullName: string): Promise<ResolvedRepository> {
+/** The organization and repository a name designates, as far as they exist; kept in `cache` once it exists. */
+export async function resolveRepository(
+  db: Database,
+  fullName: string,
+  cache?: RepositoryCache,
+): Promise<ResolvedRepository> {
   const { orgName, name } = parseRepositoryName(fullName);
+  const cached = cache?.get(fullName);
+  if (cached) return cached;
+  const ticket = cache?.ticket();
   const [row] = await repositoryByName(db).execute({ orgName, name });
-  return {
+  const resolved = {
     target: { orgId: row?.orgId ?? "", orgName, name, fullName, repositoryId: row?.repositoryId ?? undefined },
     facts: { orgId: row?.orgId, fullName, exists: Boolean(row?.repositoryId), public: row?.public ?? false },
   };
+  if (row?.repositoryId) cache?.put(fullName, resolved, ticket!);
+  return resolved;
 }
 
 /** The repository's id, creating it on the first push. */
@@ -68,6 +78,21 @@ export async function ensureRepository(
     })
     .returning({ id: registryRepositories.id });
   return created!.id;
+}
+
+/**
+ * Makes the repository public (anonymous pulls) or private. This process's next request, and
+ * every other process's once the change notice arrives, decides with the new visibility.
+ */
+export async function setRepositoryVisibility(db: Database, repositoryId: string, visible: boolean): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx
+      .update(registryRepositories)
+      .set({ public: visible, updatedAt: Date.now() })
+      .where(eq(registryRepositories.id, repositoryId));
+    await announceRepositoryChange(tx, { repositoryId });
+  });
+  repositoryChangeCommitted(db, { repositoryId });
 }
 
 /** The repository's id, or NAME_UNKNOWN when it was never pushed to. */

@@ -5,6 +5,7 @@ import type { Artifact, Tag, Vulnerability } from "../../../../../gen/openapi/re
 import type { Database } from "../../../db/database.js";
 import { looksLikeDigest } from "../content/digest.js";
 import { storedBytes } from "../content/quota.js";
+import { setRepositoryVisibility } from "../content/repositories.js";
 import { immutableTagPattern } from "../content/tag-immutability.js";
 import {
   registryManifestReferences,
@@ -219,10 +220,7 @@ export function createRegistryControlHandlers(db: Database): RegistryImplementat
     async setVisibility({ path, body }, context) {
       const { orgId } = controlCaller(context);
       const repo = await repository(orgId, path.repo);
-      await db
-        .update(registryRepositories)
-        .set({ public: body.public, updatedAt: Date.now() })
-        .where(eq(registryRepositories.id, repo.id));
+      await setRepositoryVisibility(db, repo.id, body.public);
       return { status: 200 };
     },
 

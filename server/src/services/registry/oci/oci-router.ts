@@ -29,7 +29,7 @@ export interface OciRouterOptions extends RegistryAccessOptions {
 export function createOciRouter(options: OciRouterOptions): (req: NodeRequest, res: NodeResponse) => Promise<void> {
   const { db, blobs, logger } = options;
   const blob = createBlobRoutes(db, blobs);
-  const upload = createUploadRoutes(db, blobs);
+  const upload = createUploadRoutes(db, blobs, options.repositories);
   const manifest = createManifestRoutes(db);
   const tags = createTagRoutes(db);
   const referrers = createReferrerRoutes(db);
@@ -86,7 +86,7 @@ export function createOciRouter(options: OciRouterOptions): (req: NodeRequest, r
       if (!entry) throw unsupportedMethod(Object.keys(route.methods));
       const fullName = decode(match[1]!);
       scope = `repository:${fullName}:${entry.action === "pull" ? "pull" : entry.action === "push" ? "pull,push" : "delete"}`;
-      const { target, facts } = await resolveRepository(db, fullName);
+      const { target, facts } = await resolveRepository(db, fullName, options.repositories);
       assertMayDo(caller, facts, entry.action);
       const params = Object.fromEntries(route.params.map((name, i) => [name, decode(match[i + 2]!)]));
       await entry.handle({ req, res, target, caller, params, query: url.searchParams });

@@ -13,6 +13,7 @@ import {
 } from "../content/blob-content.js";
 import { parseDigest } from "../content/digest.js";
 import { ensureRepository, existingRepository, resolveRepository } from "../content/repositories.js";
+import type { RepositoryCache } from "../content/repository-cache.js";
 import { registryUploads } from "../registry-schema.js";
 import { OciError } from "./oci-error.js";
 import { answer, bodyChunks } from "./oci-response.js";
@@ -21,7 +22,11 @@ import type { OciRequest, OciRouteHandler } from "./oci-route.js";
 type UploadRoute = "start" | "append" | "finish" | "status" | "cancel";
 
 /** The upload routes: `/v2/<name>/blobs/uploads/` and `/v2/<name>/blobs/uploads/<id>`. */
-export function createUploadRoutes(db: Database, blobs: BlobStore): Record<UploadRoute, OciRouteHandler> {
+export function createUploadRoutes(
+  db: Database,
+  blobs: BlobStore,
+  repositories: RepositoryCache,
+): Record<UploadRoute, OciRouteHandler> {
   const location = (request: OciRequest, id: string) => `/v2/${request.target.fullName}/blobs/uploads/${id}`;
   const progress = (request: OciRequest, upload: UploadState) => ({
     location: location(request, upload.id),
@@ -52,7 +57,7 @@ export function createUploadRoutes(db: Database, blobs: BlobStore): Record<Uploa
         const from = query.get("from");
         // Only from a repository the caller may read, which serves the blob: a mount never
         // reveals a blob the caller cannot read. Anything else is an ordinary upload.
-        const source = from ? await resolveRepository(db, from).catch(() => undefined) : undefined;
+        const source = from ? await resolveRepository(db, from, repositories).catch(() => undefined) : undefined;
         const readable = source
           ? source.target.repositoryId !== undefined && tryAccess(() => assertMayDo(caller, source.facts, "pull"))
           : !from;
