@@ -10,8 +10,9 @@ import { ociWorkspace, skopeo } from "../test/e2e/oci-tools.js";
 import { runAdmin, startPlatformServer } from "../test/e2e/platform-server.js";
 
 // Push and pull of one image with skopeo, against Debian's docker-registry (distribution 2.8,
-// filesystem storage) and against the platform's registry, in interleaved rounds; then the
-// servers' peak RSS above idle while a 1 GiB single-layer image is pushed.
+// filesystem storage) and against the platform's registry, in interleaved rounds, each on freshly
+// started servers warmed up by a small image; then the servers' peak RSS above idle while a 1 GiB
+// single-layer image is pushed.
 // Run: npx tsx bench/registry-push-pull.bench.ts [rounds]
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
@@ -163,49 +164,84 @@ async function memoryOf(pid: number): Promise<{ rss: number; hwm: number }> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
+/** CPU seconds the process has used so far (user and system, all threads). */
+async function cpuSecondsOf(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+interface Measured {
+  readonly seconds: number;
+  /** CPU seconds the registry's process spent meanwhile. */
+  readonly serverCpu: number;
+}
+
+async function measured(registry: Registry, operation: () => Promise<number>): Promise<Measured> {
+  const before = await cpuSecondsOf(registry.pid);
+  const seconds = await operation();
+  return { seconds, serverCpu: (await cpuSecondsOf(registry.pid)) - before };
+}
+
+const starters = [startDockerRegistry, startPlatformRegistry];
+
 async function main(): Promise<void> {
   const { dir, policy } = await ociWorkspace();
   try {
-    const registries = [await startDockerRegistry(), await startPlatformRegistry()];
-    const times = new Map(registries.map((r) => [r.name, { push: [] as number[], pull: [] as number[] }]));
+    // A small image pushed and pulled, untimed, by each fresh server before its timed round.
+    const warmUp = join(dir, "warm-up");
+    await buildRandomImage(warmUp, "t", [MiB]);
+    const names: string[] = [];
+    const times: { push: Measured[]; pull: Measured[] }[] = starters.map(() => ({ push: [], pull: [] }));
     for (let round = 0; round < ROUNDS; round++) {
       // Each round a new image: skopeo remembers where it pushed a blob before and would mount it
       // from there instead of uploading it, which measures mounts rather than transfers.
       const image = join(dir, `image${round}`);
       await buildRandomImage(image, "t", [25 * MiB, 25 * MiB, 25 * MiB, 25 * MiB]);
-      // Interleaved: the registry that goes first alternates.
-      for (const registry of round % 2 === 0 ? registries : [...registries].reverse()) {
-        const entry = times.get(registry.name)!;
-        entry.push.push(await push(registry, policy, image, `app${round}`));
-        entry.pull.push(await pull(registry, policy, join(dir, "pulled"), `app${round}`));
+      // Interleaved: the registry that goes first alternates. Each round starts fresh servers: two
+      // instances of the same server can differ by a fifth over a whole run, so one instance per
+      // registry measures the instance as much as the registry.
+      for (const index of round % 2 === 0 ? [0, 1] : [1, 0]) {
+        const registry = await starters[index]!();
+        names[index] = registry.name;
+        await push(registry, policy, warmUp, "warm-up");
+        await pull(registry, policy, join(dir, "pulled"), "warm-up");
+        times[index]!.push.push(await measured(registry, () => push(registry, policy, image, `app${round}`)));
+        times[index]!.pull.push(
+          await measured(registry, () => pull(registry, policy, join(dir, "pulled"), `app${round}`)),
+        );
+        await registry.stop();
       }
       await rm(image, { recursive: true, force: true });
     }
-    const [theirs, ours] = registries.map((r) => times.get(r.name)!);
+    const [theirs, ours] = times as [(typeof times)[0], (typeof times)[0]];
+    const seconds = (values: Measured[]) => median(values.map((v) => v.seconds));
+    const cpu = (values: Measured[]) => median(values.map((v) => v.serverCpu));
     console.log(`100 MiB image (4 random layers of 25 MiB), ${ROUNDS} rounds, median seconds`);
-    console.log("| Registry | Push | Pull |\n|---|---|---|");
-    for (const registry of registries) {
-      const entry = times.get(registry.name)!;
-      console.log(`| ${registry.name} | ${median(entry.push).toFixed(2)} | ${median(entry.pull).toFixed(2)} |`);
+    console.log("| Registry | Push | Pull | Server CPU per push | per pull |\n|---|---|---|---|---|");
+    for (const [index, name] of names.entries()) {
+      const entry = times[index]!;
+      console.log(
+        `| ${name} | ${seconds(entry.push).toFixed(2)} | ${seconds(entry.pull).toFixed(2)} | ${cpu(entry.push).toFixed(2)} | ${cpu(entry.pull).toFixed(2)} |`,
+      );
     }
     console.log(
-      `| ratio ours/theirs | ${(median(ours!.push) / median(theirs!.push)).toFixed(2)} | ${(median(ours!.pull) / median(theirs!.pull)).toFixed(2)} |`,
+      `| ratio ours/theirs | ${(seconds(ours.push) / seconds(theirs.push)).toFixed(2)} | ${(seconds(ours.pull) / seconds(theirs.pull)).toFixed(2)} | | |`,
     );
-    console.log("\nEvery round, seconds:");
-    for (const registry of registries) {
-      const entry = times.get(registry.name)!;
-      const seconds = (values: number[]) => values.map((v) => v.toFixed(2)).join(" ");
-      console.log(`- ${registry.name}: push ${seconds(entry.push)}; pull ${seconds(entry.pull)}`);
+    console.log("\nEvery round, seconds (server CPU seconds):");
+    for (const [index, name] of names.entries()) {
+      const entry = times[index]!;
+      const each = (values: Measured[]) =>
+        values.map((v) => `${v.seconds.toFixed(2)} (${v.serverCpu.toFixed(2)})`).join(" ");
+      console.log(`- ${name}: push ${each(entry.push)}; pull ${each(entry.pull)}`);
     }
 
     const big = join(dir, "big");
     await buildRandomImage(big, "t", [1024 * MiB]);
     console.log("\n1 GiB single-layer push: peak RSS above idle (VmHWM reset before the push − idle VmRSS)");
     console.log("| Registry | Idle RSS | Peak RSS | Above idle | Push |\n|---|---|---|---|---|");
-    for (const registry of registries) {
+    for (const start of starters) {
       // A fresh process each, so VmHWM counts only this push.
-      await registry.stop();
-      const fresh = registry.name === registries[0]!.name ? await startDockerRegistry() : await startPlatformRegistry();
+      const fresh = await start();
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const idle = await memoryOf(fresh.pid);
       // VmHWM would otherwise hold the start-up peak; writing 5 to clear_refs resets it (Linux).

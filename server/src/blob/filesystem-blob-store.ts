@@ -141,12 +141,15 @@ export function createFilesystemBlobStore(root: string): BlobStore {
           position += bytesWritten;
         }
       };
-      // One early flush at a time, started once EARLY_FLUSH_BYTES more were written.
+      // One early flush at a time, started once EARLY_FLUSH_BYTES more were written and the one
+      // before has finished. The bytes never wait for it: on a busy disk a flush takes tens of
+      // milliseconds, and waiting for each stalled the sender every few MiB.
       let flushedAt = 0;
-      const flushEarly = async () => {
-        await earlyFlush;
+      let flushing = false;
+      const flushEarly = () => {
         flushedAt = position;
-        earlyFlush = handle.datasync();
+        flushing = true;
+        earlyFlush = handle.datasync().finally(() => (flushing = false));
         // Awaited later; handled now, so that a failure meanwhile is no unhandled rejection.
         earlyFlush.catch(() => {});
       };
@@ -157,7 +160,7 @@ export function createFilesystemBlobStore(root: string): BlobStore {
         batchBytes += chunk.byteLength;
         if (batchBytes >= WRITE_BATCH_BYTES) {
           await writeBatch();
-          if (position - flushedAt >= EARLY_FLUSH_BYTES) await flushEarly();
+          if (!flushing && position - flushedAt >= EARLY_FLUSH_BYTES) flushEarly();
         }
       }
       if (batchBytes > 0) await writeBatch();
@@ -165,7 +168,7 @@ export function createFilesystemBlobStore(root: string): BlobStore {
       header = { contentType, sha256: hash.digest("hex") };
       await handle.write(`${JSON.stringify(header)}\n`, 0);
       // Flushed before the rename, so a crash never leaves a renamed but empty object.
-      await handle.sync();
+      await handle.datasync();
       updatedAt = Math.floor((await handle.stat()).mtimeMs);
     } catch (error) {
       await earlyFlush?.catch(() => {});
