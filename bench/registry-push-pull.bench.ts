@@ -11,7 +11,7 @@ import { runAdmin, startPlatformServer } from "../test/e2e/platform-server.js";
 
 // Push and pull of one image with skopeo, against Debian's docker-registry (distribution 2.8,
 // filesystem storage) and against the platform's registry, in interleaved rounds, each on freshly
-// started servers warmed up by a small image; then the servers' peak RSS above idle while a 1 GiB
+// started servers warmed up by a smaller image; then the servers' peak RSS above idle while a 1 GiB
 // single-layer image is pushed.
 // Run: npx tsx bench/registry-push-pull.bench.ts [rounds]
 const run = promisify(execFile);
@@ -187,9 +187,10 @@ const starters = [startDockerRegistry, startPlatformRegistry];
 async function main(): Promise<void> {
   const { dir, policy } = await ociWorkspace();
   try {
-    // A small image pushed and pulled, untimed, by each fresh server before its timed round.
+    // An image pushed and pulled, untimed, by each fresh server before its timed round: a server
+    // that has run a while has compiled its hot paths, which a first push pays for.
     const warmUp = join(dir, "warm-up");
-    await buildRandomImage(warmUp, "t", [MiB]);
+    await buildRandomImage(warmUp, "t", [16 * MiB, 16 * MiB]);
     const names: string[] = [];
     const times: { push: Measured[]; pull: Measured[] }[] = starters.map(() => ({ push: [], pull: [] }));
     for (let round = 0; round < ROUNDS; round++) {
