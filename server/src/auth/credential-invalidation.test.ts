@@ -2,8 +2,9 @@ import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openTestDatabase, type TestDatabase } from "../../test/test-database.js";
-import { openDatabase, resultRows, type Database, type DatabaseHandle } from "../db/database.js";
+import type { TestDatabase } from "../../test/test-database.js";
+import { openTwoProcesses, within, type TwoProcesses } from "../../test/two-processes.js";
+import { resultRows, type Database, type DatabaseHandle } from "../db/database.js";
 import { apiKeys } from "./auth-schema.js";
 import { createIamStore, type IamStore } from "../services/iam/iam-store.js";
 import { apiKeySecretDigest } from "./api-key-secret.js";
@@ -28,27 +29,10 @@ async function processOn(handle: DatabaseHandle): Promise<Process> {
   return { db: handle.db, cache, store: createIamStore(handle.db), stop: unlisten };
 }
 
-let database: TestDatabase;
-let otherHandle: DatabaseHandle | undefined;
-let here: Process;
-let there: Process;
-
-beforeAll(async () => {
-  database = await openTestDatabase();
-  here = await processOn(database.handle);
-  if (database.url) {
-    otherHandle = await openDatabase({ dataDir: "memory://", databaseUrl: database.url, maxConnections: 2 });
-    there = await processOn(otherHandle);
-  } else {
-    there = here;
-  }
-});
-afterAll(async () => {
-  await there?.stop();
-  if (there !== here) await here?.stop();
-  await otherHandle?.close();
-  await database?.close();
-});
+let database: TestDatabase, here: Process, there: Process;
+let processes: TwoProcesses<Process> | undefined;
+beforeAll(async () => ({ database, here, there } = processes = await openTwoProcesses(processOn)));
+afterAll(() => processes?.close());
 
 const bearer = (secret: string) => `Bearer ${secret}`;
 const authOn = (process: Process, secret: string) => authenticate(process.db, bearer(secret), process.cache);
@@ -61,16 +45,6 @@ async function refused(call: Promise<unknown>): Promise<ConnectError> {
   if (!(error instanceof ConnectError))
     throw new Error(`expected a refusal, got ${error === undefined ? "success" : String(error)}`);
   return error;
-}
-
-/** Polls until `check` holds; answers how long it took. Fails after `withinMs`. */
-async function within(withinMs: number, check: () => Promise<boolean>): Promise<number> {
-  const start = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - start;
-    if (Date.now() - start > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 const isRefused = (call: Promise<unknown>) =>

@@ -4,6 +4,7 @@ import { apiKeys } from "../../../auth/auth-schema.js";
 import { createCredentialCache } from "../../../auth/credential-cache.js";
 import { announceCredentialChange, followCredentialChanges } from "../../../auth/credential-changes.js";
 import { createIamStore } from "../../iam/iam-store.js";
+import { within } from "../../../../test/two-processes.js";
 import { engineName } from "../identity-test-fixture.js";
 import { openAdminTestPlane, type AdminTestPlane } from "./admin-test-plane.js";
 
@@ -22,15 +23,6 @@ afterAll(async () => {
   await stopFollowing?.();
   await plane?.close();
 });
-
-/** Polls until `check` holds; fails after `withinMs`. */
-async function within(withinMs: number, check: () => Promise<boolean>): Promise<void> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe(`identity admin auth through the credential cache (${engineName})`, () => {
   it("serves a verified key from memory until a change notice about it arrives", async () => {

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openTestDatabase, type TestDatabase } from "../../../../test/test-database.js";
-import { openDatabase, type Database, type DatabaseHandle } from "../../../db/database.js";
+import type { TestDatabase } from "../../../../test/test-database.js";
+import { openTwoProcesses, within, type TwoProcesses } from "../../../../test/two-processes.js";
+import type { Database, DatabaseHandle } from "../../../db/database.js";
 import { registryRepositories } from "../registry-schema.js";
 import { ensureRepository, resolveRepository, setRepositoryVisibility } from "./repositories.js";
 import { createRepositoryCache, followRepositoryChanges, type RepositoryCache } from "./repository-cache.js";
@@ -22,27 +23,10 @@ async function processOn(handle: DatabaseHandle): Promise<Process> {
   return { db: handle.db, cache, stop: await followRepositoryChanges(handle, cache) };
 }
 
-let database: TestDatabase;
-let otherHandle: DatabaseHandle | undefined;
-let here: Process;
-let there: Process;
-
-beforeAll(async () => {
-  database = await openTestDatabase();
-  here = await processOn(database.handle);
-  if (database.url) {
-    otherHandle = await openDatabase({ dataDir: "memory://", databaseUrl: database.url, maxConnections: 2 });
-    there = await processOn(otherHandle);
-  } else {
-    there = here;
-  }
-});
-afterAll(async () => {
-  await there?.stop();
-  if (there !== here) await here?.stop();
-  await otherHandle?.close();
-  await database?.close();
-});
+let database: TestDatabase, here: Process, there: Process;
+let processes: TwoProcesses<Process> | undefined;
+beforeAll(async () => ({ database, here, there } = processes = await openTwoProcesses(processOn)));
+afterAll(() => processes?.close());
 
 async function newRepository(): Promise<{ fullName: string; repositoryId: string }> {
   const orgName = `org-${randomBytes(4).toString("hex")}`;
@@ -58,16 +42,6 @@ async function newRepository(): Promise<{ fullName: string; repositoryId: string
 }
 
 const resolveOn = (process: Process, fullName: string) => resolveRepository(process.db, fullName, process.cache);
-
-/** Polls until `check` holds; answers how long it took. Fails after `withinMs`. */
-async function within(withinMs: number, check: () => Promise<boolean>): Promise<number> {
-  const start = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - start;
-    if (Date.now() - start > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe(`repository cache across processes (${process.env.TEST_DATABASE_URL ? "postgres, two pools" : "embedded, one process"})`, () => {
   it("serves a resolved repository from memory: a row changed behind its back is not read again", async () => {
