@@ -52,13 +52,13 @@ export async function resolveRepository(
   const { orgName, name } = parseRepositoryName(fullName);
   const cached = cache?.get(fullName);
   if (cached) return cached;
-  const ticket = cache?.ticket();
+  const ticket = cache?.ticket() ?? 0;
   const [row] = await repositoryByName(db).execute({ orgName, name });
   const resolved = {
     target: { orgId: row?.orgId ?? "", orgName, name, fullName, repositoryId: row?.repositoryId ?? undefined },
     facts: { orgId: row?.orgId, fullName, exists: Boolean(row?.repositoryId), public: row?.public ?? false },
   };
-  if (row?.repositoryId) cache?.put(fullName, resolved, ticket!);
+  if (row?.repositoryId) cache?.put(fullName, resolved, ticket);
   return resolved;
 }
 

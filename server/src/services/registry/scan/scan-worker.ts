@@ -161,7 +161,6 @@ export function createScanWorker(options: ScanWorkerOptions): ScanWorker {
   };
 }
 
-/** Layer errors are about the image and may be shown; anything else stays in the log. */
 /** A fault of the image's bytes (a layer, a package database), not of the server: its message is safe to show. */
 function isImageFormatError(error: unknown): boolean {
   return (
